@@ -1,0 +1,99 @@
+"""Every error fastbmrag raises on purpose, and the exit code the CLI maps it to.
+
+Hierarchy::
+
+    FastbmragError                 exit 2  cannot start / cannot continue
+    ├── InputError                 exit 2  a papers file, XML file or option value is unusable
+    ├── ConfigError                exit 2  a setting is missing or inconsistent
+    ├── LLMError                           a call to the model server failed after retries
+    │   ├── LLMUnavailable         exit 2  the server cannot be reached (preflight)
+    │   ├── ModelNotFound          exit 2  the model is not pulled on the server (preflight)
+    │   └── SchemaError                    the answer never matched its JSON schema
+    ├── StoreError                 exit 2  Qdrant refused an operation
+    │   ├── CollectionNotFound     exit 2  no such collection in the working dir / server
+    │   ├── DimensionMismatch      exit 2  embedding size differs from the collection's
+    │   └── StoreBusy              exit 3  another process has the embedded shard open
+    ├── LockedError                exit 3  another update/sync holds the collection lock
+    ├── VocabError                 exit 2  the vocabularies cannot be loaded or built
+    └── FetchError                 exit 2  PubMed / PMC cannot be reached or answered nonsense
+
+Exit codes (documented in README.md):
+
+    0  success
+    1  the run finished but some papers failed (listed by `fastbmrag status`)
+    2  cannot start: bad input, unreachable service, missing model, bad setting
+    3  locked: another run holds the collection
+    130 interrupted (Ctrl-C / SIGINT); everything already committed is kept
+
+Messages are one line and name the fix.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_PARTIAL = 1
+EXIT_CANNOT_START = 2
+EXIT_LOCKED = 3
+EXIT_INTERRUPTED = 130
+
+
+class FastbmragError(Exception):
+    """Base class. ``str(err)`` is a complete one-line message for the user."""
+
+    exit_code = EXIT_CANNOT_START
+
+
+class InputError(FastbmragError):
+    """An input file or value cannot be used."""
+
+
+class ConfigError(FastbmragError):
+    """A setting is missing or inconsistent."""
+
+
+class LLMError(FastbmragError):
+    """A model-server call failed after its retries."""
+
+
+class LLMUnavailable(LLMError):
+    """The model server cannot be reached."""
+
+
+class ModelNotFound(LLMError):
+    """The requested model is not available on the server."""
+
+
+class SchemaError(LLMError):
+    """The model's answer did not validate against its schema, even after a repair attempt."""
+
+
+class StoreError(FastbmragError):
+    """The vector store refused an operation."""
+
+
+class CollectionNotFound(StoreError):
+    """The collection does not exist."""
+
+
+class DimensionMismatch(StoreError):
+    """The embedding model's vector size differs from the collection's."""
+
+
+class StoreBusy(StoreError):
+    """The embedded shard is open in another process."""
+
+    exit_code = EXIT_LOCKED
+
+
+class LockedError(FastbmragError):
+    """Another indexing run holds the collection lock."""
+
+    exit_code = EXIT_LOCKED
+
+
+class VocabError(FastbmragError):
+    """The vocabularies cannot be loaded or built."""
+
+
+class FetchError(FastbmragError):
+    """PubMed or the full-text service failed."""

@@ -1,0 +1,70 @@
+"""The one record every reader produces and the indexer consumes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(slots=True)
+class Paper:
+    """A paper as the indexer sees it.
+
+    ``paragraphs`` is the main text, one string per paragraph (empty for an
+    abstract-only paper). Readers of structured full text (JATS) prefix a
+    paragraph with its section title in square brackets: ``"[Results] ..."``.
+    ``extra`` holds every input column without a known meaning; it reaches
+    every stored edge of the paper.
+    """
+
+    paper_id: str
+    abstract: str = ""
+    paragraphs: list[str] = field(default_factory=list)
+    title: str = ""
+    year: int | None = None
+    authors: str = ""
+    journal: str = ""
+    weight: float | None = None
+    pmid: str = ""
+    pmcid: str = ""
+    doi: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_main_text(self) -> bool:
+        return any(p.strip() for p in self.paragraphs)
+
+    def content_hash(self) -> str:
+        """Stable hash of everything that influences the paper's edges and payloads."""
+        blob = json.dumps(
+            [
+                self.paper_id,
+                self.title,
+                self.abstract,
+                self.paragraphs,
+                self.metadata(),
+            ],
+            sort_keys=True,
+            ensure_ascii=False,
+            default=str,
+        )
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    def metadata(self) -> dict[str, Any]:
+        """The paper-level fields copied into every edge payload (see DESIGN: payload)."""
+        meta: dict[str, Any] = {
+            "paper_id": self.paper_id,
+            "title": self.title,
+            "year": self.year,
+            "authors": self.authors,
+            "journal": self.journal,
+            "pmid": self.pmid,
+            "pmcid": self.pmcid,
+            "doi": self.doi,
+            "paper_weight": self.weight,
+        }
+        for key, value in self.extra.items():
+            meta.setdefault(key, value)
+        return meta

@@ -1,0 +1,1 @@
+"""Storage: Qdrant Edge (embedded) or a Qdrant server for edges; SQLite ledger for state."""

@@ -1,0 +1,145 @@
+"""The store interface used by the pipeline and by query, and a backend-neutral filter.
+
+Two implementations: Qdrant Edge (embedded, default) and a Qdrant server via
+qdrant-client. Both translate :class:`Filter` into their own filter objects.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+# Payload fields with an index, and the index kind (see DESIGN.md: payload of an edge).
+KEYWORD_FIELDS = (
+    "paper_id",
+    "pmid",
+    "journal",
+    "source",
+    "source_id",
+    "source_key",
+    "source_type",
+    "target",
+    "target_id",
+    "target_key",
+    "target_type",
+    "relationship_type",
+)
+INTEGER_FIELDS = ("year", "source_degree", "target_degree")
+FLOAT_FIELDS = ("paper_weight",)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """``key`` equals ``value``, or equals any of ``any_of``."""
+
+    key: str
+    value: str | int | bool | None = None
+    any_of: tuple[str | int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    key: str
+    gte: float | None = None
+    lte: float | None = None
+    gt: float | None = None
+    lt: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """All of ``must``, at least one of ``should`` (when given), none of ``must_not``."""
+
+    must: tuple[Match | Range | Filter, ...] = ()
+    should: tuple[Match | Range | Filter, ...] = ()
+    must_not: tuple[Match | Range | Filter, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.must or self.should or self.must_not)
+
+    def and_(self, *conditions: Match | Range | Filter) -> Filter:
+        return Filter(self.must + tuple(conditions), self.should, self.must_not)
+
+
+@dataclass(slots=True)
+class Point:
+    id: str  # UUID string
+    vector: Sequence[float] | np.ndarray
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Hit:
+    id: str
+    score: float | None
+    payload: dict[str, Any]
+
+
+class Store(ABC):
+    """One collection of edges."""
+
+    location: str  # shard path or server URL + collection, for `status`
+
+    @abstractmethod
+    def vector_size(self) -> int | None:
+        """The collection's vector size, or None if it does not exist yet."""
+
+    @abstractmethod
+    def ensure_collection(self, vector_size: int) -> None:
+        """Create the collection (cosine, payload indexes) or check its vector size.
+
+        Raises DimensionMismatch when it exists with another size.
+        """
+
+    @abstractmethod
+    def upsert(self, points: Sequence[Point]) -> None: ...
+
+    @abstractmethod
+    def delete(self, flt: Filter) -> None: ...
+
+    @abstractmethod
+    def search(
+        self,
+        vector: Sequence[float] | np.ndarray,
+        flt: Filter | None = None,
+        limit: int = 10,
+        score_threshold: float | None = None,
+    ) -> list[Hit]: ...
+
+    @abstractmethod
+    def scroll(self, flt: Filter | None = None, batch_size: int = 256) -> Iterator[Hit]:
+        """Every point matching ``flt`` (score None), paged through the store."""
+
+    @abstractmethod
+    def count(self, flt: Filter | None = None) -> int: ...
+
+    @abstractmethod
+    def set_payload(self, payload: dict[str, Any], flt: Filter) -> None:
+        """Merge ``payload`` into every point matching ``flt``."""
+
+    @abstractmethod
+    def paper_ids(self) -> set[str]:
+        """Distinct paper ids present in the store."""
+
+    @abstractmethod
+    def flush(self) -> None:
+        """Make every preceding write durable."""
+
+    def optimize(self) -> None:  # noqa: B027 - optional for backends that manage it themselves
+        """Build indexes after large batches (no-op where the server does it)."""
+
+    def size_on_disk(self) -> int | None:
+        return None
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

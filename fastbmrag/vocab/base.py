@@ -1,0 +1,37 @@
+"""The normaliser interface: raw entity name -> normalised name + ontology id."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+# Entity types the extractor emits (see fastbmrag/prompts.py). The normaliser maps
+# gene -> HGNC, disease -> MeSH C tree, chemical -> MeSH D tree; others pass through.
+GENE = "gene"
+DISEASE = "disease"
+CHEMICAL = "chemical"
+
+
+@dataclass(frozen=True, slots=True)
+class Normalized:
+    name: str  # the input as given
+    type: str  # the type hint used (or the type found with "auto")
+    normalized_name: str  # approved symbol / descriptor name; the cleaned raw name if unknown
+    ontology_id: (
+        str | None
+    )  # "HGNC:5992" or a MeSH descriptor UI "D004715"; None when unknown or ambiguous
+    matched_by: str  # "symbol", "prev_symbol", "alias", "name", "entry_term", "abbreviation", ..., "ambiguous", "none"
+    score: float  # 1.0 exact ... 0.0 unknown
+    candidates: tuple[str, ...] = ()  # ids, when ambiguous
+
+
+class Normalizer(Protocol):
+    def normalize(self, name: str, type_hint: str = "auto", context: str = "") -> Normalized: ...
+
+
+class IdentityNormalizer:
+    """Cleans whitespace, gives no id. Used when vocabularies are disabled."""
+
+    def normalize(self, name: str, type_hint: str = "auto", context: str = "") -> Normalized:
+        clean = " ".join(name.split())
+        return Normalized(name, type_hint, clean, None, "none", 0.0)

@@ -1,0 +1,30 @@
+"""Shared fixtures. Every test runs with its own FASTBMRAG_HOME and no ambient service settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FASTBMRAG_HOME", str(tmp_path / "home"))
+    for var in (
+        "OLLAMA_HOST",
+        "QDRANT_URL",
+        "QDRANT_API_KEY",
+        "FASTBMRAG_COLLECTION",
+        "FASTBMRAG_LLM_MODEL",
+        "FASTBMRAG_EMBED_MODEL",
+        "FASTBMRAG_ANSWER_MODEL",
+        "NCBI_API_KEY",
+    ):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
