@@ -1,5 +1,90 @@
-"""LLM layer: one small interface, two backends (Ollama, OpenAI-compatible)."""
+"""LLM layer: one small interface, two backends (Ollama, OpenAI-compatible).
 
-from fastbmrag.llm.base import Accounting, ChatResult, LLMClient, Usage
+from fastbmrag.llm import make_llm, ResponseCache
 
-__all__ = ["Accounting", "ChatResult", "LLMClient", "Usage"]
+async with make_llm("ollama", cache=ResponseCache.for_working_dir(wd)) as llm:
+    await llm.preflight()
+    result = await llm.chat(messages, MySchema, kind=KIND_EXTRACT)
+    vectors = await llm.embed(texts)
+print(llm.accounting.to_dict())
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastbmrag import config
+from fastbmrag.errors import ConfigError
+from fastbmrag.llm.base import (
+    KIND_EMBED,
+    KIND_EXTRACT,
+    KIND_QUERY,
+    KIND_REFINE,
+    Accounting,
+    ChatResult,
+    LLMClient,
+    Usage,
+)
+from fastbmrag.llm.cache import CACHE_FILENAME, ResponseCache
+from fastbmrag.llm.common import BaseLLM, estimate_tokens
+from fastbmrag.llm.ollama import OllamaClient
+from fastbmrag.llm.openai_compat import OpenAICompatClient
+
+BACKENDS = ("ollama", "openai")
+
+
+def make_llm(
+    backend: str = "ollama",
+    *,
+    host: str | None = None,
+    model: str | None = None,
+    embed_model: str | None = None,
+    concurrency: int = config.DEFAULT_CONCURRENCY,
+    embed_batch: int = config.DEFAULT_EMBED_BATCH,
+    num_ctx: int = config.DEFAULT_NUM_CTX,
+    cache: ResponseCache | None = None,
+    api_key: str | None = None,
+    **kw: Any,
+) -> BaseLLM:
+    """Build a client. ``host`` is the Ollama host or the OpenAI-compatible base URL.
+
+    Further keyword arguments (``num_predict``, ``temperature``, ``retries``, ``backoff``,
+    ``chat_timeout``, ``embed_timeout``, ``preflight_timeout``, ``keep_alive`` for Ollama)
+    go to the backend's constructor.
+    """
+    common: dict[str, Any] = dict(
+        model=model,
+        embed_model=embed_model,
+        concurrency=concurrency,
+        embed_batch=embed_batch,
+        num_ctx=num_ctx,
+        cache=cache,
+        **kw,
+    )
+    if backend == "ollama":
+        if api_key:
+            raise ConfigError("--openai-api-key only applies to --llm-backend openai")
+        return OllamaClient(host, **common)
+    if backend == "openai":
+        return OpenAICompatClient(host, api_key=api_key, **common)
+    raise ConfigError(f"Unknown LLM backend '{backend}': choose one of {', '.join(BACKENDS)}")
+
+
+__all__ = [
+    "BACKENDS",
+    "CACHE_FILENAME",
+    "KIND_EMBED",
+    "KIND_EXTRACT",
+    "KIND_QUERY",
+    "KIND_REFINE",
+    "Accounting",
+    "BaseLLM",
+    "ChatResult",
+    "LLMClient",
+    "OllamaClient",
+    "OpenAICompatClient",
+    "ResponseCache",
+    "Usage",
+    "estimate_tokens",
+    "make_llm",
+]

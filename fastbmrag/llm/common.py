@@ -1,0 +1,470 @@
+"""What both backends share: retries with backoff, bounded concurrency, timeouts,
+validation with one repair attempt, the response cache, and accounting.
+
+A backend subclasses :class:`BaseLLM` and implements three small methods that send one
+HTTP request each (``_send_chat``, ``_send_embed``, ``preflight``), translating its
+library's exceptions into :class:`Transient` (retry) or :class:`Permanent` (do not).
+Everything else -- the order of cache lookup, semaphore, timeout, retry, validation,
+repair and accounting -- lives here once, so the two backends behave the same.
+
+Token estimates use ``chars / 4``: a rough figure for English and biomedical text with
+Llama-style tokenizers, good enough to warn that a prompt will not fit ``num_ctx``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from abc import abstractmethod
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, Self, TypeVar
+
+import numpy as np
+from pydantic import ValidationError
+
+from fastbmrag import config
+from fastbmrag.errors import LLMError, LLMUnavailable
+from fastbmrag.llm.base import KIND_EMBED, ChatResult, LLMClient, T
+from fastbmrag.llm.cache import ResponseCache
+
+log = logging.getLogger("fastbmrag.llm")
+
+DEFAULT_TEMPERATURE = 0.0
+DEFAULT_NUM_PREDICT = 4096  # cap on generated tokens per chat call; None = the server's default
+DEFAULT_KEEP_ALIVE = "30m"  # keep the model loaded between papers of a batch
+DEFAULT_RETRIES = 3
+DEFAULT_BACKOFF = 0.5  # seconds before the first retry; doubles each time
+MAX_BACKOFF = 30.0
+DEFAULT_CHAT_TIMEOUT = 300.0
+DEFAULT_EMBED_TIMEOUT = 120.0
+DEFAULT_PREFLIGHT_TIMEOUT = 15.0
+
+CHARS_PER_TOKEN = 4
+PROBE_TEXT = "embedding size probe"
+
+R = TypeVar("R", bound="_HasTokens")
+
+
+class _HasTokens(Protocol):
+    @property
+    def prompt_tokens(self) -> int: ...
+
+    @property
+    def completion_tokens(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RawChat:
+    """One chat answer as the server sent it, before validation."""
+
+    content: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    truncated: bool = (
+        False  # the server stopped at the token cap (done_reason/finish_reason "length")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RawEmbed:
+    vectors: list[list[float]]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class Transient(Exception):
+    """A failure worth retrying: connection refused/reset, HTTP 5xx, timeout."""
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
+
+
+class Permanent(Exception):
+    """A failure specific to this request that a retry will not fix (HTTP 400, bad body)."""
+
+
+class RetriesExhausted(Exception):
+    def __init__(self, last: Transient, attempts: int) -> None:
+        super().__init__(f"{last} (after {attempts} attempts)")
+        self.last = last
+        self.attempts = attempts
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count: ``len(text) / 4``, at least 1 for non-empty text."""
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def _digest(obj: Any) -> str:
+    blob = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def chat_cache_key(
+    backend: str,
+    model: str,
+    messages: Sequence[dict[str, str]],
+    schema: dict[str, Any],
+    options: dict[str, Any],
+) -> str:
+    """sha256 over everything that changes an answer."""
+    return _digest(
+        {
+            "backend": backend,
+            "model": model,
+            "messages": list(messages),
+            "schema": schema,
+            "options": options,
+        }
+    )
+
+
+def embed_cache_key(backend: str, model: str, text: str) -> str:
+    return _digest({"backend": backend, "model": model, "text": text})
+
+
+def validate(content: str, schema: type[T], *, truncated: bool = False) -> tuple[T | None, str]:
+    """Parse ``content`` into ``schema``. Returns ``(value, "")`` or ``(None, reason)``."""
+    try:
+        return schema.model_validate_json(content), ""
+    except ValidationError as err:
+        errors = err.errors()
+        if not errors:
+            return None, str(err)
+        first = errors[0]
+        where = ".".join(str(p) for p in first["loc"]) or "answer"
+        msg = first["msg"]
+        if first["type"] == "json_invalid":
+            reason = f"invalid JSON: {msg}"
+        else:
+            reason = f"{err.error_count()} validation error(s), first at {where}: {msg}"
+        if truncated:
+            reason = "answer truncated at the token cap (raise num_predict); " + reason
+        return None, reason
+
+
+def repair_messages(
+    messages: Sequence[dict[str, str]], content: str, reason: str
+) -> list[dict[str, str]]:
+    """The conversation re-sent once when an answer does not validate."""
+    return [
+        *messages,
+        {"role": "assistant", "content": content},
+        {
+            "role": "user",
+            "content": (
+                f"Your answer could not be used: {reason}. Reply again with only one complete "
+                "JSON object that matches the requested JSON schema, and nothing else."
+            ),
+        },
+    ]
+
+
+class BaseLLM(LLMClient):
+    """Shared behaviour of both backends. See the module docstring."""
+
+    backend: str = ""
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        embed_model: str | None = None,
+        concurrency: int = config.DEFAULT_CONCURRENCY,
+        embed_batch: int = config.DEFAULT_EMBED_BATCH,
+        num_ctx: int = config.DEFAULT_NUM_CTX,
+        num_predict: int | None = DEFAULT_NUM_PREDICT,
+        temperature: float = DEFAULT_TEMPERATURE,
+        cache: ResponseCache | None = None,
+        retries: int = DEFAULT_RETRIES,
+        backoff: float = DEFAULT_BACKOFF,
+        chat_timeout: float = DEFAULT_CHAT_TIMEOUT,
+        embed_timeout: float = DEFAULT_EMBED_TIMEOUT,
+        preflight_timeout: float = DEFAULT_PREFLIGHT_TIMEOUT,
+    ) -> None:
+        from fastbmrag.llm.base import Accounting
+
+        if concurrency < 1:
+            raise LLMError(f"--concurrency must be at least 1, got {concurrency}")
+        if embed_batch < 1:
+            raise LLMError(f"embedding batch size must be at least 1, got {embed_batch}")
+        self.model = config.llm_model(model)
+        self.embed_model = config.embed_model(embed_model)
+        self.concurrency = concurrency
+        self.embed_batch = embed_batch
+        self.num_ctx = num_ctx
+        self.num_predict = num_predict
+        self.temperature = temperature
+        self.cache = cache
+        self.retries = max(0, retries)
+        self.backoff = backoff
+        self.chat_timeout = chat_timeout
+        self.embed_timeout = embed_timeout
+        self.preflight_timeout = preflight_timeout
+        self.accounting = Accounting()
+        self._dim: int | None = None
+        self._sem: asyncio.Semaphore | None = None
+        self._sem_loop: asyncio.AbstractEventLoop | None = None
+
+    # --- what a backend implements --------------------------------------------------------
+
+    @property
+    @abstractmethod
+    def where(self) -> str:
+        """The server, as shown in messages (``http://localhost:11434``)."""
+
+    @abstractmethod
+    async def _send_chat(
+        self,
+        model: str,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        schema_name: str,
+        options: dict[str, Any],
+    ) -> RawChat:
+        """Send one chat request. Raise Transient, Permanent or ModelNotFound."""
+
+    @abstractmethod
+    async def _send_embed(self, model: str, texts: list[str]) -> RawEmbed:
+        """Send one embedding request for ``texts``. Raise Transient, Permanent or ModelNotFound."""
+
+    def unreachable_message(self) -> str:
+        return f"Cannot reach the model server at {self.where}"
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._sem is None or self._sem_loop is not loop:
+            self._sem = asyncio.Semaphore(self.concurrency)
+            self._sem_loop = loop
+        return self._sem
+
+    def chat_options(self, options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Client defaults (temperature, num_ctx, num_predict) overridden by ``options``."""
+        merged: dict[str, Any] = {"temperature": self.temperature, "num_ctx": self.num_ctx}
+        if self.num_predict is not None:
+            merged["num_predict"] = self.num_predict
+        merged.update(options or {})
+        return merged
+
+    async def _request(
+        self, kind: str, timeout: float, send: Callable[[], Awaitable[R]]
+    ) -> tuple[R, int]:
+        """Send with the semaphore, a timeout and retries; account every attempt.
+
+        Returns the answer and the number of requests sent. Raises RetriesExhausted,
+        Permanent or a FastbmragError (ModelNotFound) from ``send``.
+        """
+        attempt = 0
+        while True:
+            attempt += 1
+            failure: Transient | None = None
+            async with self._semaphore():
+                started = time.perf_counter()
+                try:
+                    async with asyncio.timeout(timeout):
+                        answer = await send()
+                except Transient as err:
+                    failure = err
+                except TimeoutError:
+                    failure = Transient(f"no answer within {timeout:g} s")
+                finally:
+                    seconds = time.perf_counter() - started
+            if failure is None:
+                self.accounting.add(
+                    kind,
+                    calls=1,
+                    prompt_tokens=answer.prompt_tokens,
+                    completion_tokens=answer.completion_tokens,
+                    seconds=seconds,
+                )
+                return answer, attempt
+            self.accounting.add(kind, calls=1, seconds=seconds)
+            if attempt > self.retries:
+                raise RetriesExhausted(failure, attempt)
+            delay = min(MAX_BACKOFF, self.backoff * 2 ** (attempt - 1))
+            log.info(
+                "%s request to %s failed (%s); retry %d/%d in %.2f s",
+                kind,
+                self.where,
+                failure,
+                attempt,
+                self.retries,
+                delay,
+            )
+            await asyncio.sleep(delay)
+
+    def _raise_if_unreachable(self, err: RetriesExhausted) -> None:
+        if err.last.unreachable:
+            raise LLMUnavailable(f"{self.unreachable_message()} (after {err.attempts} attempts)")
+
+    # --- chat ---------------------------------------------------------------------------------
+
+    async def chat(
+        self,
+        messages: list[dict[str, str]],
+        schema: type[T],
+        *,
+        kind: str,
+        model: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ChatResult[T]:
+        """Structured chat: cache, send, validate, one repair attempt, account.
+
+        Failures specific to this request (invalid JSON twice, HTTP 4xx/5xx or timeouts
+        after the retries) come back as ``ChatResult(value=None, error=...)``. Failures
+        that would fail every request raise: ``LLMUnavailable`` when the server cannot be
+        reached after the retries, ``ModelNotFound`` when the model is not there.
+        """
+        model = model or self.model
+        opts = self.chat_options(options)
+        json_schema = schema.model_json_schema()
+        key = chat_cache_key(self.backend, model, messages, json_schema, opts)
+        if self.cache is not None:
+            hit = self.cache.get_chat(key)
+            if hit is not None:
+                value, _ = validate(hit, schema)
+                if value is not None:
+                    self.accounting.add(kind, cached=1)
+                    return ChatResult(value=value, cached=True)
+
+        prompt_tokens_est = estimate_tokens("".join(m.get("content", "") for m in messages))
+        num_ctx = int(opts.get("num_ctx") or self.num_ctx)
+        if prompt_tokens_est > num_ctx:
+            log.warning(
+                "%s prompt of about %d tokens exceeds num_ctx=%d: the model will see a "
+                "truncated prompt; raise --num-ctx or shorten the input",
+                kind,
+                prompt_tokens_est,
+                num_ctx,
+            )
+
+        result: ChatResult[T] = ChatResult(value=None)
+        convo = list(messages)
+        schema_name = schema.__name__
+        for round_ in (1, 2):
+
+            def send(convo: list[dict[str, str]] = convo) -> Awaitable[RawChat]:
+                return self._send_chat(model, convo, json_schema, schema_name, opts)
+
+            try:
+                raw, sent = await self._request(kind, self.chat_timeout, send)
+            except RetriesExhausted as err:
+                self._raise_if_unreachable(err)
+                result.calls += err.attempts
+                result.error = f"{kind} request to {self.where} failed: {err}"
+                break
+            except Permanent as err:
+                result.calls += 1
+                result.error = f"{kind} request to {self.where} was refused: {err}"
+                break
+            result.calls += sent
+            result.prompt_tokens += raw.prompt_tokens
+            result.completion_tokens += raw.completion_tokens
+            value, reason = validate(raw.content, schema, truncated=raw.truncated)
+            if value is not None:
+                result.value = value
+                result.error = None
+                if self.cache is not None:
+                    self.cache.put_chat(key, value.model_dump_json(), model=model, kind=kind)
+                return result
+            if round_ == 1:
+                log.info("%s answer did not validate (%s); asking once more", kind, reason)
+                convo = repair_messages(messages, raw.content, reason)
+            else:
+                result.error = (
+                    f"{kind} answer did not match {schema_name} after a repair attempt: {reason}"
+                )
+        self.accounting.add(kind, failures=1)
+        return result
+
+    # --- embeddings --------------------------------------------------------------------------
+
+    async def embed(self, texts: list[str], *, kind: str = KIND_EMBED) -> np.ndarray:
+        """Embed ``texts`` in batches of ``embed_batch``, each text cached on its own.
+
+        Raises LLMError (LLMUnavailable, ModelNotFound) after the retries.
+        """
+        if not texts:
+            return np.zeros((0, await self.embedding_dim()), dtype=np.float32)
+        model = self.embed_model
+        keys = [embed_cache_key(self.backend, model, t) for t in texts]
+        found: dict[str, np.ndarray] = {}
+        if self.cache is not None:
+            found = self.cache.get_vectors(keys)
+            if found:
+                self.accounting.add(kind, cached=sum(1 for k in keys if k in found))
+        todo: dict[str, str] = {}
+        for k, t in zip(keys, texts, strict=True):
+            if k not in found and k not in todo:
+                todo[k] = t
+        if todo:
+            items = list(todo.items())
+            batches = [
+                items[i : i + self.embed_batch] for i in range(0, len(items), self.embed_batch)
+            ]
+            results = await asyncio.gather(
+                *(self._embed_batch(model, b, kind) for b in batches), return_exceptions=True
+            )
+            for res in results:
+                if isinstance(res, BaseException):
+                    raise res
+            fresh: dict[str, np.ndarray] = {}
+            for batch, res in zip(batches, results, strict=True):
+                assert not isinstance(res, BaseException)
+                for (k, _), vec in zip(batch, res, strict=True):
+                    fresh[k] = vec
+            if self.cache is not None:
+                self.cache.put_vectors(fresh, model=model)
+            found.update(fresh)
+        out = np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+        if self._dim is None:
+            self._dim = int(out.shape[1])
+        return out
+
+    async def _embed_batch(
+        self, model: str, batch: list[tuple[str, str]], kind: str
+    ) -> list[np.ndarray]:
+        texts = [t for _, t in batch]
+        try:
+            raw, _ = await self._request(
+                kind, self.embed_timeout, lambda: self._send_embed(model, texts)
+            )
+        except RetriesExhausted as err:
+            self.accounting.add(kind, failures=1)
+            self._raise_if_unreachable(err)
+            raise LLMError(
+                f"Embedding {len(texts)} text(s) with '{model}' on {self.where} failed: {err}"
+            ) from None
+        except Permanent as err:
+            self.accounting.add(kind, failures=1)
+            raise LLMError(
+                f"Embedding {len(texts)} text(s) with '{model}' on {self.where} was refused: {err}"
+            ) from None
+        if len(raw.vectors) != len(texts):
+            self.accounting.add(kind, failures=1)
+            raise LLMError(
+                f"{self.where} returned {len(raw.vectors)} embeddings for {len(texts)} texts"
+            )
+        vecs = [np.asarray(v, dtype=np.float32) for v in raw.vectors]
+        if len({v.shape for v in vecs}) > 1:
+            raise LLMError(f"'{model}' on {self.where} returned embeddings of different sizes")
+        return vecs
+
+    async def embedding_dim(self) -> int:
+        if self._dim is None:
+            vecs = await self.embed([PROBE_TEXT])
+            self._dim = int(vecs.shape[1])
+        return self._dim
