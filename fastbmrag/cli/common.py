@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -75,4 +75,124 @@ def quiet_option(f: F) -> F:
 def json_option(f: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Machine-readable JSON on stdout.")(
         f
+    )
+
+
+# --- LLM options (shared by update, sync, query) ----------------------------------------------
+
+if TYPE_CHECKING:
+    from fastbmrag.llm import BaseLLM
+
+# The parameter names llm_options adds; llm_from_options reads these and ignores the rest.
+LLM_OPTION_NAMES = (
+    "llm_backend",
+    "ollama_host",
+    "llm_model",
+    "embed_model",
+    "concurrency",
+    "embed_batch",
+    "num_ctx",
+    "no_cache",
+    "openai_base_url",
+    "openai_api_key",
+)
+
+
+def llm_options(f: F) -> F:
+    """--llm-backend, --ollama-host, --llm-model, --embed-model, --concurrency, --embed-batch,
+    --num-ctx, --no-cache, --openai-base-url, --openai-api-key."""
+    decorators = [
+        click.option(
+            "--llm-backend",
+            type=click.Choice(["ollama", "openai"]),
+            default="ollama",
+            show_default=True,
+            help="Model server: Ollama, or an OpenAI-compatible server (vLLM, llama.cpp, LM Studio).",
+        ),
+        click.option(
+            "--ollama-host",
+            default=None,
+            help=f"Ollama server [env {config.ENV_OLLAMA_HOST}, default {config.DEFAULT_OLLAMA_HOST}].",
+        ),
+        click.option(
+            "--llm-model",
+            default=None,
+            envvar=config.ENV_LLM_MODEL,
+            help=f"Chat model [env {config.ENV_LLM_MODEL}, default {config.DEFAULT_LLM_MODEL}].",
+        ),
+        click.option(
+            "--embed-model",
+            default=None,
+            envvar=config.ENV_EMBED_MODEL,
+            help=f"Embedding model [env {config.ENV_EMBED_MODEL}, default {config.DEFAULT_EMBED_MODEL}].",
+        ),
+        click.option(
+            "--concurrency",
+            type=click.IntRange(1, 1024),
+            default=config.DEFAULT_CONCURRENCY,
+            show_default=True,
+            help="Requests in flight to the model server at once (Ollama: OLLAMA_NUM_PARALLEL).",
+        ),
+        click.option(
+            "--embed-batch",
+            type=click.IntRange(1, 4096),
+            default=config.DEFAULT_EMBED_BATCH,
+            show_default=True,
+            help="Texts per embedding request.",
+        ),
+        click.option(
+            "--num-ctx",
+            type=click.IntRange(256, 1_048_576),
+            default=config.DEFAULT_NUM_CTX,
+            show_default=True,
+            help="Ollama context window in tokens (longer prompts are cut by the server).",
+        ),
+        click.option(
+            "--no-cache",
+            is_flag=True,
+            help="Do not read or write the LLM response cache (<working-dir>/llm_cache.sqlite).",
+        ),
+        click.option(
+            "--openai-base-url",
+            default=None,
+            envvar="OPENAI_BASE_URL",
+            help="OpenAI-compatible server, e.g. http://localhost:8000/v1 [env OPENAI_BASE_URL].",
+        ),
+        click.option(
+            "--openai-api-key",
+            default=None,
+            envvar="OPENAI_API_KEY",
+            help="API key for the OpenAI-compatible server [env OPENAI_API_KEY].",
+        ),
+    ]
+    for deco in reversed(decorators):
+        f = deco(f)
+    return f
+
+
+def llm_from_options(working_dir: Any, **opts: Any) -> BaseLLM:
+    """The LLM client the options of :func:`llm_options` describe (other keys are ignored).
+
+    The response cache lives at ``<working_dir>/llm_cache.sqlite`` unless ``no_cache``.
+    Returns a :class:`fastbmrag.llm.BaseLLM`; nothing is contacted until it is used.
+    """
+    from fastbmrag.llm import ResponseCache, make_llm
+
+    backend = opts.get("llm_backend") or "ollama"
+    cache = (
+        None
+        if opts.get("no_cache")
+        else ResponseCache.for_working_dir(config.working_dir(working_dir))
+    )
+    host = opts.get("openai_base_url") if backend == "openai" else opts.get("ollama_host")
+    return make_llm(
+        backend,
+        host=host,
+        model=opts.get("llm_model"),
+        embed_model=opts.get("embed_model"),
+        concurrency=opts.get("concurrency") or config.DEFAULT_CONCURRENCY,
+        embed_batch=opts.get("embed_batch") or config.DEFAULT_EMBED_BATCH,
+        num_ctx=opts.get("num_ctx") or config.DEFAULT_NUM_CTX,
+        cache=cache,
+        api_key=opts.get("openai_api_key") if backend == "openai" else None,
     )
