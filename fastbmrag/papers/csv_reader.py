@@ -1,0 +1,312 @@
+"""The papers CSV (or TSV): the input contract of ``fastbmrag update``.
+
+Required columns: ``abstract``, ``main_text``, ``paper_id``. ``main_text`` is a Python list
+literal (``['para 1', 'para 2']``), or plain text with paragraphs separated by blank lines
+(or, when it has no blank line, by newlines); an empty cell means an abstract-only paper.
+Known optional columns: ``article_title`` (alias ``title``), ``year``, ``author``/``authors``,
+``journal``, ``weight``, ``pmid``, ``pmcid``, ``doi``. Every other column goes to
+``Paper.extra``. Column names match case-insensitively.
+
+The file is streamed row by row with the ``csv`` module, so memory stays flat however many
+rows it has. Row numbers in messages count the header as row 1, as a spreadsheet shows them.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import logging
+import math
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+from fastbmrag.errors import InputError
+from fastbmrag.papers.model import Paper
+from fastbmrag.papers.report import (
+    BAD_WEIGHT,
+    BAD_YEAR,
+    MALFORMED_LIST,
+    NO_PAPER_ID,
+    RAGGED_ROW,
+    TOO_LARGE,
+    ReadReport,
+)
+
+log = logging.getLogger("fastbmrag.papers")
+
+REQUIRED_COLUMNS = ("abstract", "main_text", "paper_id")
+# Known optional columns -> Paper field. The first name listed for a field wins.
+KNOWN_COLUMNS: dict[str, str] = {
+    "article_title": "title",
+    "title": "title",
+    "year": "year",
+    "author": "authors",
+    "authors": "authors",
+    "journal": "journal",
+    "weight": "weight",
+    "pmid": "pmid",
+    "pmcid": "pmcid",
+    "doi": "doi",
+}
+# A cell longer than this (characters) skips its row: no paper is that long, a stray quote is.
+MAX_CELL_CHARS = 10_000_000
+# Values that mean "missing" (what pandas writes for NaN, and literal NaN text).
+_MISSING = frozenset({"", "nan", "NaN", "NAN"})
+# Index columns pandas writes (``df.to_csv()`` without ``index=False``).
+_PANDAS_INDEX = re.compile(r"^(Unnamed: \d+)?$")
+_INT_FLOAT = re.compile(r"^(\d+)\.0+$")
+_BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
+
+
+def allow_large_fields() -> None:
+    """Lift the csv module's 128 KiB cell limit (process-wide); cell size is checked per row."""
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+
+
+def _delimiter(path: Path, header_line: str) -> str:
+    if path.suffix.lower() in (".tsv", ".tab"):
+        return "\t"
+    if "\t" in header_line and "," not in header_line:
+        return "\t"
+    return ","
+
+
+def _decoded_lines(fh: IO[bytes], name: str, report: ReadReport) -> Iterator[str]:
+    """UTF-8 lines of a binary file; undecodable bytes become U+FFFD and are reported."""
+    for lineno, raw in enumerate(fh, start=1):
+        try:
+            line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+        except UnicodeDecodeError:
+            line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8", errors="replace")
+            report.decode_error(f"{name} line {lineno}")
+        yield line
+
+
+def split_main_text(cell: str) -> tuple[list[str], bool]:
+    """Paragraphs of a ``main_text`` cell, and whether it looked like a list literal but was not one."""
+    text = cell.strip()
+    if not text or text in _MISSING or text == "[]":
+        return [], False
+    if text.startswith("[") and text.endswith("]"):
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            value = None
+        if isinstance(value, list | tuple) and all(
+            isinstance(v, str | int | float) or v is None for v in value
+        ):
+            return [s for v in value if v is not None and (s := str(v).strip())], False
+        malformed = True
+    else:
+        malformed = False
+    pieces = _BLANK_LINE.split(text) if _BLANK_LINE.search(text) else text.split("\n")
+    paragraphs = [" ".join(p.split()) for p in pieces]
+    return [p for p in paragraphs if p], malformed
+
+
+def _clean_id(value: str) -> str:
+    """An identifier cell: strip it, and undo the float formatting pandas gives numeric ids."""
+    value = value.strip()
+    if value in _MISSING:
+        return ""
+    m = _INT_FLOAT.match(value)
+    return m.group(1) if m else value
+
+
+def _parse_year(value: str) -> int | None:
+    value = value.strip()
+    if value in _MISSING:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(value) from None
+    if not math.isfinite(number) or number != int(number):
+        raise ValueError(value)
+    return int(number)
+
+
+def _parse_weight(value: str) -> float | None:
+    value = value.strip()
+    if value in _MISSING:
+        return None
+    number = float(value)  # ValueError for text
+    if not math.isfinite(number):
+        raise ValueError(value)
+    return number
+
+
+class _Columns:
+    """Where each required, known and extra column sits in a row."""
+
+    def __init__(self, header: list[str], name: str) -> None:
+        names = [h.strip() for h in header]
+        lower = [n.lower() for n in names]
+        missing = [c for c in REQUIRED_COLUMNS if c not in lower]
+        if missing:
+            found = ", ".join(repr(n) for n in names if n) or "none"
+            raise InputError(
+                f"{name}: missing required column{'s' if len(missing) > 1 else ''} "
+                f"{', '.join(missing)} (columns found: {found}); a papers CSV needs "
+                f"{', '.join(REQUIRED_COLUMNS)}"
+            )
+        self.width = len(names)
+        self.required = {c: lower.index(c) for c in REQUIRED_COLUMNS}
+        self.known: dict[str, int] = {}  # Paper field -> column index
+        self.extra: dict[str, int] = {}
+        for i, (n, low) in enumerate(zip(names, lower, strict=True)):
+            if low in REQUIRED_COLUMNS and self.required[low] == i:
+                continue
+            field_name = KNOWN_COLUMNS.get(low)
+            if field_name is not None and field_name not in self.known:
+                self.known[field_name] = i
+            elif _PANDAS_INDEX.match(n):
+                continue
+            elif n not in self.extra:
+                self.extra[n] = i
+
+
+def _row_to_paper(row: list[str], cols: _Columns, where: str, report: ReadReport) -> Paper | None:
+    """The Paper of one row, or None (recorded in ``report``) when the row cannot be one."""
+
+    def cell(i: int) -> str:
+        return row[i] if i < len(row) else ""
+
+    paper_id = _clean_id(cell(cols.required["paper_id"]))
+    label = f"{where} (paper_id {paper_id})" if paper_id else where
+    if len(row) != cols.width and any(row):
+        report.repair(label, RAGGED_ROW)
+    longest = max((len(c) for c in row), default=0)
+    if longest > MAX_CELL_CHARS:
+        report.skip(
+            label,
+            TOO_LARGE,
+            f"a cell of {longest:,} characters exceeds the {MAX_CELL_CHARS:,} limit "
+            "(check for an unbalanced quote)",
+        )
+        return None
+    if not paper_id:
+        report.skip(where, NO_PAPER_ID)
+        return None
+
+    paragraphs, malformed = split_main_text(cell(cols.required["main_text"]))
+    if malformed:
+        report.repair(label, MALFORMED_LIST)
+    abstract = cell(cols.required["abstract"]).strip()
+    if abstract in _MISSING:
+        abstract = ""
+    paper = Paper(paper_id=paper_id, abstract=abstract, paragraphs=paragraphs)
+
+    for field_name, i in cols.known.items():
+        raw = cell(i)
+        if field_name == "year":
+            try:
+                paper.year = _parse_year(raw)
+            except ValueError:
+                report.repair(label, BAD_YEAR)
+        elif field_name == "weight":
+            try:
+                paper.weight = _parse_weight(raw)
+            except ValueError:
+                report.repair(label, BAD_WEIGHT)
+        elif field_name in ("pmid", "pmcid", "doi"):
+            setattr(paper, field_name, _clean_id(raw))
+        else:
+            value = raw.strip()
+            setattr(paper, field_name, "" if value in _MISSING else value)
+    for name, i in cols.extra.items():
+        value = cell(i).strip()
+        if value not in _MISSING:
+            paper.extra[name] = value
+    return paper
+
+
+def _iter_rows(
+    path: Path, report: ReadReport, fh: IO[bytes]
+) -> Iterator[tuple[list[str], _Columns, str]]:
+    """Rows of an open papers file with their column map and location label."""
+    allow_large_fields()
+    name = path.name
+    lines = _decoded_lines(fh, name, report)
+    first = next(lines, None)
+    if first is None or not first.strip():
+        raise InputError(
+            f"{name}: the file is empty; a papers CSV starts with a header row "
+            f"naming at least {', '.join(REQUIRED_COLUMNS)}"
+        )
+
+    def all_lines() -> Iterator[str]:
+        yield first
+        yield from lines
+
+    reader = csv.reader(all_lines(), delimiter=_delimiter(path, first))
+    header = next(reader)
+    cols = _Columns(header, name)
+    for rowno, row in enumerate(reader, start=2):
+        if not any(c.strip() for c in row):
+            continue
+        yield row, cols, f"{name} row {rowno}"
+
+
+def read_papers_csv(
+    path: str | Path, report: ReadReport | None = None, *, chunksize: int = 2000
+) -> Iterator[Paper]:
+    """Stream the papers of a papers CSV/TSV (``.tsv`` or a tab-separated header -> tabs).
+
+    Raises :class:`InputError` before yielding anything when the file cannot be opened, is
+    empty, or lacks a required column (the message names them and the columns found). Rows
+    without text, without paper_id, with a giant cell, or repeating an earlier paper_id are
+    skipped and recorded in ``report``; repaired values are recorded too. ``chunksize`` is
+    accepted for API compatibility; rows are streamed one at a time whatever its value.
+    """
+    del chunksize
+    path = Path(path)
+    report = report if report is not None else ReadReport()
+    try:
+        fh = path.open("rb")
+    except OSError as err:
+        raise InputError(f"{path}: cannot open ({err.strerror or err}); check the path") from err
+    return _read(path, report, fh)
+
+
+def _read(path: Path, report: ReadReport, fh: IO[bytes]) -> Iterator[Paper]:
+    # Check the header eagerly (so a missing column raises at the call), then stream lazily.
+    try:
+        rows = _iter_rows(path, report, fh)
+        first = next(rows, None)
+    except csv.Error as err:
+        fh.close()
+        raise InputError(f"{path.name}: not a readable CSV ({err})") from err
+    except BaseException:
+        fh.close()
+        raise
+    report.files += 1
+    return _papers(path, report, fh, first, rows)
+
+
+def _papers(
+    path: Path,
+    report: ReadReport,
+    fh: IO[bytes],
+    first: tuple[list[str], _Columns, str] | None,
+    rows: Iterator[tuple[list[str], _Columns, str]],
+) -> Iterator[Paper]:
+    with fh:
+        if first is None:
+            return
+
+        def all_rows() -> Iterable[tuple[list[str], _Columns, str]]:
+            yield first
+            yield from rows
+
+        try:
+            for row, cols, where in all_rows():
+                paper = _row_to_paper(row, cols, where, report)
+                if paper is not None and report.admit(paper, where):
+                    yield paper
+        except csv.Error as err:
+            raise InputError(
+                f"{path.name}: CSV parse error ({err}); rows before it were kept"
+            ) from err

@@ -1,0 +1,117 @@
+"""What a read of papers did: how many were read, which were skipped and why, what was repaired.
+
+Every reader takes an optional :class:`ReadReport`; passing the same report to several
+readers (as :func:`fastbmrag.papers.io.iter_papers` does) also catches a ``paper_id`` that
+appears in more than one input. Nothing is skipped or repaired silently: each event is
+recorded here and logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+
+from fastbmrag.papers.model import Paper
+
+log = logging.getLogger("fastbmrag.papers")
+
+# Skip reasons (the categories the summary counts).
+EMPTY = "empty abstract and main text"
+DUPLICATE = "duplicate paper_id"
+NO_PAPER_ID = "empty paper_id"
+UNREADABLE = "unreadable file"
+TOO_LARGE = "cell too large"
+NO_INPUT = "no input files"
+
+# Repair categories (the paper was kept).
+MALFORMED_LIST = "main_text not a valid list literal, read as plain text"
+BAD_YEAR = "year not a number, left empty"
+BAD_WEIGHT = "weight not a number, left empty"
+RAGGED_ROW = "row length differs from the header"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+@dataclass
+class ReadReport:
+    """Counts and details of one read; ``summary()`` gives the one-line account.
+
+    ``skipped`` holds ``(where, why)`` pairs, e.g. ``("papers.csv row 12 (paper_id X)",
+    "duplicate paper_id")`` or ``("broken.xml", "unreadable file: ...")``.
+    ``duplicates`` lists the paper_ids that were dropped as repeats (first one kept),
+    ``decode_errors`` the places where undecodable bytes were replaced by U+FFFD,
+    ``repaired`` the ``(where, what)`` of values that were fixed up but kept, and
+    ``deleted`` the PMIDs a MEDLINE file lists as deleted citations.
+    """
+
+    read: int = 0
+    files: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    decode_errors: list[str] = field(default_factory=list)
+    repaired: list[tuple[str, str]] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    _skip_counts: Counter[str] = field(default_factory=Counter, repr=False)
+    _repair_counts: Counter[str] = field(default_factory=Counter, repr=False)
+    _seen: set[str] = field(default_factory=set, repr=False)
+
+    def skip(self, where: str, reason: str, detail: str = "") -> None:
+        """Record (and log) that the paper or file at ``where`` was left out."""
+        why = f"{reason}: {detail}" if detail else reason
+        self.skipped.append((where, why))
+        self._skip_counts[reason] += 1
+        log.info("skipped %s: %s", where, why)
+
+    def repair(self, where: str, what: str) -> None:
+        """Record (and log) a value that was fixed up; the paper itself is kept."""
+        self.repaired.append((where, what))
+        self._repair_counts[what] += 1
+        log.info("%s: %s", where, what)
+
+    def decode_error(self, where: str) -> None:
+        self.decode_errors.append(where)
+        log.info("%s: undecodable bytes replaced with U+FFFD (save the file as UTF-8)", where)
+
+    def admit(self, paper: Paper, where: str) -> bool:
+        """The one gate every reader passes a paper through before yielding it.
+
+        Rejects (and records) a paper without any text and a paper_id seen before in
+        this report; otherwise counts it as read.
+        """
+        label = f"{where} (paper_id {paper.paper_id})" if paper.paper_id else where
+        if not paper.abstract.strip() and not paper.has_main_text:
+            self.skip(label, EMPTY)
+            return False
+        if paper.paper_id in self._seen:
+            self.duplicates.append(paper.paper_id)
+            self.skip(label, DUPLICATE)
+            return False
+        self._seen.add(paper.paper_id)
+        self.read += 1
+        return True
+
+    @property
+    def skip_counts(self) -> dict[str, int]:
+        """Skips per reason, most frequent first."""
+        return dict(self._skip_counts.most_common())
+
+    def summary(self) -> str:
+        """One line, e.g. ``read 120 papers; skipped 3 (2 empty abstract and main text, 1 duplicate paper_id)``."""
+        parts = [f"read {_plural(self.read, 'paper')}"]
+        if self.skipped:
+            why = ", ".join(f"{n} {reason}" for reason, n in self._skip_counts.most_common())
+            parts.append(f"skipped {len(self.skipped)} ({why})")
+        if self.repaired:
+            what = ", ".join(f"{n} {r}" for r, n in self._repair_counts.most_common())
+            parts.append(f"repaired {len(self.repaired)} ({what})")
+        if self.decode_errors:
+            parts.append(
+                f"replaced undecodable bytes on {_plural(len(self.decode_errors), 'line')}"
+                " (save the file as UTF-8)"
+            )
+        if self.deleted:
+            parts.append(f"ignored {_plural(len(self.deleted), 'deleted citation')}")
+        return "; ".join(parts)
