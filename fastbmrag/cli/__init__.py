@@ -40,3 +40,6 @@ def main() -> None:
 
 
 # --- command registration (one line per command module) ---------------------------------------
+from fastbmrag.cli.convert import convert  # noqa: E402
+
+cli.add_command(convert)

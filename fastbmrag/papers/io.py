@@ -16,7 +16,7 @@ import csv
 import glob
 import gzip
 import os
-import tempfile
+import uuid
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -229,12 +229,11 @@ def write_papers_csv(papers: Iterable[Paper], path: str | os.PathLike[str]) -> i
     for paper in head:
         extra_columns += [_extra_name(k) for k in paper.extra if k not in extra_columns]
 
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
-    tmp = Path(tmp_name)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.part")
     count = 0
     late_columns: list[str] = []
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        with tmp.open("x", encoding="utf-8", newline="") as fh:
             writer = csv.writer(fh, delimiter=delimiter)
             writer.writerow([*CSV_COLUMNS, *extra_columns])
 

@@ -22,7 +22,7 @@ DUPLICATE = "duplicate paper_id"
 NO_PAPER_ID = "empty paper_id"
 UNREADABLE = "unreadable file"
 TOO_LARGE = "cell too large"
-NO_INPUT = "no input files"
+NO_INPUT = "input not found"
 
 # Repair categories (the paper was kept).
 MALFORMED_LIST = "main_text not a valid list literal, read as plain text"
