@@ -1,0 +1,553 @@
+"""PubMed search and fetch (NCBI E-utilities through Biopython's ``Bio.Entrez``) plus PMC full text.
+
+Flow of :func:`fetch_papers`:
+
+1. **ESearch** ``db=pubmed`` for the query, optionally limited to a date window
+   (``mindate``/``maxdate``, inclusive, whole days). The window is on the
+   **Entrez date** (``datetype=edat``: the day the record entered PubMed) by
+   default, which is what "new since the last run" means; ``datetype=pdat``
+   (publication date) is available for one-off fetches. PMIDs are collected
+   with ``retstart`` paging (not ``usehistory``), so PMIDs already indexed can
+   be dropped *before* anything is fetched. ESearch can page only through the
+   first 9,999 hits of a search; a larger window is split in halves by date
+   until each part fits.
+2. **EFetch** the remaining PMIDs as MEDLINE XML in batches of 200 and read them
+   with :func:`fastbmrag.papers.medline.parse_medline` (``paper_id`` = PMID; the
+   PMCID comes from the record's ``ArticleIdList``). Citations without an
+   abstract are left out, as every reader does.
+3. **Full text**: for each record with a PMCID, GET the JATS XML from the
+   full-text service (default Europe PMC
+   ``https://www.ebi.ac.uk/europepmc/webservices/rest/{pmcid}/fullTextXML``)
+   and take its main text (:func:`fastbmrag.papers.jats.parse_jats`). A 404
+   (no open-access text) keeps the paper abstract-only, with no main text.
+
+Pointing ``Bio.Entrez`` elsewhere: Biopython (1.83-1.88 checked) writes the
+NCBI URL inside each function (``Entrez.esearch`` has it as a local
+``cgi = "https://eutils.ncbi.nlm.nih.gov/..."``), so there is no module
+setting to change. Requests are therefore built with Entrez's own
+``_build_request(cgi, params)`` for the configured base URL -- which adds
+``tool``/``email``/``api_key`` exactly as ``Entrez.esearch`` does -- and sent
+through ``Entrez._open``, which applies NCBI's rate limit (one request per
+0.37 s, per 0.1 s when the request carries an ``api_key``; shared by every
+Entrez call in the process). ``tool``, ``email`` and ``api_key`` go into every
+request's parameters rather than the ``Entrez`` module globals, so nothing
+global changes.
+
+Retries: ``Entrez._open`` retries an HTTP 429 or 5xx at once, with no pause,
+and sleeps 15 s after a connection error (``Entrez.max_tries`` = 3). An
+immediate retry after a 429 asks for another 429, so each call here runs with
+``Entrez.max_tries = 1`` (set and restored under a lock) and this module
+retries itself: 429, 5xx, connection errors and timeouts, up to
+``max_tries`` attempts, pausing ``backoff * 2**n`` seconds (or the server's
+``Retry-After``), capped at ``max_backoff``. Each retry goes through
+Entrez's throttle again. Entrez's ``urlopen`` has no timeout, so the socket
+default timeout is set to ``timeout`` for the duration of each call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Container, Iterator, Sized
+from dataclasses import dataclass, field, replace
+from datetime import date, timedelta
+from types import TracebackType
+from typing import TypeVar
+from urllib.error import HTTPError, URLError
+from urllib.parse import urlsplit
+
+import httpx
+from Bio import Entrez
+from lxml import etree
+
+from fastbmrag import __version__
+from fastbmrag.errors import ConfigError, FetchError, InputError
+from fastbmrag.papers.jats import parse_jats
+from fastbmrag.papers.medline import parse_medline
+from fastbmrag.papers.model import Paper
+from fastbmrag.papers.report import ReadReport
+
+log = logging.getLogger(__name__)
+
+DEFAULT_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+DEFAULT_FULLTEXT_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest/{pmcid}/fullTextXML"
+DEFAULT_TOOL = "fastbmrag"
+DEFAULT_BATCH = 200
+DEFAULT_MAX_TRIES = 5
+DEFAULT_BACKOFF = 2.0
+DEFAULT_MAX_BACKOFF = 60.0
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_DATETYPE = "edat"
+ESEARCH_CAP = 9_999  # ESearch pages only through the first 9,999 hits of a search
+ESEARCH_PAGE = 9_999
+EARLIEST = date(1781, 1, 1)  # older than the oldest PubMed record
+
+ENV_EUTILS_URL = "FASTBMRAG_EUTILS_URL"
+ENV_FULLTEXT_URL = "FASTBMRAG_FULLTEXT_URL"
+ENV_NCBI_EMAIL = "NCBI_EMAIL"
+ENV_NCBI_API_KEY = "NCBI_API_KEY"
+
+_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+_ENTREZ_LOCK = threading.Lock()
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class FetchSettings:
+    """Where and how to fetch. Build with :meth:`resolve` (flag > environment > default)."""
+
+    email: str
+    api_key: str | None = None
+    tool: str = DEFAULT_TOOL
+    eutils_url: str = DEFAULT_EUTILS_URL
+    fulltext_url: str = DEFAULT_FULLTEXT_URL
+    full_text: bool = True
+    batch_size: int = DEFAULT_BATCH
+    max_tries: int = DEFAULT_MAX_TRIES
+    backoff: float = DEFAULT_BACKOFF
+    max_backoff: float = DEFAULT_MAX_BACKOFF
+    timeout: float = DEFAULT_TIMEOUT
+    esearch_cap: int = ESEARCH_CAP
+    esearch_page: int = ESEARCH_PAGE
+
+    @classmethod
+    def resolve(
+        cls,
+        *,
+        email: str | None = None,
+        api_key: str | None = None,
+        eutils_url: str | None = None,
+        fulltext_url: str | None = None,
+        **overrides: object,
+    ) -> FetchSettings:
+        """Settings from flags, then ``NCBI_EMAIL``/``NCBI_API_KEY``/``FASTBMRAG_*_URL``, then defaults."""
+        email = email or os.environ.get(ENV_NCBI_EMAIL) or ""
+        if "@" not in email:
+            raise ConfigError(
+                "NCBI asks every E-utilities user for a contact email: pass --email you@example.org "
+                f"or set {ENV_NCBI_EMAIL}"
+            )
+        eutils = (eutils_url or os.environ.get(ENV_EUTILS_URL) or DEFAULT_EUTILS_URL).rstrip("/")
+        fulltext = fulltext_url or os.environ.get(ENV_FULLTEXT_URL) or DEFAULT_FULLTEXT_URL
+        for name, url in (("E-utilities", eutils), ("full-text", fulltext)):
+            if urlsplit(url).scheme not in ("http", "https"):
+                raise ConfigError(f"The {name} URL {url!r} is not an http(s) URL; fix the option")
+        if "{pmcid}" not in fulltext:  # a Europe PMC REST base, e.g. a mirror
+            fulltext = fulltext.rstrip("/") + "/{pmcid}/fullTextXML"
+        settings = cls(
+            email=email,
+            api_key=api_key or os.environ.get(ENV_NCBI_API_KEY) or None,
+            eutils_url=eutils,
+            fulltext_url=fulltext,
+        )
+        return replace(settings, **overrides)  # type: ignore[arg-type]
+
+
+@dataclass
+class FetchReport:
+    """What one fetch did; filled while :func:`fetch_papers` runs."""
+
+    found: int = 0  # PMIDs the search returned
+    known: int = 0  # left out because they are already indexed (the skip set)
+    fetched: int = 0  # papers yielded
+    full_text: int = 0  # ... of which with main text
+    no_full_text: int = 0  # had a PMCID but the service has no text (404)
+    unusable: list[str] = field(default_factory=list)  # no abstract, a book, or not returned
+    failed: dict[str, str] = field(default_factory=dict)  # PMID -> why it was left out
+    requests: int = 0  # HTTP requests sent, retries included
+    retries: int = 0
+
+    def line(self) -> str:
+        parts = [
+            f"{self.found} found",
+            f"{self.known} already indexed",
+            f"{self.fetched} fetched ({self.full_text} with full text)",
+        ]
+        if self.unusable:
+            parts.append(f"{len(self.unusable)} without abstract or not returned")
+        if self.failed:
+            parts.append(f"{len(self.failed)} failed")
+        return ", ".join(parts)
+
+
+class _Retry(Exception):
+    """A transient failure: retry after ``wait`` seconds (or the backoff)."""
+
+    def __init__(self, reason: str, wait: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.wait = wait
+
+
+def _retry_after(value: str | None) -> float | None:
+    try:
+        return max(0.0, float(value)) if value else None
+    except ValueError:
+        return None  # an HTTP date: fall back to the backoff
+
+
+@contextlib.contextmanager
+def _entrez_call(timeout: float) -> Iterator[None]:
+    """One Entrez request at a time, with Entrez's own retries off and a socket timeout."""
+    with _ENTREZ_LOCK:
+        saved_tries, saved_timeout = Entrez.max_tries, socket.getdefaulttimeout()
+        Entrez.max_tries = 1
+        socket.setdefaulttimeout(timeout)
+        try:
+            yield
+        finally:
+            Entrez.max_tries = saved_tries
+            socket.setdefaulttimeout(saved_timeout)
+
+
+class PubMedClient:
+    """ESearch / EFetch through ``Bio.Entrez`` and full text over HTTP, with retries."""
+
+    def __init__(
+        self, settings: FetchSettings, *, sleep: Callable[[float], None] = time.sleep
+    ) -> None:
+        if not hasattr(Entrez, "_build_request"):
+            raise ConfigError("fastbmrag fetch needs biopython >= 1.83: pip install -U biopython")
+        self.settings = settings
+        self.report = FetchReport()
+        self._sleep = sleep
+        self._http = httpx.Client(
+            timeout=settings.timeout,
+            follow_redirects=True,
+            headers={"User-Agent": f"{settings.tool}/{__version__} (mailto:{settings.email})"},
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> PubMedClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- transport ---------------------------------------------------------------------------
+
+    def _retrying(self, what: str, host: str, call: Callable[[], T]) -> T:
+        s = self.settings
+        for attempt in range(1, s.max_tries + 1):
+            self.report.requests += 1
+            try:
+                return call()
+            except _Retry as err:
+                if attempt == s.max_tries:
+                    raise FetchError(
+                        f"{what} failed {s.max_tries} times ({err.reason}); {host} may be down "
+                        "or rate-limiting: try again later"
+                        + ("" if s.api_key else f", or set {ENV_NCBI_API_KEY} for a higher limit")
+                    ) from err
+                pause = err.wait if err.wait is not None else s.backoff * 2 ** (attempt - 1)
+                pause = min(pause, s.max_backoff)
+                self.report.retries += 1
+                log.info("%s: %s; retry %d in %.1f s", what, err.reason, attempt, pause)
+                self._sleep(pause)
+        raise AssertionError("unreachable")
+
+    def eutils(self, tool: str, params: dict[str, str | int]) -> bytes:
+        """One E-utilities request (``esearch``, ``efetch``...); the response body."""
+        s = self.settings
+        cgi = f"{s.eutils_url}/{tool}.fcgi"
+        full = {k: str(v) for k, v in params.items()}
+        full.update(tool=s.tool, email=s.email)
+        if s.api_key:
+            full["api_key"] = s.api_key
+
+        def call() -> bytes:
+            request = Entrez._build_request(cgi, dict(full))
+            try:
+                with _entrez_call(s.timeout):
+                    handle = Entrez._open(request)
+                    try:
+                        data = handle.read()
+                    finally:
+                        handle.close()
+            except HTTPError as err:
+                retry_after = _retry_after(err.headers.get("Retry-After") if err.headers else None)
+                err.close()
+                if err.code in _RETRY_STATUS:
+                    raise _Retry(f"HTTP {err.code}", retry_after) from err
+                raise FetchError(
+                    f"PubMed {tool} answered HTTP {err.code} {err.reason}; check the query "
+                    f"and the E-utilities URL {s.eutils_url}"
+                ) from err
+            except (URLError, OSError, http.client.HTTPException) as err:
+                reason = getattr(err, "reason", None) or err
+                raise _Retry(f"connection error: {reason}") from err
+            return data if isinstance(data, bytes) else data.encode("utf-8")
+
+        return self._retrying(f"PubMed {tool}", urlsplit(s.eutils_url).netloc, call)
+
+    def full_text_xml(self, pmcid: str) -> bytes | None:
+        """The JATS XML of an article, or None when the service has no text for it (404)."""
+        s = self.settings
+        url = s.fulltext_url.format(pmcid=pmcid)
+
+        def call() -> bytes | None:
+            try:
+                resp = self._http.get(url)
+            except httpx.TransportError as err:
+                raise _Retry(f"connection error: {err}") from err
+            if resp.status_code == 404:
+                return None
+            if resp.status_code in _RETRY_STATUS:
+                raise _Retry(
+                    f"HTTP {resp.status_code}", _retry_after(resp.headers.get("Retry-After"))
+                )
+            if resp.status_code != 200:
+                raise FetchError(
+                    f"Full text of {pmcid}: HTTP {resp.status_code} from {url}; "
+                    f"check the full-text URL ({ENV_FULLTEXT_URL})"
+                )
+            return resp.content
+
+        return self._retrying(f"Full text of {pmcid}", urlsplit(url).netloc, call)
+
+    # --- E-utilities -------------------------------------------------------------------------
+
+    def esearch(
+        self,
+        query: str,
+        *,
+        mindate: date | None = None,
+        maxdate: date | None = None,
+        datetype: str = DEFAULT_DATETYPE,
+        retstart: int = 0,
+        retmax: int = 0,
+    ) -> tuple[int, list[str]]:
+        """One ESearch page: (total count, PMIDs of this page)."""
+        params: dict[str, str | int] = {
+            "db": "pubmed",
+            "term": query,
+            "retstart": retstart,
+            "retmax": retmax,
+        }
+        if mindate or maxdate:
+            params.update(
+                datetype=datetype,
+                mindate=(mindate or EARLIEST).strftime("%Y/%m/%d"),
+                maxdate=(maxdate or date.today()).strftime("%Y/%m/%d"),
+            )
+        data = self.eutils("esearch", params)
+        try:
+            root = etree.fromstring(data, parser=etree.XMLParser(resolve_entities=False))
+        except etree.XMLSyntaxError as err:
+            raise FetchError(
+                f"PubMed esearch answered something that is not XML ({data[:80]!r}); "
+                f"check the E-utilities URL {self.settings.eutils_url}"
+            ) from err
+        error = root.findtext("ERROR")
+        if error:
+            raise FetchError(f"PubMed rejected the search: {error.strip()}; check --query")
+        for phrase in root.iterfind("ErrorList/PhraseNotFound"):
+            log.warning("PubMed: phrase not found: %s", phrase.text)
+        count_text = root.findtext("Count")
+        if count_text is None:
+            raise FetchError(
+                f"PubMed esearch answered without a Count ({data[:80]!r}); "
+                f"check the E-utilities URL {self.settings.eutils_url}"
+            )
+        pmids = [(i.text or "").strip() for i in root.iterfind("IdList/Id")]
+        return int(count_text), [p for p in pmids if p]
+
+    def search(
+        self,
+        query: str,
+        *,
+        mindate: date | None = None,
+        maxdate: date | None = None,
+        datetype: str = DEFAULT_DATETYPE,
+        limit: int | None = None,
+    ) -> list[str]:
+        """Every PMID matching ``query`` in the window (at most ``limit``), newest first."""
+        out: list[str] = []
+        seen: set[str] = set()
+        for pmid in self._search(query, mindate, maxdate, datetype, limit):
+            if pmid not in seen:
+                seen.add(pmid)
+                out.append(pmid)
+                if limit is not None and len(out) >= limit:
+                    break
+        return out
+
+    def _search(
+        self,
+        query: str,
+        mindate: date | None,
+        maxdate: date | None,
+        datetype: str,
+        limit: int | None,
+    ) -> Iterator[str]:
+        s = self.settings
+        want = s.esearch_cap if limit is None else min(limit, s.esearch_cap)
+        page = min(s.esearch_page, want)
+        count, ids = self.esearch(
+            query, mindate=mindate, maxdate=maxdate, datetype=datetype, retmax=page
+        )
+        if count > s.esearch_cap and (limit is None or limit > s.esearch_cap):
+            lo, hi = mindate or EARLIEST, maxdate or date.today()
+            if lo < hi:  # too many for one search: split the window by date
+                mid = lo + (hi - lo) // 2
+                log.info("%d hits from %s to %s: splitting the window", count, lo, hi)
+                yield from self._search(query, mid + timedelta(days=1), hi, datetype, limit)
+                yield from self._search(query, lo, mid, datetype, limit)
+                return
+            log.warning(
+                "PubMed lists %d papers for %s alone; only the first %d can be fetched",
+                count,
+                lo,
+                s.esearch_cap,
+            )
+        yield from ids
+        start = len(ids)
+        total = min(count, want)
+        while start < total and ids:
+            _, ids = self.esearch(
+                query,
+                mindate=mindate,
+                maxdate=maxdate,
+                datetype=datetype,
+                retstart=start,
+                retmax=min(page, total - start),
+            )
+            yield from ids
+            start += len(ids)
+
+    def efetch(self, pmids: list[str]) -> bytes:
+        """MEDLINE XML (``PubmedArticleSet``) of these PMIDs."""
+        return self.eutils(
+            "efetch",
+            {"db": "pubmed", "id": ",".join(pmids), "retmode": "xml", "rettype": "abstract"},
+        )
+
+    # --- papers ------------------------------------------------------------------------------
+
+    def records(self, pmids: list[str]) -> Iterator[Paper]:
+        """MEDLINE papers of these PMIDs, fetched in batches (no full text yet)."""
+        size = max(1, self.settings.batch_size)
+        for i in range(0, len(pmids), size):
+            batch = pmids[i : i + size]
+            data = self.efetch(batch)
+            returned: set[str] = set()
+            try:
+                for paper in parse_medline(data, ReadReport()):
+                    returned.add(paper.pmid)
+                    yield paper
+            except InputError as err:
+                raise FetchError(
+                    f"PubMed efetch answered malformed MEDLINE XML ({err}); try again later"
+                ) from err
+            # Citations without an abstract (the reader logs each), book chapters, deleted
+            # or unknown PMIDs: nothing to index.
+            self.report.unusable.extend(p for p in batch if p not in returned)
+
+    def add_full_text(self, paper: Paper) -> Paper:
+        """The paper with its main text from the full-text service, when there is one."""
+        if not paper.pmcid or not self.settings.full_text:
+            return paper
+        data = self.full_text_xml(paper.pmcid)
+        if data is None:
+            self.report.no_full_text += 1
+            log.debug("%s: no full text for %s", paper.pmid, paper.pmcid)
+            return paper
+        try:
+            full = parse_jats(data)
+        except InputError as err:
+            log.warning(
+                "%s: the full text of %s is unusable (%s); abstract only",
+                paper.pmid,
+                paper.pmcid,
+                err,
+            )
+            return paper
+        paper.paragraphs = full.paragraphs
+        if not paper.abstract:
+            paper.abstract = full.abstract
+        if not paper.doi:
+            paper.doi = full.doi
+        return paper
+
+
+def date_window(
+    since: date | None = None, days: int | None = None, *, today: date | None = None
+) -> tuple[date | None, date | None]:
+    """(mindate, maxdate) for ``--since`` / ``--days``; (None, None) when neither is given."""
+    today = today or date.today()
+    if since is not None and days is not None:
+        raise InputError("Give --since or --days, not both")
+    if days is not None:
+        if days < 0:
+            raise InputError(f"--days must be 0 or more, not {days}")
+        return today - timedelta(days=days), today
+    if since is not None:
+        if since > today:
+            raise InputError(f"--since {since} is in the future; give a past date (YYYY-MM-DD)")
+        return since, today
+    return None, None
+
+
+def fetch_papers(
+    client: PubMedClient,
+    query: str,
+    *,
+    mindate: date | None = None,
+    maxdate: date | None = None,
+    datetype: str = DEFAULT_DATETYPE,
+    max_papers: int | None = None,
+    skip: Container[str] = frozenset(),
+) -> Iterator[Paper]:
+    """Papers matching ``query`` (Entrez date in [mindate, maxdate]), with full text where available.
+
+    ``skip`` holds PMIDs and PMCIDs already indexed: their PMIDs are dropped before
+    EFetch, and a record whose PMCID is in it is dropped before its full text is fetched.
+    A paper whose full text keeps failing after the retries is left out and listed in
+    ``client.report.failed``. Progress and counts are in ``client.report``.
+    """
+    if not query.strip():
+        raise InputError("The PubMed query is empty; pass --query, e.g. 'endometriosis[tiab]'")
+    if datetype not in ("edat", "pdat", "mdat"):
+        raise InputError(f"Unknown date type {datetype!r}: use edat, pdat or mdat")
+    report = client.report
+    search_limit = max_papers if _is_empty(skip) else None
+    pmids = client.search(
+        query, mindate=mindate, maxdate=maxdate, datetype=datetype, limit=search_limit
+    )
+    report.found = len(pmids)
+    new = [p for p in pmids if p not in skip]
+    report.known = len(pmids) - len(new)
+    if max_papers is not None:
+        new = new[:max_papers]
+    log.info("%s: %d PMIDs, %d new", query, len(pmids), len(new))
+    for paper in client.records(new):
+        if paper.pmcid and paper.pmcid in skip:
+            report.known += 1
+            continue
+        try:
+            paper = client.add_full_text(paper)
+        except FetchError as err:
+            report.failed[paper.pmid] = str(err)
+            log.error("%s: left out: %s", paper.pmid, err)
+            continue
+        report.fetched += 1
+        if paper.has_main_text:
+            report.full_text += 1
+        yield paper
+
+
+def _is_empty(skip: Container[str]) -> bool:
+    return isinstance(skip, Sized) and len(skip) == 0
