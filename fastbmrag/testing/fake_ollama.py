@@ -246,6 +246,8 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     timeout = 60  # idle keep-alive connections are closed after this
+    wbufsize = 1 << 16  # headers and body leave in one send (no Nagle/delayed-ACK stall)
+    disable_nagle_algorithm = True
     server: _Server
 
     def setup(self) -> None:
@@ -395,7 +397,7 @@ class FakeOllama:
         with self._lock:
             self.requests.clear()
             self.counts.clear()
-            self.max_in_flight = self.in_flight
+            self.max_in_flight = 0
             self._queue.clear()
 
     def requests_to(self, path: str) -> list[Record]:
@@ -469,9 +471,16 @@ class FakeOllama:
         except (_Stop, OSError):
             h.close_connection = True
         finally:
+            self._finish(rec)
+
+    def _finish(self, rec: Record) -> None:
+        """Count the request as done; called before the last byte of its answer leaves, so a
+        client that sends its next request on receipt never overlaps it at the server."""
+        with self._lock:
+            if rec.ended:
+                return
             rec.ended = time.time()
-            with self._lock:
-                self.in_flight -= 1
+            self.in_flight -= 1
 
     def _send(self, h: _Handler, rec: Record, status: int, payload: Any) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
@@ -481,6 +490,7 @@ class FakeOllama:
         h.send_header("Content-Length", str(len(data)))
         h.end_headers()
         h.wfile.write(data)
+        self._finish(rec)
         h.wfile.flush()
 
     def _not_found(self, h: _Handler, rec: Record, model: Any, *, openai: bool = False) -> None:
@@ -598,6 +608,7 @@ class FakeOllama:
                     "done": False,
                 }
                 h.wfile.write(json.dumps(part).encode() + b"\n")
+                h.wfile.flush()
             final = {
                 "model": model,
                 "created_at": now,
@@ -607,6 +618,7 @@ class FakeOllama:
                 **counts,
             }
             h.wfile.write(json.dumps(final).encode() + b"\n")
+            self._finish(rec)
             h.wfile.flush()
             return
         self._send(
