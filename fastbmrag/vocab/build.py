@@ -1,0 +1,631 @@
+"""Build the compact vocabulary files from the official HGNC and MeSH downloads.
+
+Inputs (any of):
+
+- HGNC complete set TSV (``hgnc_complete_set.txt``, optionally gzipped): one approved
+  gene per row; multi-valued columns are ``"a|b"``.
+- MeSH descriptors as NLM's official XML (``desc20XX.xml``, optionally gzipped), read
+  with ``lxml.etree.iterparse`` one ``DescriptorRecord`` at a time, or as the two TSV
+  extracts ``mesh20XX_descriptor_terms.tsv`` + ``mesh20XX_tree_numbers.tsv``.
+
+Output: a directory with ``manifest.json`` (versions, sources, counts), ``genes.json.gz``
+and ``mesh.json.gz``. Lookup keys are computed here, once, with the same functions the
+normaliser uses at query time (:func:`gene_key`, :func:`term_key`, :func:`bag_key`), so
+loading is a single ``json.loads`` per file.
+
+Only MeSH descriptors under the C tree (diseases), F03 (mental disorders) and the D tree
+(chemicals and drugs) are kept: those are the types the normaliser maps to MeSH.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import gzip
+import io
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+from fastbmrag.errors import VocabError
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+GENES_FILE = "genes.json.gz"
+MESH_FILE = "mesh.json.gz"
+
+# Gene index kinds, in order of preference (approved symbol > previous symbol > alias).
+GENE_KINDS = ("symbol", "prev_symbol", "alias", "name", "prev_name", "alias_name")
+# MeSH index kinds, in order of preference.
+MESH_KINDS = ("descriptor", "entry_term")
+
+# MeSH tree prefixes kept, and what they mean to the normaliser.
+DISEASE_TREES = ("C", "F03")
+CHEMICAL_TREES = ("D",)
+
+# --------------------------------------------------------------------------------------------
+# Text keys. The same functions run at build time and at lookup time.
+# --------------------------------------------------------------------------------------------
+
+GREEK = {
+    "α": "alpha",
+    "β": "beta",
+    "γ": "gamma",
+    "δ": "delta",
+    "ε": "epsilon",
+    "ζ": "zeta",
+    "η": "eta",
+    "θ": "theta",
+    "ι": "iota",
+    "κ": "kappa",
+    "λ": "lambda",
+    "μ": "mu",
+    "µ": "mu",  # micro sign
+    "ν": "nu",
+    "ξ": "xi",
+    "ο": "omicron",
+    "π": "pi",
+    "ρ": "rho",
+    "σ": "sigma",
+    "ς": "sigma",
+    "τ": "tau",
+    "υ": "upsilon",
+    "φ": "phi",
+    "χ": "chi",
+    "ψ": "psi",
+    "ω": "omega",
+}
+# Greek letter words as gene symbols write them (IL1B, TGFB1, HIF1A, PRKCA).
+GREEK_LETTER = {
+    "alpha": "a",
+    "beta": "b",
+    "gamma": "g",
+    "delta": "d",
+    "epsilon": "e",
+    "kappa": "k",
+    "zeta": "z",
+    "theta": "q",
+    "eta": "h",
+    "iota": "i",
+    "lambda": "l",
+    "mu": "m",
+    "sigma": "s",
+    "tau": "t",
+    "omega": "w",
+}
+_GREEK_RE = re.compile("[" + "".join(GREEK) + "".join(k.upper() for k in GREEK if k != "µ") + "]")
+_POSSESSIVE_RE = re.compile(r"(?<=[a-z])['’]s\b")
+_TOKEN_RE = re.compile(r"[a-z]+|[0-9]+")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Function words dropped from order-free (bag) keys: "cancer of the breast" ~ "breast cancer".
+BAG_STOP = _words("of the a an and in on by with for to from or as at induced associated due")
+# Words that say which kind of molecule a gene name refers to, not which gene.
+GENE_WORDS = _words(
+    "gene genes protein proteins mrna mrnas transcript transcripts expression level levels "
+    "polypeptide subunit isoform isoforms human"
+)
+_INVARIANT = _words(
+    "species series caries herpes rabies scabies measles mumps diabetes rickets lupus "
+    "status virus corpus fetus sinus nucleus stimulus bronchus thrombus calculus "
+    "uterus tetanus pancreas ascites gas bias mass less loss abscess stress press "
+    "illness sickness weakness deafness blindness numbness dizziness tenderness "
+    "hypersensitivity"
+)
+
+
+def _fold(text: str) -> str:
+    """Greek letters to words, accents dropped, lower case, British spellings folded."""
+    if _GREEK_RE.search(text):
+        text = _GREEK_RE.sub(lambda m: " " + GREEK[m.group(0).lower()] + " ", text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c))
+    text = text.lower()
+    if "'" in text or "’" in text:
+        text = _POSSESSIVE_RE.sub("", text)
+    return text
+
+
+def _spelling(tok: str) -> str:
+    """American spelling: anaemia, oedema, tumour, sulphate, aluminium -> anemia, edema, ..."""
+    if len(tok) < 4 or not tok.isalpha():
+        return tok
+    if "ae" in tok[:-2] or "oe" in tok[:-2]:
+        tok = tok[:-2].replace("ae", "e").replace("oe", "e") + tok[-2:]
+    if "sulph" in tok:
+        tok = tok.replace("sulph", "sulf")
+    if tok.endswith("our") and len(tok) > 4:
+        tok = tok[:-3] + "or"
+    if tok == "aluminium":
+        tok = "aluminum"
+    return tok
+
+
+def _singular(tok: str) -> str:
+    """Singular of an English (or -osis) plural: tumors -> tumor, endometrioses -> endometriosis."""
+    if len(tok) < 5 or tok in _INVARIANT or not tok.isalpha():
+        return tok
+    if tok.endswith("oses"):
+        return tok[:-4] + "osis"
+    if tok.endswith("ies"):
+        return tok[:-3] + "y"
+    if tok.endswith(("xes", "ches", "shes", "sses")):
+        return tok[:-2]
+    if tok.endswith("s") and not tok.endswith(("ss", "us", "is", "ys")):
+        return tok[:-1]
+    return tok
+
+
+def tokens(text: str) -> list[str]:
+    """Word tokens: alphabetic and numeric runs ("IL-1beta" -> il, 1, beta), spelling and
+    number folded (singular, American spelling)."""
+    return [_singular(_spelling(t)) for t in _TOKEN_RE.findall(_fold(text))]
+
+
+def plain_tokens(text: str) -> list[str]:
+    """Like :func:`tokens` but plurals kept (to tell "Amphetamine" from "Amphetamines")."""
+    return [_spelling(t) for t in _TOKEN_RE.findall(_fold(text))]
+
+
+def raw_tokens(text: str) -> list[str]:
+    """Word tokens without spelling folding (for gene keys, where every letter counts)."""
+    return _TOKEN_RE.findall(_fold(text))
+
+
+def gene_key(text: str) -> str:
+    """Key for gene symbols and names: no separators, Greek letters as single letters.
+
+    "IL-1β", "IL1-beta", "il1b" -> "il1b"; "interleukin 1 beta" -> "interleukin1b".
+    """
+    return "".join(GREEK_LETTER.get(t, t) for t in raw_tokens(text))
+
+
+def term_key(text: str) -> str:
+    """Key for MeSH terms: tokens without separators ("Non-Hodgkin's Lymphomas" -> "nonhodgkinlymphoma")."""
+    return "".join(tokens(text))
+
+
+def bag_key(text: str) -> str:
+    """Order-free key: sorted content tokens ("Cancer of the Breast" == "breast cancer")."""
+    return " ".join(sorted(t for t in tokens(text) if t not in BAG_STOP))
+
+
+# --------------------------------------------------------------------------------------------
+# Records
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class GeneRecord:
+    hgnc_id: str  # "HGNC:5992"
+    symbol: str
+    name: str
+    locus_group: str = ""
+    prev_symbols: list[str] = field(default_factory=list)
+    alias_symbols: list[str] = field(default_factory=list)
+    prev_names: list[str] = field(default_factory=list)
+    alias_names: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class MeshTerm:
+    text: str
+    record_preferred: bool = False
+    concept_preferred: bool = False
+    permuted: bool = False
+
+
+@dataclass(slots=True)
+class MeshRecord:
+    ui: str  # "D004715"
+    name: str
+    tree_numbers: list[str] = field(default_factory=list)
+    terms: list[MeshTerm] = field(default_factory=list)
+
+    def categories(self) -> str:
+        """ "C" (disease), "D" (chemical), both, or "" when neither (kept trees only)."""
+        cats = ""
+        if any(t.startswith(DISEASE_TREES) for t in self.tree_numbers):
+            cats += "C"
+        if any(t.startswith(CHEMICAL_TREES) for t in self.tree_numbers):
+            cats += "D"
+        return cats
+
+
+# Tree numbers of the MeSH category headings (C04 Neoplasms, F03 Mental Disorders, D02 ...).
+# NLM's XML carries them; the TSV extracts leave them out, so they are restored from here.
+MESH_TOP_LEVEL = {
+    "Infections": "C01",
+    "Neoplasms": "C04",
+    "Musculoskeletal Diseases": "C05",
+    "Digestive System Diseases": "C06",
+    "Stomatognathic Diseases": "C07",
+    "Respiratory Tract Diseases": "C08",
+    "Otorhinolaryngologic Diseases": "C09",
+    "Nervous System Diseases": "C10",
+    "Eye Diseases": "C11",
+    "Urogenital Diseases": "C12",
+    "Cardiovascular Diseases": "C14",
+    "Hemic and Lymphatic Diseases": "C15",
+    "Congenital, Hereditary, and Neonatal Diseases and Abnormalities": "C16",
+    "Skin and Connective Tissue Diseases": "C17",
+    "Nutritional and Metabolic Diseases": "C18",
+    "Endocrine System Diseases": "C19",
+    "Immune System Diseases": "C20",
+    "Disorders of Environmental Origin": "C21",
+    "Animal Diseases": "C22",
+    "Pathological Conditions, Signs and Symptoms": "C23",
+    "Occupational Diseases": "C24",
+    "Chemically-Induced Disorders": "C25",
+    "Wounds and Injuries": "C26",
+    "Mental Disorders": "F03",
+    "Inorganic Chemicals": "D01",
+    "Organic Chemicals": "D02",
+    "Heterocyclic Compounds": "D03",
+    "Polycyclic Compounds": "D04",
+    "Macromolecular Substances": "D05",
+    "Hormones, Hormone Substitutes, and Hormone Antagonists": "D06",
+    "Enzymes and Coenzymes": "D08",
+    "Carbohydrates": "D09",
+    "Lipids": "D10",
+    "Amino Acids, Peptides, and Proteins": "D12",
+    "Nucleic Acids, Nucleotides, and Nucleosides": "D13",
+    "Complex Mixtures": "D20",
+    "Biological Factors": "D23",
+    "Biomedical and Dental Materials": "D25",
+    "Pharmaceutical Preparations": "D26",
+    "Chemical Actions and Uses": "D27",
+}
+
+# --------------------------------------------------------------------------------------------
+# Parsers
+# --------------------------------------------------------------------------------------------
+
+
+def _open_text(path: Path) -> IO[str]:
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(2)
+    except OSError as err:
+        raise VocabError(f"Cannot read {path}: {err.strerror}; check the path.") from err
+    if magic == b"\x1f\x8b":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")
+
+
+def _split(value: str) -> list[str]:
+    return [v.strip() for v in value.split("|") if v.strip()] if value else []
+
+
+def parse_hgnc_tsv(path: Path) -> Iterator[GeneRecord]:
+    """Approved genes from an HGNC complete-set TSV (plain or gzipped)."""
+    with _open_text(path) as fh:
+        reader = csv.DictReader(fh, delimiter="\t")
+        need = {"hgnc_id", "symbol", "name"}
+        if not reader.fieldnames or not need <= set(reader.fieldnames):
+            raise VocabError(
+                f"{path} is not an HGNC complete-set TSV (needs columns {', '.join(sorted(need))}); "
+                "download hgnc_complete_set.txt from genenames.org."
+            )
+        for row in reader:
+            if row.get("status", "Approved") not in ("Approved", None):
+                continue
+            if not row["hgnc_id"] or not row["symbol"]:
+                continue
+            yield GeneRecord(
+                hgnc_id=row["hgnc_id"],
+                symbol=row["symbol"],
+                name=row["name"] or "",
+                locus_group=row.get("locus_group") or "",
+                prev_symbols=_split(row.get("prev_symbol") or ""),
+                alias_symbols=_split(row.get("alias_symbol") or ""),
+                prev_names=_split(row.get("prev_name") or ""),
+                alias_names=_split(row.get("alias_name") or ""),
+            )
+
+
+def parse_mesh_tsv(terms_path: Path, trees_path: Path) -> Iterator[MeshRecord]:
+    """MeSH descriptors from the descriptor-terms and tree-numbers TSV extracts."""
+    trees: dict[str, list[str]] = {}
+    with _open_text(trees_path) as fh:
+        reader = csv.DictReader(fh, delimiter="\t")
+        if not reader.fieldnames or "tree_location" not in reader.fieldnames:
+            raise VocabError(f"{trees_path} is not a MeSH tree-numbers TSV (needs tree_location).")
+        for row in reader:
+            trees.setdefault(row["DescriptorUI"], []).append(row["tree_location"])
+    records: dict[str, MeshRecord] = {}
+    with _open_text(terms_path) as fh:
+        reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+        if not reader.fieldnames or "TermName" not in reader.fieldnames:
+            raise VocabError(f"{terms_path} is not a MeSH descriptor-terms TSV (needs TermName).")
+        for row in reader:
+            ui = row["DescriptorUI"]
+            rec = records.get(ui)
+            if rec is None:
+                name = row["DescriptorName"]
+                top = MESH_TOP_LEVEL.get(name)
+                rec = records[ui] = MeshRecord(ui, name, trees.get(ui) or ([top] if top else []))
+            rec.terms.append(
+                MeshTerm(
+                    row["TermName"],
+                    record_preferred=row.get("RecordPreferredTermYN") == "Y",
+                    concept_preferred=row.get("ConceptPreferredTermYN") == "Y",
+                    permuted=row.get("IsPermutedTermYN") == "Y",
+                )
+            )
+    yield from records.values()
+
+
+def parse_mesh_xml(source: Path | IO[bytes]) -> Iterator[MeshRecord]:
+    """MeSH descriptors from NLM's descriptor XML (desc20XX.xml, nlmdescriptorrecordset DTD).
+
+    Reads ``DescriptorRecordSet/DescriptorRecord`` elements one at a time (constant memory):
+    ``DescriptorUI``, ``DescriptorName/String``, ``TreeNumberList/TreeNumber`` and every
+    ``ConceptList/Concept/TermList/Term`` (``String`` plus the ``RecordPreferredTermYN``,
+    ``ConceptPreferredTermYN`` and ``IsPermutedTermYN`` attributes). Descriptor references
+    inside other elements (pharmacological actions, see-related) are ignored.
+    """
+    with contextlib.ExitStack() as stack:
+        if isinstance(source, Path):
+            try:
+                with open(source, "rb") as fh:
+                    magic = fh.read(2)
+                opened: Any = (
+                    gzip.open(source, "rb") if magic == b"\x1f\x8b" else open(source, "rb")  # noqa: SIM115
+                )
+                stream: IO[bytes] = stack.enter_context(opened)
+            except OSError as err:
+                raise VocabError(f"Cannot read {source}: {err.strerror}; check the path.") from err
+        else:
+            stream = source
+        yield from _iter_mesh_xml(stream, source)
+
+
+def _iter_mesh_xml(stream: IO[bytes], source: Path | IO[bytes]) -> Iterator[MeshRecord]:
+    from lxml import etree
+
+    seen = 0
+    try:
+        context = etree.iterparse(
+            stream,
+            events=("end",),
+            tag="DescriptorRecord",
+            resolve_entities=False,
+            load_dtd=False,
+            no_network=True,
+            huge_tree=True,
+        )
+        for _event, elem in context:
+            ui = (elem.findtext("DescriptorUI") or "").strip()
+            name = (elem.findtext("DescriptorName/String") or "").strip()
+            if ui and name:
+                rec = MeshRecord(
+                    ui,
+                    name,
+                    [
+                        (t.text or "").strip()
+                        for t in elem.iterfind("TreeNumberList/TreeNumber")
+                        if t.text
+                    ],
+                )
+                for term in elem.iterfind("ConceptList/Concept/TermList/Term"):
+                    text = (term.findtext("String") or "").strip()
+                    if text:
+                        rec.terms.append(
+                            MeshTerm(
+                                text,
+                                record_preferred=term.get("RecordPreferredTermYN") == "Y",
+                                concept_preferred=term.get("ConceptPreferredTermYN") == "Y",
+                                permuted=term.get("IsPermutedTermYN") == "Y",
+                            )
+                        )
+                if not any(t.text == name for t in rec.terms):
+                    rec.terms.insert(0, MeshTerm(name, True, True))
+                seen += 1
+                yield rec
+            elem.clear()
+            while elem.getprevious() is not None:
+                del elem.getparent()[0]
+    except etree.XMLSyntaxError as err:
+        where = source if isinstance(source, Path) else "the MeSH XML"
+        raise VocabError(
+            f"{where} is not valid MeSH descriptor XML ({err}); download desc20XX.xml from NLM."
+        ) from err
+    if seen == 0:
+        where = source if isinstance(source, Path) else "the MeSH XML"
+        raise VocabError(
+            f"{where} holds no DescriptorRecord elements; is it MeSH descriptor XML (desc20XX.xml)?"
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Compact files
+# --------------------------------------------------------------------------------------------
+
+
+def _add(index: dict[str, dict[int, int]], key: str, item: int, kind: int) -> None:
+    """Record that ``key`` names ``item`` by ``kind``, keeping only the best kind per item."""
+    if not key:
+        return
+    kinds = index.setdefault(key, {})
+    if kind < kinds.get(item, 99):
+        kinds[item] = kind
+
+
+def _encode(index: dict[str, dict[int, int]], width: int) -> dict[str, int | list[int]]:
+    """``{key: {item: kind}}`` -> ``{key: code or [codes]}``, best kind first; code = item * width + kind."""
+    out: dict[str, int | list[int]] = {}
+    for key, kinds in index.items():
+        codes = sorted((k, i) for i, k in kinds.items())
+        out[key] = (
+            codes[0][1] * width + codes[0][0]
+            if len(codes) == 1
+            else [i * width + k for k, i in codes]
+        )
+    return out
+
+
+def compile_genes(genes: Iterable[GeneRecord]) -> dict[str, Any]:
+    """Genes as ``{"genes": [[hgnc_id, symbol, name, locus_group]], "index": {key: codes}}``.
+
+    A code is ``gene_number * 8 + kind`` with kind an index into :data:`GENE_KINDS`; a key
+    naming one gene holds one code, a key naming several a list, best kind first.
+    """
+    table: list[list[str]] = []
+    index: dict[str, dict[int, int]] = {}
+    for g in genes:
+        i = len(table)
+        table.append([g.hgnc_id, g.symbol, g.name, g.locus_group])
+        fields: tuple[tuple[int, list[str]], ...] = (
+            (0, [g.symbol]),
+            (1, g.prev_symbols),
+            (2, g.alias_symbols),
+            (3, [g.name]),
+            (4, g.prev_names),
+            (5, g.alias_names),
+        )
+        for kind, values in fields:
+            for v in values:
+                _add(index, gene_key(v), i, kind)
+    return {"genes": table, "index": _encode(index, 8)}
+
+
+def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
+    """Descriptors as ``{"descriptors": [[ui, name, cats]], "index": {...}, "bag": {...}}``.
+
+    A code is ``descriptor_number * 2 + kind`` (0 = the descriptor's own name, 1 = an entry
+    term). ``index`` is keyed by :func:`term_key`, ``bag`` by :func:`bag_key` (word order free),
+    ``exact`` by the unfolded key (plurals kept) where folding made keys collide.
+    """
+    table: list[list[str]] = []
+    index: dict[str, dict[int, int]] = {}
+    bag: dict[str, dict[int, int]] = {}
+    exact: dict[str, dict[int, int]] = {}
+    for rec in records:
+        cats = rec.categories()
+        if not cats:
+            continue
+        i = len(table)
+        table.append([rec.ui, rec.name, cats])
+        texts = [rec.name] + [t.text for t in rec.terms]
+        for n, text in enumerate(texts):
+            kind = 0 if n == 0 or text == rec.name else 1
+            _add(index, term_key(text), i, kind)
+            _add(bag, bag_key(text), i, kind)
+            _add(exact, "".join(plain_tokens(text)), i, kind)
+    # Plural folding merges some distinct descriptors (Amphetamine / Amphetamines); keep the
+    # unfolded keys of those, so that the written number can still tell them apart.
+    merged = {i for kinds in index.values() if len(kinds) > 1 for i in kinds}
+    exact = {k: v for k, v in exact.items() if len(v) == 1 and next(iter(v)) in merged}
+    return {
+        "descriptors": table,
+        "index": _encode(index, 2),
+        "bag": _encode(bag, 2),
+        "exact": _encode(exact, 2),
+    }
+
+
+def _write_json_gz(path: Path, data: dict[str, Any]) -> None:
+    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0) as gz:
+        gz.write(raw)
+    tmp.replace(path)
+
+
+def version_from_name(path: Path | str, pattern: str) -> str | None:
+    m = re.search(pattern, Path(path).name)
+    return m.group(1) if m else None
+
+
+def build_vocab(
+    genes: Iterable[GeneRecord],
+    mesh: Iterable[MeshRecord],
+    out_dir: Path,
+    sources: dict[str, dict[str, str]],
+) -> dict[str, Any]:
+    """Write manifest.json, genes.json.gz and mesh.json.gz into ``out_dir``; return the manifest.
+
+    ``sources`` describes each input: ``{"hgnc": {"version": ..., "source": ...}, "mesh": ...}``.
+    """
+    gene_data = compile_genes(genes)
+    mesh_data = compile_mesh(mesh)
+    if not gene_data["genes"]:
+        raise VocabError("The HGNC input holds no approved genes; check the file.")
+    if not mesh_data["descriptors"]:
+        raise VocabError("The MeSH input holds no C, F03 or D tree descriptors; check the file.")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    n_disease = sum(1 for d in mesh_data["descriptors"] if "C" in d[2])
+    n_chemical = sum(1 for d in mesh_data["descriptors"] if "D" in d[2])
+    manifest: dict[str, Any] = {
+        "format": FORMAT_VERSION,
+        "built": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "sources": sources,
+        "counts": {
+            "genes": len(gene_data["genes"]),
+            "gene_keys": len(gene_data["index"]),
+            "mesh_descriptors": len(mesh_data["descriptors"]),
+            "disease_descriptors": n_disease,
+            "chemical_descriptors": n_chemical,
+            "mesh_keys": len(mesh_data["index"]),
+        },
+        "files": {"genes": GENES_FILE, "mesh": MESH_FILE},
+    }
+    _write_json_gz(out_dir / GENES_FILE, gene_data)
+    _write_json_gz(out_dir / MESH_FILE, mesh_data)
+    tmp = out_dir / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    tmp.replace(out_dir / MANIFEST)
+    return manifest
+
+
+def build_from_files(
+    hgnc: Path,
+    out_dir: Path,
+    *,
+    mesh_xml: Path | None = None,
+    mesh_terms: Path | None = None,
+    mesh_trees: Path | None = None,
+    hgnc_version: str | None = None,
+    mesh_version: str | None = None,
+    hgnc_source: str | None = None,
+    mesh_source: str | None = None,
+) -> dict[str, Any]:
+    """Build from local files: the HGNC TSV and either the MeSH XML or the two MeSH TSVs."""
+    if mesh_xml is not None:
+        mesh: Iterable[MeshRecord] = parse_mesh_xml(mesh_xml)
+        mesh_name = mesh_xml.name
+    elif mesh_terms is not None and mesh_trees is not None:
+        mesh = parse_mesh_tsv(mesh_terms, mesh_trees)
+        mesh_name = f"{mesh_terms.name} + {mesh_trees.name}"
+    else:
+        raise VocabError("Give the MeSH descriptor XML, or both MeSH TSVs (terms and trees).")
+    sources = {
+        "hgnc": {
+            "name": "HGNC complete set (genenames.org)",
+            "file": hgnc.name,
+            "version": hgnc_version
+            or version_from_name(hgnc, r"(\d{4}-\d{2}(?:-\d{2})?)")
+            or "unknown",
+            "source": hgnc_source or str(hgnc),
+        },
+        "mesh": {
+            "name": "NLM Medical Subject Headings (MeSH) descriptors",
+            "file": mesh_name,
+            "version": mesh_version
+            or version_from_name(mesh_xml or mesh_terms or "", r"(\d{4})")
+            or "unknown",
+            "source": mesh_source or str(mesh_xml or mesh_terms),
+        },
+    }
+    return build_vocab(parse_hgnc_tsv(hgnc), mesh, out_dir, sources)

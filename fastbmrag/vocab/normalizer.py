@@ -1,0 +1,770 @@
+"""Dictionary normaliser: genes -> HGNC, diseases -> MeSH (C tree, F03), chemicals -> MeSH (D tree).
+
+No model, no network: lookups in the compact files built by :mod:`fastbmrag.vocab.build`.
+
+``matched_by`` values (how the returned id was found), with their scores:
+
+===============  =====  ===============================================================
+matched_by       score  meaning
+===============  =====  ===============================================================
+``symbol``       1.00   HGNC approved symbol (case, punctuation, Greek letters folded)
+``name``         0.95   HGNC approved name, or the MeSH descriptor's own name
+``prev_symbol``  0.90   HGNC previous symbol
+``entry_term``   0.90   a MeSH entry term (synonym, permuted form, spelling variant)
+``alias``        0.85   HGNC alias symbol
+``prev_name``    0.85   HGNC previous name
+``alias_name``   0.80   HGNC alias name
+``word_order``   0.80   the same words as a MeSH term in another order
+``abbreviation`` x0.95  a short form defined in the context ("... (HNF-6) ...") whose long
+                        form matched; score is the long form's score times 0.95
+``variant``      0.70   a derived form: "hypotensive" -> hypotension, "psychotic" -> psychosis
+``partial``      0.50+  the longest part of the name that is a MeSH term ("severe
+                        hypotension" -> Hypotension); 0.5 + 0.3 x covered fraction
+``ambiguous``    0.50   the name fits several entries equally well and the context does not
+                        decide; ``ontology_id`` is None and ``candidates`` lists the ids
+``none``         0.00   unknown, or a type with no vocabulary: the cleaned name, no id
+===============  =====  ===============================================================
+
+Before the lookup, "gene", "protein", "mRNA", "expression", "levels" words are dropped from
+gene names, and plural, British spellings (anaemia, tumour, sulphate), possessives and
+accents are folded on both sides. An alias or term that names several entries is resolved
+from the context when exactly one candidate's symbol or name words appear in it; the
+candidates are listed in ``candidates`` either way.
+
+Types: ``gene`` (also ``protein``, ``rna``), ``disease`` (also ``disorder``, ``phenotype``,
+``symptom``), ``chemical`` (also ``drug``, ``compound``, ``metabolite``) and ``auto`` (all
+three, best score wins; a tie prefers an HGNC symbol, then a disease, then a chemical).
+Any other type (``variant``, ``pathway``, ``cell``, ``other`` ...) passes through cleaned,
+with no id.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fastbmrag import config
+from fastbmrag.errors import VocabError
+from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, Normalized
+from fastbmrag.vocab.build import (
+    BAG_STOP,
+    GENE_KINDS,
+    GENE_WORDS,
+    GREEK_LETTER,
+    MANIFEST,
+    _words,
+    plain_tokens,
+    raw_tokens,
+    tokens,
+)
+
+BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data" / "vocab"
+CACHE_SUBDIR = "vocab"
+
+TYPE_ALIASES = {
+    GENE: GENE,
+    "genes": GENE,
+    "protein": GENE,
+    "proteins": GENE,
+    "rna": GENE,
+    "mrna": GENE,
+    DISEASE: DISEASE,
+    "diseases": DISEASE,
+    "disorder": DISEASE,
+    "phenotype": DISEASE,
+    "symptom": DISEASE,
+    CHEMICAL: CHEMICAL,
+    "chemicals": CHEMICAL,
+    "drug": CHEMICAL,
+    "drugs": CHEMICAL,
+    "compound": CHEMICAL,
+    "metabolite": CHEMICAL,
+}
+AUTO = "auto"
+ALL_TYPES = (GENE, DISEASE, CHEMICAL)
+
+GENE_SCORES = {
+    "symbol": 1.0,
+    "prev_symbol": 0.9,
+    "alias": 0.85,
+    "name": 0.95,
+    "prev_name": 0.85,
+    "alias_name": 0.8,
+}
+MESH_SCORES = (0.95, 0.9)  # descriptor name, entry term
+MESH_MATCHED = ("name", "entry_term")
+WORD_ORDER_SCORE = 0.8
+VARIANT_SCORE = 0.7
+AMBIGUOUS_SCORE = 0.5
+ABBREVIATION_FACTOR = 0.95
+_CAT = {DISEASE: "C", CHEMICAL: "D"}
+
+FORMULA_SCORE = 0.85
+
+# Derivational suffix rules for the last word (adjective -> noun), tried in order.
+VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("ptic", "psy"),  # epileptic -> epilepsy, cataleptic -> catalepsy
+    ("otic", "osis"),  # psychotic -> psychosis, necrotic -> necrosis
+    ("tic", "sis"),  # paralytic -> paralysis
+    ("ive", "ion"),  # hypotensive -> hypotension
+    ("ic", "ia"),  # ischemic -> ischemia, anemic -> anemia
+    ("ic", "y"),  # neuropathic -> neuropathy
+    ("ic", "icity"),  # nephrotoxic -> nephrotoxicity
+    ("ous", ""),  # cancerous -> cancer
+    ("ian", ""),  # parkinsonian -> parkinson (+ disease)
+    ("ssion", "ssive"),  # depression -> depressive (+ disorder)
+    ("ed", ""),  # --
+    ("al", ""),  # --
+)
+# Head nouns MeSH disease names often carry that writers leave out ("neurotoxicity" ->
+# Neurotoxicity Syndromes, "parkinson" -> Parkinson Disease).
+DISEASE_HEADS = ("syndrome", "disease", "disorder", "infection")
+# Organ adjectives and combining forms -> the organ word MeSH disease names use.
+ORGAN_ADJECTIVES = {
+    "renal": "kidney",
+    "kidney": "kidney",
+    "hepatic": "liver",
+    "liver": "liver",
+    "cardiac": "heart",
+    "heart": "heart",
+    "myocardial": "heart",
+    "neurological": "nervous system",
+    "neurologic": "nervous system",
+    "neural": "nervous system",
+    "pulmonary": "lung",
+    "lung": "lung",
+    "cerebral": "brain",
+    "brain": "brain",
+    "gastrointestinal": "gastrointestinal",
+    "ocular": "eye",
+    "retinal": "retinal",
+    "cutaneous": "skin",
+    "skin": "skin",
+    "vascular": "vascular",
+    "bone": "bone",
+    "muscle": "muscular",
+    "muscular": "muscular",
+    "cognitive": "cognition",
+    "sexual": "sexual",
+    "behavioral": "behavior",
+}
+ORGAN_PREFIXES = {
+    "nephro": "kidney",
+    "hepato": "liver",
+    "cardio": "heart",
+    "neuro": "nervous system",
+    "oto": "ear",
+    "myelo": "bone marrow",
+    "pneumo": "lung",
+    "encephalo": "brain",
+    "gastro": "stomach",
+    "dermato": "skin",
+    "myo": "muscular",
+}
+ORGAN_DAMAGE = _words(
+    "toxicity toxic pathy pathic dysfunction damage injury impairment disorder disease "
+    "complication problem abnormality alteration lesion disturbance"
+)
+TOXIC = frozenset(["toxicity", "toxic"])
+# Chemical element symbols (IUPAC) -> English names, for "Na", "Ca2+", "K(+)".
+ELEMENTS = {
+    "H": "hydrogen", "Li": "lithium", "B": "boron", "C": "carbon", "N": "nitrogen",
+    "O": "oxygen", "F": "fluorine", "Na": "sodium", "Mg": "magnesium", "Al": "aluminum",
+    "Si": "silicon", "P": "phosphorus", "S": "sulfur", "Cl": "chlorine", "K": "potassium",
+    "Ca": "calcium", "Ti": "titanium", "V": "vanadium", "Cr": "chromium", "Mn": "manganese",
+    "Fe": "iron", "Co": "cobalt", "Ni": "nickel", "Cu": "copper", "Zn": "zinc",
+    "As": "arsenic", "Se": "selenium", "Br": "bromine", "Rb": "rubidium", "Sr": "strontium",
+    "Mo": "molybdenum", "Ag": "silver", "Cd": "cadmium", "Sn": "tin", "I": "iodine",
+    "Cs": "cesium", "Ba": "barium", "Gd": "gadolinium", "W": "tungsten", "Pt": "platinum",
+    "Au": "gold", "Hg": "mercury", "Tl": "thallium", "Pb": "lead", "Bi": "bismuth",
+    "U": "uranium",
+}  # fmt: skip
+ANIONS = {
+    "Cl": "chloride", "Br": "bromide", "I": "iodide", "F": "fluoride", "O": "oxide",
+    "S": "sulfide", "N": "nitride",
+}  # fmt: skip
+NUMBER_PREFIX = {1: "mon", 2: "di", 3: "tri", 4: "tetra", 5: "penta"}
+_CHARGE_RE = re.compile(r"(?:\(?\d?[+-]+\)?|\(\d?[+-]\))$")
+_BINARY_RE = re.compile(r"^([A-Z][a-z]?)(\d?)([A-Z][a-z]?)\(?(\d?)\)?$")
+# Words too general to stand for a whole name when only part of it matches.
+GENERIC = _words(
+    "disease disorder syndrome injury damage lesion abnormality condition failure dysfunction "
+    "acid acids salt cell cells drug drugs agent agents compound substance toxicity effect "
+    "infection pain level levels chronic acute severe mild human patient patients"
+)
+# Words never linked on their own in free text (find_mentions).
+STOP_WORDS = _words(
+    """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers him his how i if in into is it its itself just
+    me more most my no nor not now of off on once only or other our out over own same she should
+    so some such than that the their them then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with would you your
+    role roles effect effects gene genes protein proteins disease diseases level levels patient
+    patients study studies cell cells type types role function functions expression involved
+    associated association treatment therapy risk case cases use used using show shown find
+    found new high low increased decreased via among known related"""
+)
+
+_WORD_RE = re.compile(r"\w+(?:[-/.'’]\w+)*")
+_WS_RE = re.compile(r"\s+")
+
+
+def _clean(name: str) -> str:
+    return _WS_RE.sub(" ", name).strip().strip(".,;:")
+
+
+# --------------------------------------------------------------------------------------------
+# Abbreviations defined in the text (Schwartz & Hearst, PSB 2003)
+# --------------------------------------------------------------------------------------------
+
+_PAREN_RE = re.compile(r"\(([^()]{1,20})\)")
+
+
+def _best_long_form(short: str, long: str) -> str | None:
+    s, j = len(short) - 1, len(long) - 1
+    while s >= 0:
+        c = short[s].lower()
+        if not c.isalnum():
+            s -= 1
+            continue
+        while (j >= 0 and long[j].lower() != c) or (s == 0 and j > 0 and long[j - 1].isalnum()):
+            j -= 1
+        if j < 0:
+            return None
+        j -= 1
+        s -= 1
+    start = long.rfind(" ", 0, j + 1) + 1
+    return long[start:]
+
+
+def find_abbreviations(text: str) -> dict[str, str]:
+    """Short form -> long form for every "long form (SF)" definition in ``text``."""
+    return _abbreviations(text)[0]
+
+
+def _abbreviations(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Schwartz-Hearst definitions, and for short forms whose letters do not align with the
+    words before them ("zidovudine (AZT)"), those words (up to five) as a looser candidate."""
+    found: dict[str, str] = {}
+    loose: dict[str, str] = {}
+    for m in _PAREN_RE.finditer(text):
+        short = m.group(1).strip()
+        if ";" in short or "," in short:
+            short = re.split(r"[;,]", short)[0].strip()
+        words = short.split()
+        if not short or len(words) > 2 or len(short) < 2 or not short[0].isalnum():
+            continue
+        if not any(c.isalpha() for c in short):
+            continue
+        before = text[: m.start()].rstrip()
+        cut = max(before.rfind(". "), before.rfind("; "), before.rfind("("), before.rfind(")"))
+        before = before[cut + 1 :].strip()
+        limit = min(len(short) + 5, len(short) * 2)
+        cand = before.split()[-limit:]
+        if not cand:
+            continue
+        long = _best_long_form(short, " ".join(cand))
+        if long and len(long) > len(short) and short.lower() not in long.lower().split():
+            found.setdefault(short, long)
+        elif short not in found:
+            loose.setdefault(short, " ".join(before.split()[-5:]))
+    return found, loose
+
+
+# --------------------------------------------------------------------------------------------
+# The normaliser
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    type: str
+    item: int  # gene or descriptor number; -1 when ambiguous
+    matched_by: str
+    score: float
+    candidates: tuple[int, ...] = ()
+
+
+class _Context:
+    """Facts about one context text, computed once and reused for every name in it."""
+
+    __slots__ = ("abbreviations", "gene_keys", "loose", "words")
+
+    def __init__(self, text: str) -> None:
+        self.abbreviations, self.loose = _abbreviations(text) if "(" in text else ({}, {})
+        self.words = frozenset(tokens(text))
+        self.gene_keys = frozenset(_gene_key_from(raw_tokens(w)) for w in text.split())
+
+
+def _gene_key_from(toks: Sequence[str]) -> str:
+    return "".join(GREEK_LETTER.get(t, t) for t in toks)
+
+
+class DictionaryNormalizer:
+    """Normalises entity names with the HGNC and MeSH dictionaries. Thread-safe after loading."""
+
+    def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
+        self.manifest = manifest
+        self._genes: list[list[str]] = genes["genes"]
+        self._gene_index: dict[str, int | list[int]] = genes["index"]
+        self._desc: list[list[str]] = mesh["descriptors"]
+        self._mesh_index: dict[str, int | list[int]] = mesh["index"]
+        self._mesh_bag: dict[str, int | list[int]] = mesh["bag"]
+        self._mesh_exact: dict[str, int | list[int]] = mesh.get("exact", {})
+        self._contexts: dict[str, _Context] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_dir(cls, path: Path) -> DictionaryNormalizer:
+        """Load manifest.json, genes.json.gz and mesh.json.gz from ``path``."""
+        try:
+            manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+            files = manifest["files"]
+            genes = json.loads(gzip.decompress((path / files["genes"]).read_bytes()))
+            mesh = json.loads(gzip.decompress((path / files["mesh"]).read_bytes()))
+        except (OSError, ValueError, KeyError, EOFError) as err:
+            raise VocabError(
+                f"Cannot load the vocabularies in {path} ({err}); "
+                "run `fastbmrag vocab update` to rebuild them, or reinstall fastbmrag."
+            ) from err
+        return cls(genes, mesh, manifest)
+
+    # ---- public API ------------------------------------------------------------------------
+
+    def normalize(self, name: str, type_hint: str = AUTO, context: str = "") -> Normalized:
+        """Normalise one name. ``type_hint``: gene, disease, chemical, auto, or any other type."""
+        clean = _clean(name)
+        hint = (type_hint or AUTO).strip().lower()
+        kind = TYPE_ALIASES.get(hint)
+        if not clean:
+            return Normalized(name, hint, clean, None, "none", 0.0)
+        if kind is None and hint != AUTO:
+            return Normalized(name, hint, clean, None, "none", 0.0)
+        ctx = self._context(context) if context else None
+        types = ALL_TYPES if kind is None else (kind,)
+        best: _Hit | None = None
+        for t in types:
+            hit = self._match(clean, t, ctx)
+            if hit is not None and (best is None or hit.score > best.score):
+                best = hit
+        if best is None:
+            return Normalized(name, hint, clean, None, "none", 0.0)
+        return self._result(name, hint if kind is not None else best.type, best)
+
+    def normalize_many(self, items: Iterable[tuple[str, ...] | Sequence[str]]) -> list[Normalized]:
+        """Normalise ``(name,)``, ``(name, type)`` or ``(name, type, context)`` rows, in order."""
+        out = []
+        for row in items:
+            name = row[0]
+            type_hint = row[1] if len(row) > 1 and row[1] else AUTO
+            context = row[2] if len(row) > 2 and row[2] else ""
+            out.append(self.normalize(name, type_hint, context))
+        return out
+
+    def find_mentions(
+        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
+    ) -> list[Normalized]:
+        """Genes, diseases and chemicals named in free text (a question), left to right.
+
+        Longest match over word n-grams; stop words and short or lower-case single words are
+        not linked as genes. ``name`` of each result is the text as written.
+        """
+        return [n for _start, _end, n in self.find_mention_spans(text, types, max_words=max_words)]
+
+    def find_mention_spans(
+        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
+    ) -> list[tuple[int, int, Normalized]]:
+        """Like :meth:`find_mentions`, with the character span of each mention."""
+        wanted = tuple(dict.fromkeys(TYPE_ALIASES.get(t.lower(), t.lower()) for t in types))
+        ctx = self._context(text)
+        words = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(text)]
+        gtoks = [raw_tokens(w) for _, _, w in words]
+        ttoks = [tokens(w) for _, _, w in words]
+        out: list[tuple[int, int, Normalized]] = []
+        i = 0
+        while i < len(words):
+            found = None
+            if words[i][2].lower() not in STOP_WORDS:
+                for n in range(min(max_words, len(words) - i), 0, -1):
+                    last = words[i + n - 1][2].lower()
+                    if last in STOP_WORDS:
+                        continue
+                    hit = self._span_hit(
+                        words[i : i + n], gtoks[i : i + n], ttoks[i : i + n], wanted, ctx
+                    )
+                    if hit is not None:
+                        found = (n, hit)
+                        break
+            if found is None:
+                i += 1
+                continue
+            n, hit = found
+            start, end = words[i][0], words[i + n - 1][1]
+            out.append((start, end, self._result(text[start:end], hit.type, hit)))
+            i += n
+        return out
+
+    # ---- matching --------------------------------------------------------------------------
+
+    def _span_hit(
+        self,
+        words: Sequence[tuple[int, int, str]],
+        gtoks: Sequence[list[str]],
+        ttoks: Sequence[list[str]],
+        wanted: Sequence[str],
+        ctx: _Context,
+    ) -> _Hit | None:
+        single = len(words) == 1
+        surface = words[0][2]
+        best: _Hit | None = None
+        for t in wanted:
+            hit: _Hit | None
+            if t == GENE:
+                if single and not _gene_like(surface):
+                    continue
+                key = _gene_key_from([x for toks in gtoks for x in toks])
+                hit = self._gene_codes(self._gene_index.get(key), ctx)
+                if hit is not None and single and hit.matched_by.endswith("name"):
+                    hit = None  # one ordinary word that is a gene's name ("insulin") is too loose
+            elif t in _CAT:
+                if single and (len(surface) < 3 or (surface.islower() and len(surface) < 4)):
+                    continue
+                key = "".join(x for toks in ttoks for x in toks)
+                hit = self._mesh_codes(self._mesh_index.get(key), t, ctx, 0)
+            else:
+                continue
+            if hit is not None and (best is None or hit.score > best.score):
+                best = hit
+        return best
+
+    def _match(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        if ctx is not None and ctx.abbreviations:
+            long = ctx.abbreviations.get(clean)
+            if long is not None:
+                hit = self._direct(long, t, ctx)
+                if hit is not None and hit.item >= 0:
+                    return _Hit(
+                        hit.type,
+                        hit.item,
+                        "abbreviation",
+                        round(hit.score * ABBREVIATION_FACTOR, 3),
+                        hit.candidates,
+                    )
+        if t == CHEMICAL:
+            formula = _formula_name(clean)
+            if formula:
+                for long in formula:
+                    hit = self._direct(long, t, None)
+                    if hit is not None and hit.item >= 0:
+                        return _Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
+        hit = self._direct(clean, t, ctx)
+        if hit is not None or t == GENE:
+            return hit
+        if ctx is not None and clean in ctx.loose:
+            words = ctx.loose[clean].split()
+            for n in range(len(words), 0, -1):
+                hit = self._direct(" ".join(words[-n:]), t, ctx)
+                if hit is not None and hit.item >= 0:
+                    return _Hit(
+                        hit.type,
+                        hit.item,
+                        "abbreviation",
+                        round(hit.score * 0.8, 3),
+                        hit.candidates,
+                    )
+        return self._fallback(clean, t, ctx)
+
+    def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        if t == GENE:
+            toks = raw_tokens(clean)
+            hit = self._gene_codes(self._gene_index.get(_gene_key_from(toks)), ctx)
+            if hit is None:
+                core = _strip_gene_words(toks)
+                if core and core != toks:
+                    hit = self._gene_codes(self._gene_index.get(_gene_key_from(core)), ctx)
+            return hit
+        toks = tokens(clean)
+        hit = self._mesh_codes(
+            self._mesh_index.get("".join(toks)), t, ctx, 0, "".join(plain_tokens(clean))
+        )
+        if hit is None:
+            bag = " ".join(sorted(x for x in toks if x not in BAG_STOP))
+            hit = self._mesh_codes(self._mesh_bag.get(bag), t, ctx, WORD_ORDER_SCORE)
+            if hit is not None and hit.item >= 0:
+                hit = _Hit(hit.type, hit.item, "word_order", WORD_ORDER_SCORE, hit.candidates)
+        return hit
+
+    def _mesh_tokens(self, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
+        hit = self._mesh_codes(self._mesh_index.get("".join(toks)), t, ctx, 0)
+        if hit is None:
+            bag = " ".join(sorted(x for x in toks if x not in BAG_STOP))
+            hit = self._mesh_codes(self._mesh_bag.get(bag), t, ctx, 0)
+        return hit
+
+    def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        toks = tokens(clean)
+        if not toks:
+            return None
+        last = toks[-1]
+        heads = DISEASE_HEADS if t == DISEASE else ()
+        variants = [toks] + [
+            [*toks[:-1], last[: len(last) - len(old)] + new]
+            for old, new in VARIANT_SUFFIXES
+            if last.endswith(old) and len(last) - len(old) >= 3
+        ]
+        for v, variant in enumerate(variants):
+            for head in ("", *heads):
+                if not v and not head:
+                    continue  # the name itself: already looked up
+                hit = self._mesh_tokens([*variant, head] if head else variant, t, ctx)
+                if hit is not None and hit.item >= 0:
+                    return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        if t == DISEASE:
+            for phrase in _organ_phrases(toks):
+                hit = self._mesh_tokens(phrase, t, ctx)
+                if hit is not None and hit.item >= 0:
+                    return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        n_all = len(toks)
+        for n in range(n_all - 1, 0, -1):
+            # Spans ending at the last word (the head noun in English) first.
+            for start in range(n_all - n, -1, -1):
+                part = toks[start : start + n]
+                if n == 1 and (part[0] in GENERIC or len(part[0]) < 4):
+                    continue
+                if part[0] in BAG_STOP or part[-1] in BAG_STOP:
+                    continue
+                hit = self._mesh_tokens(part, t, ctx)
+                if hit is not None and hit.item >= 0:
+                    score = round(0.5 + 0.3 * n / n_all, 3)
+                    return _Hit(hit.type, hit.item, "partial", score, hit.candidates)
+        return None
+
+    def _gene_codes(self, codes: int | list[int] | None, ctx: _Context | None) -> _Hit | None:
+        if codes is None:
+            return None
+        if isinstance(codes, int):
+            kind = GENE_KINDS[codes % 8]
+            return _Hit(GENE, codes // 8, kind, GENE_SCORES[kind])
+        best_kind = codes[0] % 8
+        items = tuple(c // 8 for c in codes if c % 8 == best_kind)
+        kind = GENE_KINDS[best_kind]
+        if len(items) == 1:
+            return _Hit(GENE, items[0], kind, GENE_SCORES[kind], tuple(c // 8 for c in codes))
+        chosen = self._pick_gene(items, ctx) if ctx is not None else None
+        if chosen is not None:
+            return _Hit(GENE, chosen, kind, round(GENE_SCORES[kind] * 0.9, 3), items)
+        return _Hit(GENE, -1, "ambiguous", AMBIGUOUS_SCORE, items)
+
+    def _mesh_codes(
+        self,
+        codes: int | list[int] | None,
+        t: str,
+        ctx: _Context | None,
+        fixed: float,
+        exact_key: str = "",
+    ) -> _Hit | None:
+        if codes is None:
+            return None
+        cat = _CAT[t]
+        if isinstance(codes, int):
+            if cat not in self._desc[codes // 2][2]:
+                return None
+            return _Hit(t, codes // 2, MESH_MATCHED[codes % 2], fixed or MESH_SCORES[codes % 2])
+        fitting = [c for c in codes if cat in self._desc[c // 2][2]]
+        if not fitting:
+            return None
+        if exact_key and len(fitting) > 1:
+            # "Alcohol" is an entry term of Ethanol, "Alcohols" a descriptor: the number decides.
+            exact = self._mesh_exact.get(exact_key)
+            if isinstance(exact, int) and exact in fitting:
+                fitting = [exact]
+        best_kind = fitting[0] % 2
+        items = tuple(c // 2 for c in fitting if c % 2 == best_kind)
+        score = fixed or MESH_SCORES[best_kind]
+        if len(items) == 1:
+            return _Hit(t, items[0], MESH_MATCHED[best_kind], score)
+        chosen = self._pick_descriptor(items, ctx) if ctx is not None else None
+        if chosen is not None:
+            return _Hit(t, chosen, MESH_MATCHED[best_kind], round(score * 0.9, 3), items)
+        return _Hit(t, -1, "ambiguous", AMBIGUOUS_SCORE, items)
+
+    # ---- context ---------------------------------------------------------------------------
+
+    def _context(self, text: str) -> _Context:
+        ctx = self._contexts.get(text)
+        if ctx is None:
+            ctx = _Context(text)
+            with self._lock:
+                if len(self._contexts) >= 256:
+                    self._contexts.clear()
+                self._contexts[text] = ctx
+        return ctx
+
+    def _pick_gene(self, items: Sequence[int], ctx: _Context) -> int | None:
+        def support(i: int) -> float:
+            _hgnc, symbol, name, _group = self._genes[i]
+            s = 2.0 if _gene_key_from(raw_tokens(symbol)) in ctx.gene_keys else 0.0
+            words = [w for w in tokens(name) if len(w) > 2 and w not in BAG_STOP]
+            if words:
+                s += sum(w in ctx.words for w in words) / len(words)
+            return s
+
+        return _unique_best(items, support)
+
+    def _pick_descriptor(self, items: Sequence[int], ctx: _Context) -> int | None:
+        def support(i: int) -> float:
+            words = [w for w in tokens(self._desc[i][1]) if len(w) > 2 and w not in BAG_STOP]
+            return sum(w in ctx.words for w in words) / len(words) if words else 0.0
+
+        return _unique_best(items, support)
+
+    # ---- output ----------------------------------------------------------------------------
+
+    def _result(self, name: str, type_: str, hit: _Hit) -> Normalized:
+        if hit.type == GENE:
+            ids = tuple(self._genes[i][0] for i in hit.candidates)
+        else:
+            ids = tuple(self._desc[i][0] for i in hit.candidates)
+        if hit.item < 0:
+            return Normalized(name, type_, _clean(name), None, "ambiguous", hit.score, ids)
+        if hit.type == GENE:
+            row = self._genes[hit.item]
+            return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids)
+        row = self._desc[hit.item]
+        return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids)
+
+    def gene(self, hgnc_id: str) -> tuple[str, str] | None:
+        """(symbol, name) of an HGNC id, e.g. "HGNC:5992" -> ("IL1B", "interleukin 1 beta")."""
+        for row in self._genes:
+            if row[0] == hgnc_id:
+                return row[1], row[2]
+        return None
+
+
+def _formula_name(text: str) -> list[str]:
+    """Names for an element symbol or a binary formula: "Ca2+" -> calcium, "CaCl2" ->
+    calcium chloride, "CO2" -> carbon dioxide. Case-sensitive; [] when not a formula."""
+    core = _CHARGE_RE.sub("", text) if text[-1] in "+-)" else text
+    if core in ELEMENTS:
+        return [ELEMENTS[core]]
+    m = _BINARY_RE.match(core)
+    if not m or m.group(1) not in ELEMENTS or m.group(3) not in ANIONS:
+        return []
+    first, anion = ELEMENTS[m.group(1)], ANIONS[m.group(3)]
+    n = int(m.group(4) or 1)
+    prefix = NUMBER_PREFIX.get(n, "")
+    if prefix == "mon" and anion[0] != "o":
+        prefix = "mono"
+    return [f"{first} {anion}", f"{first} {prefix}{anion}"]
+
+
+def _organ_phrases(toks: Sequence[str]) -> list[list[str]]:
+    """ "renal damage", "nephrotoxicity", "nephropathy" -> [["kidney", "disease"], ...]."""
+    organ = damage = None
+    if len(toks) == 2 and toks[0] in ORGAN_ADJECTIVES and toks[1] in ORGAN_DAMAGE:
+        organ, damage = ORGAN_ADJECTIVES[toks[0]], toks[1]
+    elif len(toks) == 1:
+        for prefix, name in ORGAN_PREFIXES.items():
+            rest = toks[0][len(prefix) :]
+            if toks[0].startswith(prefix) and rest in ORGAN_DAMAGE:
+                organ, damage = name, rest
+                break
+    if organ is None or damage is None:
+        return []
+    words = organ.split()
+    out = []
+    if damage in TOXIC:
+        out.append(["drug", "induced", *words, "injury"])
+        out.append([*words, "toxicity"])
+    out.append([*words, "disease"])
+    return out
+
+
+def _unique_best(items: Sequence[int], support: Any) -> int | None:
+    scored = sorted(((support(i), i) for i in items), reverse=True)
+    if scored and scored[0][0] > 0 and (len(scored) == 1 or scored[0][0] > scored[1][0]):
+        return scored[0][1]
+    return None
+
+
+def _strip_gene_words(toks: list[str]) -> list[str]:
+    out = list(toks)
+    while out and out[-1] in GENE_WORDS:
+        out.pop()
+    while out and out[0] in GENE_WORDS:
+        out.pop(0)
+    return out
+
+
+def _gene_like(word: str) -> bool:
+    """A single word that may be a gene symbol in running text: IL1B, TP53, p53, MYC, IL-1β."""
+    if word.lower() in STOP_WORDS or len(word) < 2:
+        return False
+    if any(c.isdigit() for c in word):
+        return True
+    return sum(c.isupper() for c in word[1:]) >= 1 and len(word) >= 3
+
+
+# --------------------------------------------------------------------------------------------
+# Loading (memoised per process)
+# --------------------------------------------------------------------------------------------
+
+_MEMO: dict[tuple[str, int], DictionaryNormalizer] = {}
+_MEMO_LOCK = threading.Lock()
+
+
+def cache_dir() -> Path:
+    """Where `fastbmrag vocab update` writes rebuilt vocabularies: ``<FASTBMRAG_HOME>/vocab``."""
+    return config.home() / CACHE_SUBDIR
+
+
+def vocab_dir(path: Path | None = None) -> tuple[Path, str]:
+    """The directory to load and where it comes from: "custom", "cache" or "bundled"."""
+    if path is not None:
+        return Path(path).expanduser(), "custom"
+    cached = cache_dir()
+    if (cached / MANIFEST).is_file():
+        return cached, "cache"
+    return BUNDLED_DIR, "bundled"
+
+
+def load_normalizer(path: Path | None = None) -> DictionaryNormalizer:
+    """The normaliser over ``path``, else the user's rebuilt cache, else the bundled files.
+
+    Loaded once per process and directory (reloaded when the directory is rebuilt).
+    """
+    directory, _origin = vocab_dir(path)
+    try:
+        stamp = (directory / MANIFEST).stat().st_mtime_ns
+    except OSError as err:
+        raise VocabError(
+            f"No vocabularies in {directory} (missing {MANIFEST}); "
+            "run `fastbmrag vocab update` or reinstall fastbmrag."
+        ) from err
+    key = (str(directory.resolve()), stamp)
+    with _MEMO_LOCK:
+        norm = _MEMO.get(key)
+        if norm is None:
+            norm = DictionaryNormalizer.from_dir(directory)
+            _MEMO[key] = norm
+    return norm
+
+
+def vocab_info(path: Path | None = None) -> dict[str, Any]:
+    """Versions, sources and counts of the vocabularies :func:`load_normalizer` would load."""
+    directory, origin = vocab_dir(path)
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise VocabError(
+            f"Cannot read {directory / MANIFEST} ({err}); run `fastbmrag vocab update` "
+            "or reinstall fastbmrag."
+        ) from err
+    return {"path": str(directory), "origin": origin, **manifest}
