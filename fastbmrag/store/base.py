@@ -6,12 +6,17 @@ qdrant-client. Both translate :class:`Filter` into their own filter objects.
 
 from __future__ import annotations
 
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+# Fixed namespace of edge point ids (uuid5(NAMESPACE_DNS, "edges.fastbmrag")). Never change it:
+# every stored point id is derived from it.
+EDGE_NAMESPACE = uuid.UUID("23858c6d-a8ea-5be5-a599-16f4f3b50d67")
 
 # Payload fields with an index, and the index kind (see DESIGN.md: payload of an edge).
 KEYWORD_FIELDS = (
@@ -30,6 +35,39 @@ KEYWORD_FIELDS = (
 )
 INTEGER_FIELDS = ("year", "source_degree", "target_degree")
 FLOAT_FIELDS = ("paper_weight",)
+
+
+def edge_point_id(paper_id: str, source_key: str, relationship_type: str, target_key: str) -> str:
+    """The point id of one edge of one paper: UUID5 of its key, so re-indexing overwrites."""
+    name = "\x1f".join((paper_id, source_key, relationship_type, target_key))
+    return str(uuid.uuid5(EDGE_NAMESPACE, name))
+
+
+def node_key(ontology_id: str | None, entity_type: str, normalized_name: str) -> str:
+    """Node identity for degrees and weights: the ontology id, else ``type:name`` casefolded."""
+    if ontology_id:
+        return ontology_id
+    return f"{entity_type}:{normalized_name.casefold()}"
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeRef:
+    """What the ledger keeps about one stored edge: enough for degrees, entities and export."""
+
+    source_key: str
+    source_name: str
+    source_type: str
+    source_id: str | None
+    relationship_type: str
+    target_key: str
+    target_name: str
+    target_type: str
+    target_id: str | None
+
+    @property
+    def triple(self) -> tuple[str, str, str]:
+        """The distinct-edge identity: (source_key, relationship_type, target_key)."""
+        return (self.source_key, self.relationship_type, self.target_key)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +169,10 @@ class Store(ABC):
 
     def optimize(self) -> None:  # noqa: B027 - optional for backends that manage it themselves
         """Build indexes after large batches (no-op where the server does it)."""
+
+    def unindexed_points(self) -> int:
+        """Points not yet covered by a vector index (searched by brute force until optimised)."""
+        return 0
 
     def size_on_disk(self) -> int | None:
         return None

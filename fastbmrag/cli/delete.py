@@ -1,0 +1,62 @@
+"""`fastbmrag delete`: remove papers' edges from a collection; degrees and weights follow."""
+
+from __future__ import annotations
+
+import click
+
+from fastbmrag import config
+from fastbmrag.cli.common import (
+    collection_option,
+    qdrant_options,
+    working_dir_option,
+)
+from fastbmrag.errors import InputError
+
+
+@click.command("delete")
+@collection_option(required=True)
+@working_dir_option
+@qdrant_options
+@click.argument("paper_ids", nargs=-1, required=True, metavar="PAPER_ID...")
+def delete(
+    collection: str,
+    working_dir: str | None,
+    qdrant_url: str | None,
+    qdrant_api_key: str | None,
+    paper_ids: tuple[str, ...],
+) -> None:
+    """Remove papers and their edges from a collection.
+
+    Entity degrees and edge weights are updated at once. Ids that are not in the collection
+    (done, failed or pending) are listed on stderr; when none of the ids is there nothing
+    changes and the exit code is 2.
+
+    \b
+    Example:
+      fastbmrag delete --collection endometriosis PMC3324826 PMC3339580
+    """
+    from fastbmrag.store.collection import Collection
+
+    ids = list(dict.fromkeys(paper_ids))
+    with Collection.open(
+        config.working_dir(working_dir),
+        collection,
+        qdrant_url=config.qdrant_url(qdrant_url),
+        api_key=config.qdrant_api_key(qdrant_api_key),
+        write=True,
+        command="fastbmrag delete",
+    ) as coll:
+        known = coll.paper_states(ids)
+        unknown = [i for i in ids if i not in known]
+        if not known:
+            shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+            raise InputError(
+                f"None of the paper ids ({shown}) is in collection '{collection}': check the ids "
+                f"(`fastbmrag export -c {collection} --format csv -o edges.csv` lists them)"
+            )
+        run_id = coll.record_run_start("fastbmrag delete", {"paper_ids": list(known)})
+        removed = coll.delete_papers(list(known))
+        coll.record_run_end(run_id, {"papers_deleted": len(known), "edges_removed": removed})
+    if unknown:
+        click.echo(f"Not in collection '{collection}': {', '.join(unknown)}", err=True)
+    click.echo(f"Deleted {len(known):,} papers ({removed:,} edges) from collection '{collection}'.")

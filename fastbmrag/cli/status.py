@@ -1,0 +1,101 @@
+"""`fastbmrag status`: what a collection holds, from its ledger (works while an update runs)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from fastbmrag import config
+from fastbmrag.cli.common import (
+    collection_option,
+    json_option,
+    qdrant_options,
+    working_dir_option,
+)
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "unknown"
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TB"  # pragma: no cover
+
+
+def _human(stats: dict[str, Any]) -> str:
+    p = stats["papers"]
+    lines = [
+        f"Collection  {stats['collection']}",
+        f"Store       {stats['backend']}: {stats['location']}",
+        f"Ledger      {stats['ledger']}",
+        f"Papers      {p['done']:,} done, {p['failed']:,} failed, {p['pending']:,} pending",
+        f"Edges       {stats['edges']:,} ({stats['distinct_edges']:,} distinct), "
+        f"{stats['entities']:,} entities"
+        + (f", {stats['vector_size']}-d vectors" if stats["vector_size"] else ""),
+    ]
+    if stats["weights_pending_refresh"]:
+        lines.append(f"Weights     {stats['weights_pending_refresh']:,} nodes awaiting a refresh")
+    run = stats["last_run"]
+    if run:
+        end = run["ended_at"] or "still running or interrupted"
+        lines.append(f"Last run    #{run['run_id']} {run['command']}: {run['started_at']} -> {end}")
+        if run["summary"]:
+            summary = ", ".join(f"{k}={v}" for k, v in run["summary"].items())
+            lines.append(f"            {summary}")
+    else:
+        lines.append("Last run    none")
+    lines.append(f"Size        {_size(stats['size_on_disk'])} on disk")
+    if stats["failed"]:
+        lines.append("Failed papers:")
+        for f in stats["failed"]:
+            lines.append(f"  {f['paper_id']}  {f['error']}")
+        if p["failed"] > len(stats["failed"]):
+            lines.append(
+                f"  ... and {p['failed'] - len(stats['failed']):,} more (--json lists them)"
+            )
+    return "\n".join(lines)
+
+
+@click.command("status")
+@collection_option(required=True)
+@working_dir_option
+@qdrant_options
+@json_option
+def status(
+    collection: str,
+    working_dir: str | None,
+    qdrant_url: str | None,
+    qdrant_api_key: str | None,
+    as_json: bool,
+) -> None:
+    """Show what a collection holds.
+
+    Papers done / failed / pending (with the failure reasons), edges, entities, the last run,
+    where the edges are stored and the size on disk. It reads only the ledger, so it works
+    while an update is running.
+
+    \b
+    Example:
+      fastbmrag status --collection endometriosis
+      fastbmrag status -c endometriosis --json
+    """
+    from fastbmrag.store.collection import Collection
+
+    url = config.qdrant_url(qdrant_url)
+    with Collection.open(
+        config.working_dir(working_dir),
+        collection,
+        qdrant_url=url,
+        api_key=config.qdrant_api_key(qdrant_api_key),
+        ledger_only=True,
+    ) as coll:
+        stats = coll.stats(max_failed=None if as_json else 20)
+    if as_json:
+        click.echo(json.dumps(stats, indent=2))
+    else:
+        click.echo(_human(stats))

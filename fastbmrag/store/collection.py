@@ -1,0 +1,556 @@
+"""A collection: its store (embedded shard or server collection) + its ledger + locking + weights.
+
+Layout of ``<working-dir>/<name>/``::
+
+    ledger.sqlite   papers, edge refs, entity degrees, runs, sync state (SQLite, WAL)
+    shard/          the Qdrant Edge shard (embedded backend only)
+    lock            held (flock) by the one process updating the collection
+    shard.lock      held (flock) by the one process that has the embedded shard open
+
+Writes follow one order, so that a crash at any instant leaves each paper either done with all
+its edges, or pending with none (the next writer to open the collection finishes the job):
+
+1. journal the paper in the ledger;
+2. delete the paper's points, upsert its new points, flush the store (durable);
+3. one SQLite transaction: edge refs, degrees, stale-weight queue, paper done, journal cleared.
+
+Weights follow the fastbmRAG paper: node weight = degree / number of nodes; edge weight =
+min(source weight, target weight). Points carry their nodes' degrees (``source_degree``,
+``target_degree``, integers with a payload index), never the weight itself, because the number
+of nodes changes with every paper. ``weight >= w`` is then exactly ``source_degree >= k and
+target_degree >= k`` with ``k`` the smallest degree whose weight reaches ``w`` — two range
+conditions evaluated inside Qdrant. After a batch, :meth:`Collection.refresh_weights` rewrites the
+degree payload of the edges touching the nodes whose degree changed, and nothing else.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import math
+import os
+import re
+import sys
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from fastbmrag.errors import (
+    CollectionNotFound,
+    DimensionMismatch,
+    InputError,
+    LockedError,
+    StoreBusy,
+    StoreError,
+)
+from fastbmrag.store.base import EdgeRef, Filter, Match, Point, Range, Store
+from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
+
+LEDGER_FILE = "ledger.sqlite"
+SHARD_DIR = "shard"
+LOCK_FILE = "lock"
+SHARD_LOCK_FILE = "shard.lock"
+
+# Build the HNSW index once at least this many points are searched by brute force. Below it a
+# nightly update of a few hundred edges returns at once, and brute force over <= 20k 1024-d
+# vectors costs a few ms per query (docs/benchmarks.md, "Storage").
+DEFAULT_OPTIMIZE_MIN_POINTS = 20_000
+# How long a reader waits for another *reader* (a query) to let go of the embedded shard.
+DEFAULT_BUSY_TIMEOUT = 10.0
+_SET_PAYLOAD_CHUNK = 512
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _command_line() -> str:
+    prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
+    return " ".join([prog, *sys.argv[1:3]])
+
+
+def list_collections(working_dir: Path) -> list[str]:
+    """Names of the collections under ``working_dir`` (folders holding a ledger)."""
+    root = Path(working_dir)
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / LEDGER_FILE).is_file())
+
+
+def check_name(name: str) -> str:
+    if not name or not _NAME.match(name):
+        raise InputError(
+            f"Invalid collection name {name!r}: use letters, digits, '_', '-' or '.', "
+            "starting with a letter or digit (e.g. --collection endometriosis)"
+        )
+    return name
+
+
+class FileLock:
+    """An exclusive ``flock`` on a file, holding who took it (pid, command, start time, mode).
+
+    flock locks belong to the open file, so they die with the process that holds them: a lock
+    file left behind by a killed process is simply taken over.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def try_acquire(self, info: dict[str, Any]) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        self._fd = fd
+        return True
+
+    def holder(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text() or "{}")
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)  # releases the flock
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+
+def _who(holder: dict[str, Any]) -> str:
+    pid = holder.get("pid", "?")
+    cmd = holder.get("command", "another command")
+    started = holder.get("started_at", "an unknown time")
+    return f"pid {pid} ({cmd}, started {started})"
+
+
+class Collection:
+    """One collection of edges. Open it with :meth:`open`, use it as a context manager."""
+
+    def __init__(
+        self,
+        name: str,
+        directory: Path,
+        ledger: Ledger,
+        store: Store | None,
+        *,
+        backend: str,
+        writable: bool = False,
+        locks: Sequence[FileLock] = (),
+        optimize_min_points: int = DEFAULT_OPTIMIZE_MIN_POINTS,
+    ) -> None:
+        self.name = name
+        self.directory = directory
+        self.ledger = ledger
+        self._store = store
+        self.backend = backend
+        self.writable = writable
+        self.optimize_min_points = optimize_min_points
+        self._locks = list(locks)
+        self._mutex = threading.RLock()
+        self._dim: int | None = None
+        self._closed = False
+        self._location: str | None = None
+
+    # -- opening ----------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        working_dir: Path,
+        name: str,
+        *,
+        qdrant_url: str | None = None,
+        api_key: str | None = None,
+        write: bool = False,
+        create: bool = False,
+        ledger_only: bool = False,
+        store: Store | None = None,
+        command: str | None = None,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        optimize_min_points: int = DEFAULT_OPTIMIZE_MIN_POINTS,
+    ) -> Collection:
+        """Open (or with ``create``, create) collection ``name`` under ``working_dir``.
+
+        ``write`` takes the collection lock (LockedError if another process has it) and finishes
+        anything a crashed writer left. ``ledger_only`` opens the ledger without the store (for
+        ``status``, which must work while an update runs). ``store`` injects a ready store (tests,
+        custom backends) instead of the embedded shard or ``qdrant_url``.
+        """
+        check_name(name)
+        working_dir = Path(working_dir).expanduser()
+        directory = working_dir / name
+        if not (directory / LEDGER_FILE).is_file():
+            if not create:
+                existing = list_collections(working_dir)
+                known = ", ".join(existing) if existing else "none yet"
+                raise CollectionNotFound(
+                    f"No collection '{name}' in {working_dir} (collections there: {known}): "
+                    "check --collection and --working-dir, or index papers with `fastbmrag update`"
+                )
+            directory.mkdir(parents=True, exist_ok=True)
+        info = {
+            "pid": os.getpid(),
+            "command": command or _command_line(),
+            "started_at": _now(),
+        }
+        locks: list[FileLock] = []
+        ledger: Ledger | None = None
+        opened: Store | None = None
+        try:
+            if write:
+                lock = FileLock(directory / LOCK_FILE)
+                if not lock.try_acquire(info):
+                    raise LockedError(
+                        f"Collection '{name}' is being updated by {_who(lock.holder())}: "
+                        "wait for it to finish"
+                    )
+                locks.append(lock)
+            ledger = Ledger(directory / LEDGER_FILE)
+            if store is not None:
+                backend = getattr(store, "backend", "custom")
+            else:
+                backend = "server" if qdrant_url else "embedded"
+            if store is not None:
+                opened = store
+            elif ledger_only:
+                opened = None
+            elif qdrant_url:
+                from fastbmrag.store.server import ServerStore
+
+                opened = ServerStore.connect(qdrant_url, name, api_key=api_key)
+            else:
+                locks.append(
+                    cls._take_shard(
+                        directory,
+                        name,
+                        {**info, "mode": "write" if write else "read"},
+                        busy_timeout,
+                    )
+                )
+                from fastbmrag.store.edge import EdgeStore
+
+                opened = EdgeStore(directory / SHARD_DIR)
+            coll = cls(
+                name,
+                directory,
+                ledger,
+                opened,
+                backend=backend,
+                writable=write,
+                locks=locks,
+                optimize_min_points=optimize_min_points,
+            )
+        except BaseException:
+            if opened is not None and store is None:
+                opened.close()
+            if ledger is not None:
+                ledger.close()
+            for lock in reversed(locks):
+                lock.release()
+            raise
+        if qdrant_url and opened is None:
+            coll._location = f"{qdrant_url.rstrip('/')}/collections/{name}"
+        if write and opened is not None:
+            try:
+                coll.recover()
+            except BaseException:
+                coll.close()
+                raise
+        return coll
+
+    @staticmethod
+    def _take_shard(directory: Path, name: str, info: dict[str, Any], timeout: float) -> FileLock:
+        lock = FileLock(directory / SHARD_LOCK_FILE)
+        deadline = time.monotonic() + timeout
+        while not lock.try_acquire(info):
+            holder = lock.holder()
+            if holder.get("mode") == "write" or time.monotonic() >= deadline:
+                doing = "being updated" if holder.get("mode") == "write" else "open"
+                raise StoreBusy(
+                    f"Collection '{name}' is {doing} by {_who(holder)}, and its embedded store "
+                    "can be open in one process at a time: wait for it to finish, or run a "
+                    "Qdrant server and use --qdrant-url / QDRANT_URL to query during updates"
+                )
+            time.sleep(0.1)
+        return lock
+
+    # -- basics -----------------------------------------------------------------------------
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            raise StoreError(f"Collection '{self.name}' was opened without its store")
+        return self._store
+
+    @property
+    def location(self) -> str:
+        """Where the edges are: the shard folder, or the server URL and collection."""
+        if self._store is not None:
+            return self._store.location
+        return self._location or str(self.directory / SHARD_DIR)
+
+    def _require_write(self) -> None:
+        if not self.writable:
+            raise StoreError(
+                f"Collection '{self.name}' is open read-only: open it with write=True to change it"
+            )
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self.writable and self._store is not None:
+                self.refresh_weights()
+        finally:
+            try:
+                if self._store is not None:
+                    self._store.close()
+            finally:
+                self.ledger.close()
+                for lock in reversed(self._locks):
+                    lock.release()
+
+    def __enter__(self) -> Collection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- schema -----------------------------------------------------------------------------
+    def ensure_vector_size(self, dim: int) -> None:
+        """Create the store for ``dim``-d vectors, or check it holds them (DimensionMismatch)."""
+        with self._mutex:
+            if self._dim == dim:
+                return
+            current = self.store.vector_size()
+            if current is not None and current != dim:
+                raise DimensionMismatch(
+                    f"Collection '{self.name}' holds {current}-d vectors but the embedding model "
+                    f"gives {dim}-d vectors: use the embedding model the collection was built with "
+                    "(--embed-model / FASTBMRAG_EMBED_MODEL), or index into a new --collection"
+                )
+            if current is None:
+                self._require_write()
+                self.store.ensure_collection(dim)
+                self.ledger.set_meta("vector_size", str(dim))
+            self._dim = dim
+
+    # -- papers -----------------------------------------------------------------------------
+    def paper_state(self, paper_id: str) -> PaperState | None:
+        return self.ledger.paper_state(paper_id)
+
+    def paper_states(self, paper_ids: Iterable[str]) -> dict[str, PaperState]:
+        return self.ledger.paper_states(paper_ids)
+
+    def mark_pending(self, paper_id: str, content_hash: str | None) -> None:
+        self.ledger.mark_pending(paper_id, content_hash)
+
+    def mark_failed(self, paper_id: str, content_hash: str | None, error: str) -> None:
+        self.ledger.mark_failed(paper_id, content_hash, error)
+
+    def failed_papers(self) -> list[PaperState]:
+        return self.ledger.papers("failed")
+
+    def commit_paper(
+        self, paper_id: str, content_hash: str | None, points: list[Point], refs: list[EdgeRef]
+    ) -> None:
+        """Make ``points`` exactly the paper's edges (durably), then mark the paper done.
+
+        ``points[i]`` is the edge described by ``refs[i]``. Their payloads must hold everything
+        but ``source_degree``/``target_degree``, which are set here (as are ``paper_id``,
+        ``source_key`` and ``target_key``, from the arguments).
+        """
+        if len(points) != len(refs):
+            raise ValueError(f"{len(points)} points but {len(refs)} refs for paper {paper_id}")
+        with self._mutex:
+            self._require_write()
+            if points:
+                self.ensure_vector_size(len(points[0].vector))
+            degrees = self.ledger.preview_degrees(paper_id, refs)
+            for point, ref in zip(points, refs, strict=True):
+                point.payload["paper_id"] = paper_id
+                point.payload["source_key"] = ref.source_key
+                point.payload["target_key"] = ref.target_key
+                point.payload["source_degree"] = degrees[ref.source_key]
+                point.payload["target_degree"] = degrees[ref.target_key]
+            self.ledger.journal_begin([paper_id], "commit")
+            self.store.delete(Filter(must=(Match("paper_id", paper_id),)))
+            self.store.upsert(points)
+            self.store.flush()
+            self.ledger.apply_paper(
+                paper_id, content_hash, [(p.id, r) for p, r in zip(points, refs, strict=True)]
+            )
+
+    def delete_papers(self, paper_ids: Iterable[str]) -> int:
+        """Remove the papers' edges and ledger rows; degrees and weights follow.
+
+        Returns the number of edges removed.
+        """
+        ids = list(dict.fromkeys(paper_ids))
+        if not ids:
+            return 0
+        with self._mutex:
+            self._require_write()
+            self.ledger.journal_begin(ids, "delete")
+            for i in range(0, len(ids), _SET_PAYLOAD_CHUNK):
+                chunk = tuple(ids[i : i + _SET_PAYLOAD_CHUNK])
+                self.store.delete(Filter(must=(Match("paper_id", any_of=chunk),)))
+            self.store.flush()
+            removed, _changed = self.ledger.remove_papers(ids)
+            self.refresh_weights()
+            return removed
+
+    def recover(self) -> dict[str, int]:
+        """Finish what a crashed writer left: journaled papers and stale weights.
+
+        A paper journaled for commit has unknown edges in the store: they are removed and the
+        paper is left pending (the next run indexes it again). A journaled delete is completed.
+        """
+        with self._mutex:
+            self._require_write()
+            journal = self.ledger.journal()
+            commits = [pid for pid, op in journal.items() if op == "commit"]
+            deletes = [pid for pid, op in journal.items() if op == "delete"]
+            for ids in (commits, deletes):
+                for i in range(0, len(ids), _SET_PAYLOAD_CHUNK):
+                    chunk = tuple(ids[i : i + _SET_PAYLOAD_CHUNK])
+                    self.store.delete(Filter(must=(Match("paper_id", any_of=chunk),)))
+            if journal:
+                self.store.flush()
+            if commits:
+                self.ledger.remove_papers(commits, keep_as_pending=True)
+            if deletes:
+                self.ledger.remove_papers(deletes)
+            refreshed = self.refresh_weights()
+            return {"reset": len(commits), "deleted": len(deletes), "refreshed": refreshed}
+
+    # -- weights ----------------------------------------------------------------------------
+    def refresh_weights(self) -> int:
+        """Rewrite ``source_degree``/``target_degree`` of the edges touching nodes whose degree
+        changed since the last refresh. Returns the number of nodes refreshed."""
+        with self._mutex:
+            self._require_write()
+            dirty = self.ledger.dirty_nodes()
+            if not dirty:
+                return 0
+            by_degree: dict[int, list[str]] = defaultdict(list)
+            for key, degree in dirty.items():
+                if degree > 0:  # a node with degree 0 has no edges left
+                    by_degree[degree].append(key)
+            for degree, keys in by_degree.items():
+                for i in range(0, len(keys), _SET_PAYLOAD_CHUNK):
+                    chunk = tuple(keys[i : i + _SET_PAYLOAD_CHUNK])
+                    for side in ("source", "target"):
+                        self.store.set_payload(
+                            {f"{side}_degree": degree},
+                            Filter(must=(Match(f"{side}_key", any_of=chunk),)),
+                        )
+            self.store.flush()
+            self.ledger.clear_dirty(dirty)
+            return len(dirty)
+
+    def node_count(self) -> int:
+        """Number of nodes in the graph (entities with at least one edge)."""
+        return self.ledger.node_count()
+
+    def min_degree(self, threshold: float) -> int:
+        """Smallest degree ``d`` with ``d / node_count() >= threshold`` (float arithmetic, the
+        same as :meth:`edge_weight`)."""
+        n = self.node_count()
+        if threshold <= 0 or n == 0:
+            return 0
+        k = max(0, math.ceil(threshold * n))
+        while k > 0 and (k - 1) / n >= threshold:
+            k -= 1
+        while k / n < threshold:
+            k += 1
+        return k
+
+    def min_weight_filter(self, threshold: float) -> Filter:
+        """Edges whose weight is >= ``threshold``, as two range conditions Qdrant evaluates."""
+        k = self.min_degree(threshold)
+        if k <= 0:
+            return Filter()
+        return Filter(must=(Range("source_degree", gte=k), Range("target_degree", gte=k)))
+
+    def edge_weight(self, payload: dict[str, Any], n_nodes: int | None = None) -> float:
+        """min(source weight, target weight) of a stored edge, for display. Pass ``n_nodes``
+        (:meth:`node_count`) when weighing many edges."""
+        n = self.node_count() if n_nodes is None else n_nodes
+        if n == 0:
+            return 0.0
+        degree = min(int(payload.get("source_degree", 0)), int(payload.get("target_degree", 0)))
+        return degree / n
+
+    # -- maintenance ------------------------------------------------------------------------
+    def optimize(self, force: bool = False) -> bool:
+        """Build the vector index if at least ``optimize_min_points`` points lack one (or
+        ``force``). Returns whether it ran. Call it after a batch."""
+        with self._mutex:
+            self._require_write()
+            if not force and self.store.unindexed_points() < self.optimize_min_points:
+                return False
+            self.store.optimize()
+            return True
+
+    # -- runs and sync state ----------------------------------------------------------------
+    def record_run_start(self, command: str, args: dict[str, Any] | None = None) -> int:
+        return self.ledger.record_run_start(command, args)
+
+    def record_run_end(self, run_id: int, summary: dict[str, Any]) -> None:
+        self.ledger.record_run_end(run_id, summary)
+
+    def last_run(self) -> RunRecord | None:
+        return self.ledger.last_run()
+
+    def get_sync_state(self, query: str) -> SyncState | None:
+        return self.ledger.get_sync_state(query)
+
+    def set_sync_state(self, query: str, last_date: str, **info: Any) -> None:
+        self.ledger.set_sync_state(query, last_date, **info)
+
+    # -- status -----------------------------------------------------------------------------
+    def size_on_disk(self) -> int:
+        from fastbmrag.store.edge import dir_size
+
+        return dir_size(self.directory)
+
+    def stats(self, max_failed: int | None = 100) -> dict[str, Any]:
+        """Everything `fastbmrag status` shows (from the ledger only: works during an update)."""
+        counts = self.ledger.paper_counts()
+        failed = self.ledger.papers("failed", limit=max_failed)
+        run = self.ledger.last_run()
+        size = self.ledger.get_meta("vector_size")
+        return {
+            "collection": self.name,
+            "backend": self.backend,
+            "location": self.location,
+            "ledger": str(self.ledger.path),
+            "papers": {**counts, "total": sum(counts.values())},
+            "failed": [
+                {"paper_id": p.paper_id, "error": p.error, "updated_at": p.updated_at}
+                for p in failed
+            ],
+            "edges": self.ledger.edge_count(),
+            "distinct_edges": self.ledger.distinct_edge_count(),
+            "entities": self.ledger.node_count(),
+            "vector_size": int(size) if size else None,
+            "weights_pending_refresh": len(self.ledger.dirty_nodes()),
+            "last_run": asdict(run) if run else None,
+            "size_on_disk": self.size_on_disk(),
+        }

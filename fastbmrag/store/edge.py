@@ -1,0 +1,259 @@
+"""Embedded store: one Qdrant Edge shard (qdrant-edge-py, Qdrant's engine in-process).
+
+Only one process may open a shard directory at a time (Qdrant Edge locks its WAL).
+:class:`fastbmrag.store.collection.Collection` guards that with a lock file and turns
+contention into :class:`~fastbmrag.errors.StoreBusy`; this class maps the engine's own
+"WouldBlock" error to the same exception as a last line of defence.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import qdrant_edge as qe
+
+from fastbmrag.errors import DimensionMismatch, StoreBusy, StoreError
+from fastbmrag.store.base import (
+    FLOAT_FIELDS,
+    INTEGER_FIELDS,
+    KEYWORD_FIELDS,
+    Filter,
+    Hit,
+    Match,
+    Point,
+    Range,
+    Store,
+)
+
+CONFIG_FILE = "edge_config.json"
+UPSERT_BATCH = 512
+
+
+def _condition(cond: Match | Range | Filter) -> Any:
+    if isinstance(cond, Filter):
+        return to_edge_filter(cond)
+    if isinstance(cond, Range):
+        return qe.FieldCondition(
+            cond.key, range=qe.RangeFloat(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)
+        )
+    if cond.any_of is not None:
+        return qe.FieldCondition(cond.key, match=qe.MatchAny(list(cond.any_of)))  # type: ignore[arg-type]
+    if cond.value is None:
+        return qe.IsNullCondition(cond.key)
+    return qe.FieldCondition(cond.key, match=qe.MatchValue(cond.value))
+
+
+def to_edge_filter(flt: Filter | None) -> qe.Filter | None:
+    """Translate the backend-neutral filter into a Qdrant Edge filter."""
+    if flt is None or not flt:
+        return None
+    return qe.Filter(
+        must=[_condition(c) for c in flt.must] or None,
+        should=[_condition(c) for c in flt.should] or None,
+        must_not=[_condition(c) for c in flt.must_not] or None,
+    )
+
+
+def _vector(v: Sequence[float] | np.ndarray) -> list[float]:
+    if isinstance(v, np.ndarray):
+        return [float(x) for x in v.astype(np.float32, copy=False).ravel()]
+    return [float(x) for x in v]
+
+
+def _busy(path: Path, err: Exception) -> StoreBusy:
+    return StoreBusy(
+        f"The embedded store {path} is open in another process ({err}): wait for it to finish, "
+        "or run a Qdrant server and use --qdrant-url"
+    )
+
+
+def dir_size(path: Path) -> int:
+    """Bytes used by the files under ``path`` (0 when it does not exist)."""
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except OSError:  # a segment file replaced while walking
+                continue
+    return total
+
+
+class EdgeStore(Store):
+    """A Qdrant Edge shard at ``path`` (created on the first :meth:`ensure_collection`)."""
+
+    backend = "embedded"
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.location = str(self.path)
+        self._shard: qe.EdgeShard | None = None
+        self._size: int | None = None
+        if (self.path / CONFIG_FILE).exists():
+            self._size = self._config_size()
+            try:
+                self._shard = qe.EdgeShard.load(str(self.path))
+            except Exception as err:  # the bindings raise a bare Exception
+                if "WouldBlock" in str(err):
+                    raise _busy(self.path, err) from err
+                raise StoreError(
+                    f"Cannot open the embedded store {self.path}: {err}. If the files are damaged, "
+                    "delete that folder and its ledger.sqlite beside it, then index again"
+                ) from err
+
+    # -- schema -----------------------------------------------------------------------------
+    def _config_size(self) -> int | None:
+        try:
+            data = json.loads((self.path / CONFIG_FILE).read_text())
+            return int(data["vectors"][""]["size"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def vector_size(self) -> int | None:
+        return self._size if self._shard is not None else None
+
+    def ensure_collection(self, vector_size: int) -> None:
+        if self._shard is not None:
+            if self._size != vector_size:
+                raise DimensionMismatch(
+                    f"The store {self.path} holds {self._size}-d vectors, not {vector_size}-d: "
+                    "use the embedding model the collection was built with, or a new collection"
+                )
+            return
+        self.path.mkdir(parents=True, exist_ok=True)
+        config = qe.EdgeConfig(
+            vectors=qe.EdgeVectorParams(size=vector_size, distance=qe.Distance.Cosine)
+        )
+        shard = qe.EdgeShard.create(str(self.path), config)
+        for name in KEYWORD_FIELDS:
+            shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
+        for name in INTEGER_FIELDS:
+            shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Integer))
+        for name in FLOAT_FIELDS:
+            shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Float))
+        shard.flush()
+        self._shard, self._size = shard, vector_size
+
+    def indexed_fields(self) -> dict[str, str]:
+        """Payload field -> index type name, as the shard reports it."""
+        if self._shard is None:
+            return {}
+        schema = self._shard.info().payload_schema
+        return {k: str(v.data_type).rsplit(".", 1)[-1] for k, v in schema.items()}
+
+    # -- writes -----------------------------------------------------------------------------
+    def _require(self) -> qe.EdgeShard:
+        if self._shard is None:
+            raise StoreError(
+                f"The embedded store {self.path} has no collection yet: index papers first"
+            )
+        return self._shard
+
+    def upsert(self, points: Sequence[Point]) -> None:
+        if not points:
+            return
+        shard = self._require()
+        for i in range(0, len(points), UPSERT_BATCH):
+            batch = [
+                qe.Point(p.id, _vector(p.vector), p.payload) for p in points[i : i + UPSERT_BATCH]
+            ]
+            shard.update(qe.UpdateOperation.upsert_points(batch))
+
+    def delete(self, flt: Filter) -> None:
+        if self._shard is None:
+            return
+        edge_filter = to_edge_filter(flt)
+        if edge_filter is None:
+            raise ValueError("refusing to delete with an empty filter")
+        self._shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
+
+    def set_payload(self, payload: dict[str, Any], flt: Filter) -> None:
+        if self._shard is None:
+            return
+        edge_filter = to_edge_filter(flt)
+        if edge_filter is None:
+            raise ValueError("refusing to set a payload with an empty filter")
+        self._shard.update(qe.UpdateOperation.set_payload_by_filter(edge_filter, payload))
+
+    def flush(self) -> None:
+        if self._shard is not None:
+            self._shard.flush()
+
+    def optimize(self) -> None:
+        if self._shard is not None:
+            self._shard.optimize()
+            self._shard.flush()
+
+    # -- reads ------------------------------------------------------------------------------
+    def search(
+        self,
+        vector: Sequence[float] | np.ndarray,
+        flt: Filter | None = None,
+        limit: int = 10,
+        score_threshold: float | None = None,
+    ) -> list[Hit]:
+        if self._shard is None:
+            return []
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(_vector(vector)),
+            filter=to_edge_filter(flt),
+            score_threshold=score_threshold,
+            with_payload=True,
+            with_vector=False,
+        )
+        return [Hit(str(p.id), p.score, p.payload or {}) for p in self._shard.query(request)]
+
+    def scroll(self, flt: Filter | None = None, batch_size: int = 256) -> Iterator[Hit]:
+        if self._shard is None:
+            return
+        offset: Any = None
+        edge_filter = to_edge_filter(flt)
+        while True:
+            records, offset = self._shard.scroll(
+                qe.ScrollRequest(
+                    offset=offset,
+                    limit=batch_size,
+                    filter=edge_filter,
+                    with_payload=True,
+                    with_vector=False,
+                )
+            )
+            for r in records:
+                yield Hit(str(r.id), None, r.payload or {})
+            if offset is None:
+                return
+
+    def count(self, flt: Filter | None = None) -> int:
+        if self._shard is None:
+            return 0
+        return int(self._shard.count(qe.CountRequest(exact=True, filter=to_edge_filter(flt))))
+
+    def paper_ids(self) -> set[str]:
+        if self._shard is None:
+            return set()
+        n = self.count()
+        if n == 0:
+            return set()
+        hits = self._shard.facet(qe.FacetRequest("paper_id", limit=n, exact=True))
+        return {str(h.value) for h in hits if h.count > 0}
+
+    def unindexed_points(self) -> int:
+        if self._shard is None:
+            return 0
+        info = self._shard.info()
+        return max(0, int(info.points_count) - int(info.indexed_vectors_count))
+
+    def size_on_disk(self) -> int | None:
+        return dir_size(self.path)
+
+    def close(self) -> None:
+        if self._shard is not None:
+            shard, self._shard = self._shard, None
+            shard.flush()
+            shard.close()

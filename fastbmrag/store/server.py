@@ -1,0 +1,271 @@
+"""Qdrant server / cluster store through qdrant-client (same schema and indexes as embedded).
+
+Tests pass a ``QdrantClient(location=":memory:")``: qdrant-client's local mode stands in for a
+server there (it ignores payload indexes, which only changes speed).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+from qdrant_client import QdrantClient, models
+
+from fastbmrag.errors import DimensionMismatch, StoreError
+from fastbmrag.store.base import (
+    FLOAT_FIELDS,
+    INTEGER_FIELDS,
+    KEYWORD_FIELDS,
+    Filter,
+    Hit,
+    Match,
+    Point,
+    Range,
+    Store,
+)
+
+UPSERT_BATCH = 256
+_LOCAL_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"
+
+
+def _condition(cond: Match | Range | Filter) -> Any:
+    if isinstance(cond, Filter):
+        return to_qdrant_filter(cond)
+    if isinstance(cond, Range):
+        return models.FieldCondition(
+            key=cond.key, range=models.Range(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)
+        )
+    if cond.any_of is not None:
+        return models.FieldCondition(key=cond.key, match=models.MatchAny(any=list(cond.any_of)))  # type: ignore[arg-type]
+    if cond.value is None:
+        return models.IsNullCondition(is_null=models.PayloadField(key=cond.key))
+    return models.FieldCondition(key=cond.key, match=models.MatchValue(value=cond.value))
+
+
+def to_qdrant_filter(flt: Filter | None) -> models.Filter | None:
+    """Translate the backend-neutral filter into a qdrant-client filter."""
+    if flt is None or not flt:
+        return None
+    return models.Filter(
+        must=[_condition(c) for c in flt.must] or None,
+        should=[_condition(c) for c in flt.should] or None,
+        must_not=[_condition(c) for c in flt.must_not] or None,
+    )
+
+
+def _vector(v: Sequence[float] | np.ndarray) -> list[float]:
+    if isinstance(v, np.ndarray):
+        return [float(x) for x in v.astype(np.float32, copy=False).ravel()]
+    return [float(x) for x in v]
+
+
+class ServerStore(Store):
+    """One collection on a Qdrant server (or qdrant-client local mode)."""
+
+    backend = "server"
+
+    def __init__(
+        self, client: QdrantClient, collection: str, *, location: str | None = None
+    ) -> None:
+        self.client = client
+        self.collection = collection
+        self.location = location or f"qdrant:{collection}"
+        self._owns_client = False
+
+    @classmethod
+    def connect(cls, url: str, collection: str, api_key: str | None = None) -> ServerStore:
+        """Connect to ``url`` (``:memory:`` gives an in-process throwaway store)."""
+        try:
+            if url == ":memory:":
+                client = QdrantClient(location=":memory:")
+            else:
+                client = QdrantClient(url=url, api_key=api_key)
+        except Exception as err:  # qdrant-client raises assorted errors for a bad URL
+            raise StoreError(f"Cannot use the Qdrant server at {url}: {err}") from err
+        store = cls(client, collection, location=f"{url.rstrip('/')}/collections/{collection}")
+        store._owns_client = True
+        return store
+
+    def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (StoreError, ValueError):
+            raise
+        except Exception as err:
+            raise StoreError(
+                f"Qdrant at {self.location} refused to {what}: {err}. Check --qdrant-url / "
+                "QDRANT_URL and --qdrant-api-key / QDRANT_API_KEY"
+            ) from err
+
+    # -- schema -----------------------------------------------------------------------------
+    def vector_size(self) -> int | None:
+        if not self._call("check the collection", self.client.collection_exists, self.collection):
+            return None
+        info = self._call("describe the collection", self.client.get_collection, self.collection)
+        vectors = info.config.params.vectors
+        if isinstance(vectors, models.VectorParams):
+            return int(vectors.size)
+        if isinstance(vectors, dict) and "" in vectors:
+            return int(vectors[""].size)
+        raise StoreError(
+            f"Qdrant collection {self.collection!r} uses named vectors: it was not made by fastbmrag"
+        )
+
+    def ensure_collection(self, vector_size: int) -> None:
+        size = self.vector_size()
+        if size is not None:
+            if size != vector_size:
+                raise DimensionMismatch(
+                    f"Qdrant collection {self.collection!r} holds {size}-d vectors, not "
+                    f"{vector_size}-d: use the embedding model it was built with, or a new collection"
+                )
+            return
+        self._call(
+            "create the collection",
+            self.client.create_collection,
+            self.collection,
+            vectors_config=models.VectorParams(size=vector_size, distance=models.Distance.COSINE),
+        )
+        kinds = (
+            [(f, models.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS]
+            + [(f, models.PayloadSchemaType.INTEGER) for f in INTEGER_FIELDS]
+            + [(f, models.PayloadSchemaType.FLOAT) for f in FLOAT_FIELDS]
+        )
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_LOCAL_INDEX_WARNING)
+            for name, kind in kinds:
+                self._call(
+                    "create a payload index",
+                    self.client.create_payload_index,
+                    self.collection,
+                    name,
+                    field_schema=kind,
+                    wait=True,
+                )
+
+    def _exists(self) -> bool:
+        return bool(
+            self._call("check the collection", self.client.collection_exists, self.collection)
+        )
+
+    # -- writes -----------------------------------------------------------------------------
+    def upsert(self, points: Sequence[Point]) -> None:
+        for i in range(0, len(points), UPSERT_BATCH):
+            batch = [
+                models.PointStruct(id=p.id, vector=_vector(p.vector), payload=p.payload)
+                for p in points[i : i + UPSERT_BATCH]
+            ]
+            self._call("store edges", self.client.upsert, self.collection, batch, wait=True)
+
+    def delete(self, flt: Filter) -> None:
+        qf = to_qdrant_filter(flt)
+        if qf is None:
+            raise ValueError("refusing to delete with an empty filter")
+        if not self._exists():
+            return
+        self._call(
+            "delete edges",
+            self.client.delete,
+            self.collection,
+            points_selector=models.FilterSelector(filter=qf),
+            wait=True,
+        )
+
+    def set_payload(self, payload: dict[str, Any], flt: Filter) -> None:
+        qf = to_qdrant_filter(flt)
+        if qf is None:
+            raise ValueError("refusing to set a payload with an empty filter")
+        if not self._exists():
+            return
+        self._call(
+            "update payloads",
+            self.client.set_payload,
+            self.collection,
+            payload=payload,
+            points=models.FilterSelector(filter=qf),
+            wait=True,
+        )
+
+    def flush(self) -> None:
+        """Writes use ``wait=True``: the server has them in its WAL when they return."""
+
+    # -- reads ------------------------------------------------------------------------------
+    def search(
+        self,
+        vector: Sequence[float] | np.ndarray,
+        flt: Filter | None = None,
+        limit: int = 10,
+        score_threshold: float | None = None,
+    ) -> list[Hit]:
+        if not self._exists():
+            return []
+        res = self._call(
+            "search",
+            self.client.query_points,
+            self.collection,
+            query=_vector(vector),
+            query_filter=to_qdrant_filter(flt),
+            limit=limit,
+            score_threshold=score_threshold,
+            with_payload=True,
+            with_vectors=False,
+        )
+        return [Hit(str(p.id), p.score, p.payload or {}) for p in res.points]
+
+    def scroll(self, flt: Filter | None = None, batch_size: int = 256) -> Iterator[Hit]:
+        if not self._exists():
+            return
+        qf = to_qdrant_filter(flt)
+        offset: Any = None
+        while True:
+            records, offset = self._call(
+                "read edges",
+                self.client.scroll,
+                self.collection,
+                scroll_filter=qf,
+                limit=batch_size,
+                offset=offset,
+                with_payload=True,
+                with_vectors=False,
+            )
+            for r in records:
+                yield Hit(str(r.id), None, r.payload or {})
+            if offset is None:
+                return
+
+    def count(self, flt: Filter | None = None) -> int:
+        if not self._exists():
+            return 0
+        res = self._call(
+            "count edges",
+            self.client.count,
+            self.collection,
+            count_filter=to_qdrant_filter(flt),
+            exact=True,
+        )
+        return int(res.count)
+
+    def paper_ids(self) -> set[str]:
+        ids: set[str] = set()
+        if not self._exists():
+            return ids
+        offset: Any = None
+        while True:
+            records, offset = self._call(
+                "read paper ids",
+                self.client.scroll,
+                self.collection,
+                limit=1024,
+                offset=offset,
+                with_payload=["paper_id"],
+                with_vectors=False,
+            )
+            ids.update(str(r.payload["paper_id"]) for r in records if r.payload)
+            if offset is None:
+                return ids
+
+    def close(self) -> None:
+        if self._owns_client:
+            self.client.close()

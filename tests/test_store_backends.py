@@ -1,0 +1,234 @@
+"""One test-suite for both stores: Qdrant Edge (embedded) and qdrant-client (`:memory:` stands in
+for a server). Edges are real chemical-induced-disease relations of BC5CDR (PubMed ids, MeSH ids)."""
+
+from __future__ import annotations
+
+import csv
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from qdrant_client import QdrantClient
+
+from fastbmrag.errors import DimensionMismatch
+from fastbmrag.store.base import (
+    FLOAT_FIELDS,
+    INTEGER_FIELDS,
+    KEYWORD_FIELDS,
+    Filter,
+    Match,
+    Point,
+    Range,
+    Store,
+    edge_point_id,
+    node_key,
+)
+from fastbmrag.store.edge import EdgeStore
+from fastbmrag.store.server import ServerStore
+
+DIM = 16
+SAMPLE = Path(__file__).parent / "data" / "store" / "bc5cdr_cid_sample.tsv"
+
+
+def cid_rows() -> list[dict[str, str]]:
+    with SAMPLE.open(newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def vec(text: str) -> np.ndarray:
+    """A deterministic unit vector per text."""
+    rng = np.random.default_rng(zlib.crc32(text.encode()))
+    v = rng.standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def point(row: dict[str, str], year: int = 1990, degree: int = 1) -> Point:
+    pid = f"PMID:{row['pmid']}"
+    payload = {
+        "paper_id": pid,
+        "pmid": row["pmid"],
+        "title": row["title"],
+        "year": year,
+        "source": row["chemical_name"],
+        "source_id": row["chemical_id"],
+        "source_key": row["chemical_id"],
+        "source_type": "chemical",
+        "target": row["disease_name"],
+        "target_id": row["disease_id"],
+        "target_key": row["disease_id"],
+        "target_type": "disease",
+        "relationship_type": "induces",
+        "description": f"{row['chemical_name']} induces {row['disease_name']}",
+        "source_degree": degree,
+        "target_degree": degree,
+        "paper_weight": 1.5,
+    }
+    return Point(
+        edge_point_id(pid, row["chemical_id"], "induces", row["disease_id"]),
+        vec(payload["description"]),
+        payload,
+    )
+
+
+@pytest.fixture(params=["edge", "server"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    s: Store
+    if request.param == "edge":
+        s = EdgeStore(tmp_path / "shard")
+    else:
+        s = ServerStore(QdrantClient(location=":memory:"), "cid")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def loaded(store: Store) -> Store:
+    store.ensure_collection(DIM)
+    store.upsert([point(r) for r in cid_rows()])
+    store.flush()
+    return store
+
+
+def test_point_id_is_uuid5_of_the_edge_key() -> None:
+    # Fixed namespace: this value must never change, or re-indexing would duplicate edges.
+    pid = edge_point_id("PMID:2696505", "D009599", "induces", "D007022")
+    assert pid == "72c1edff-bc02-54b5-a20f-3076c12ab1e8"
+    assert edge_point_id("PMID:2696505", "D009599", "induces", "D016534") != pid
+    assert edge_point_id("PMID:2696505", "D007022", "induces", "D009599") != pid
+
+
+def test_node_key() -> None:
+    assert node_key("HGNC:5992", "gene", "IL1B") == "HGNC:5992"
+    assert node_key(None, "Cell Type", "Stromal Cells") == "Cell Type:stromal cells"
+    assert node_key("", "disease", "Endometriosis") == "disease:endometriosis"
+
+
+def test_ensure_collection_and_dimension_mismatch(store: Store) -> None:
+    assert store.vector_size() is None
+    store.ensure_collection(DIM)
+    assert store.vector_size() == DIM
+    store.ensure_collection(DIM)  # idempotent
+    with pytest.raises(DimensionMismatch, match=r"16-d.*1024-d|16.*1024"):
+        store.ensure_collection(1024)
+
+
+def test_upsert_counts_and_replaces_exactly(loaded: Store) -> None:
+    rows = cid_rows()
+    assert loaded.count() == len(rows) == 57
+    # Re-upserting the same edges overwrites them: no duplicates.
+    loaded.upsert([point(r, year=2001) for r in rows[:10]])
+    loaded.flush()
+    assert loaded.count() == 57
+    assert loaded.count(Filter(must=(Match("year", 2001),))) == 10
+
+
+def test_delete_by_paper(loaded: Store) -> None:
+    assert loaded.count(Filter(must=(Match("paper_id", "PMID:2696505"),))) == 3
+    loaded.delete(Filter(must=(Match("paper_id", "PMID:2696505"),)))
+    loaded.flush()
+    assert loaded.count(Filter(must=(Match("paper_id", "PMID:2696505"),))) == 0
+    assert loaded.count() == 54
+    assert "PMID:2696505" not in loaded.paper_ids()
+
+
+def test_search_with_filters_and_threshold(loaded: Store) -> None:
+    query = vec("nitroprusside induces hypotension")
+    hits = loaded.search(query, limit=3)
+    assert hits[0].payload["source_id"] == "D009599"
+    assert hits[0].payload["target_id"] == "D007022"
+    assert hits[0].score == pytest.approx(1.0, abs=1e-4)
+    # keyword filter: only edges into hypotension (MeSH D007022)
+    flt = Filter(must=(Match("target_id", "D007022"),))
+    hits = loaded.search(vec("labetalol"), flt, limit=50)
+    assert hits and {h.payload["target_id"] for h in hits} == {"D007022"}
+    assert {h.payload["source_id"] for h in hits} >= {"D009599", "D007741"}
+    # any_of + must_not + range
+    flt = Filter(
+        must=(Match("source_id", any_of=("D009599", "D007741")), Range("year", gte=1990, lte=1990)),
+        must_not=(Match("target_id", "D016534"),),
+    )
+    hits = loaded.search(query, flt, limit=50)
+    assert {(h.payload["source_id"], h.payload["target_id"]) for h in hits} == {
+        (s, t)
+        for r in cid_rows()
+        for s, t in [(r["chemical_id"], r["disease_id"])]
+        if s in ("D009599", "D007741") and t != "D016534"
+    }
+    # score threshold keeps only the exact match
+    hits = loaded.search(query, limit=10, score_threshold=0.999)
+    assert [(h.payload["source_id"], h.payload["target_id"]) for h in hits] == [
+        ("D009599", "D007022")
+    ] * len(hits)
+    assert 1 <= len(hits) <= 5
+
+
+def test_scroll_all_and_filtered(loaded: Store) -> None:
+    all_hits = list(loaded.scroll(batch_size=7))
+    assert len(all_hits) == 57
+    assert len({h.id for h in all_hits}) == 57
+    assert all(h.score is None for h in all_hits)
+    pmids = {h.payload["pmid"] for h in loaded.scroll(Filter(must=(Match("source_id", "D009599"),)))}
+    expected = {r["pmid"] for r in cid_rows() if r["chemical_id"] == "D009599"}
+    assert pmids == expected and "2696505" in pmids
+
+
+def test_set_payload_by_filter(loaded: Store) -> None:
+    n_hypo = sum(1 for r in cid_rows() if r["disease_id"] == "D007022")
+    loaded.set_payload({"target_degree": 9}, Filter(must=(Match("target_key", any_of=("D007022",)),)))
+    loaded.flush()
+    assert loaded.count(Filter(must=(Range("target_degree", gte=9),))) == n_hypo
+    # other fields are kept (merge, not overwrite)
+    hit = next(iter(loaded.scroll(Filter(must=(Match("target_key", "D007022"),)))))
+    assert hit.payload["target_id"] == "D007022" and hit.payload["relationship_type"] == "induces"
+
+
+def test_paper_ids(loaded: Store) -> None:
+    assert loaded.paper_ids() == {f"PMID:{r['pmid']}" for r in cid_rows()}
+    assert len(loaded.paper_ids()) == 30
+
+
+def test_empty_store_reads(store: Store) -> None:
+    assert store.count() == 0
+    assert store.search(vec("x")) == []
+    assert list(store.scroll()) == []
+    assert store.paper_ids() == set()
+
+
+def test_embedded_reopen_keeps_everything(tmp_path: Path) -> None:
+    s = EdgeStore(tmp_path / "shard")
+    s.ensure_collection(DIM)
+    s.upsert([point(r) for r in cid_rows()])
+    s.flush()
+    s.close()
+    again = EdgeStore(tmp_path / "shard")
+    try:
+        assert again.vector_size() == DIM
+        assert again.count() == 57
+        assert again.count(Filter(must=(Match("pmid", "2696505"),))) == 3
+        hits = again.search(vec("nitroprusside induces hypotension"), limit=1)
+        assert hits[0].payload["target"] == "hypotension"
+        # the payload indexes of DESIGN.md survive a reopen
+        kinds = again.indexed_fields()
+        assert {k: kinds[k] for k in KEYWORD_FIELDS} == dict.fromkeys(KEYWORD_FIELDS, "Keyword")
+        assert {k: kinds[k] for k in INTEGER_FIELDS} == dict.fromkeys(INTEGER_FIELDS, "Integer")
+        assert {k: kinds[k] for k in FLOAT_FIELDS} == dict.fromkeys(FLOAT_FIELDS, "Float")
+    finally:
+        again.close()
+
+
+def test_embedded_optimize_indexes_points(tmp_path: Path) -> None:
+    s = EdgeStore(tmp_path / "shard")
+    try:
+        s.ensure_collection(DIM)
+        s.upsert([point(r) for r in cid_rows()])
+        s.flush()
+        before = s.unindexed_points()
+        s.optimize()
+        assert before == 57
+        assert s.count() == 57
+        hits = s.search(vec("nitroprusside induces hypotension"), limit=1)
+        assert hits[0].payload["source"] == "nitroprusside"
+    finally:
+        s.close()
