@@ -43,3 +43,12 @@ def main() -> None:
 from fastbmrag.cli.convert import convert  # noqa: E402
 
 cli.add_command(convert)
+from fastbmrag.cli.status import status  # noqa: E402
+
+cli.add_command(status)
+from fastbmrag.cli.delete import delete  # noqa: E402
+
+cli.add_command(delete)
+from fastbmrag.cli.export import export  # noqa: E402
+
+cli.add_command(export)
