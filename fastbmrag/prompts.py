@@ -169,3 +169,93 @@ def refine_messages(
 def relation_statement(src: str, rel: str, tgt: str) -> str:
     """How a relation is written in prompts and in the text that gets embedded."""
     return f"{src} {rel.replace('_', ' ')} {tgt}"
+
+
+# --- query ------------------------------------------------------------------------------------
+#
+# A question costs at most three chat calls when it retrieves <= ANSWER_BATCH edges: one to
+# parse what the dictionaries cannot give (wanted relationship types, answer entity type), one
+# to answer. Beyond ANSWER_BATCH edges the answer is map-reduced: each group of numbered
+# evidence items is summarised (PartialAnswer), then the summaries are merged (Answer). The
+# evidence numbers [n] are global, so citations survive the merge unchanged.
+
+AnswerType = Literal["gene", "disease", "chemical", "variant", "pathway", "cell", "other", "any"]
+
+
+class QuestionParse(BaseModel):
+    """What a question asks for, beyond the entities the dictionaries link."""
+
+    rels: list[RelationshipType] = Field(default_factory=list, max_length=8)
+    ans: AnswerType = "any"
+
+
+PARSE_SYSTEM = (
+    "You analyse a biomedical question asked of a knowledge graph of typed relations "
+    "(source -relationship-> target). Return JSON "
+    '{"rels": [relationship types], "ans": "<answer entity type>"}.\n'
+    "rels: the relationship types whose edges answer the question (at most 6; [] when any "
+    "relation may answer it, e.g. 'what is the role of X'). ans: the entity type the question "
+    'asks for ("which genes ..." -> "gene"), or "any".\n'
+    f"Entity types:\n{_bullets(ENTITY_TYPES)}\n"
+    f"Relationship types:\n{_bullets(RELATIONSHIP_TYPES)}"
+)
+
+
+def parse_messages(question: str) -> list[dict[str, str]]:
+    return [
+        {"role": "system", "content": PARSE_SYSTEM},
+        {"role": "user", "content": f"Question: {question}"},
+    ]
+
+
+class Answer(BaseModel):
+    """The final answer; cites evidence items as [n]."""
+
+    answer: str = Field(min_length=1, max_length=6000)
+
+
+class PartialAnswer(BaseModel):
+    """What one group of evidence items says about the question; cites them as [n]."""
+
+    answer: str = Field(min_length=1, max_length=3000)
+
+
+ANSWER_SYSTEM = (
+    "You answer a biomedical question from numbered evidence items, each a relation extracted "
+    "from one paper. Use only the evidence. Cite every statement with the numbers of the "
+    "items that support it, in square brackets: [3] or [2][7]. Group related findings, state "
+    "directions (up/down, increases/decreases) and disagreements between papers. If the "
+    "evidence does not answer the question, say so. Return JSON "
+    '{"answer": "..."}.'
+)
+
+PARTIAL_SYSTEM = (
+    "You summarise what one group of numbered evidence items (relations extracted from papers) "
+    "says about a biomedical question. Use only the evidence; keep every relevant finding; "
+    "cite each statement with its item numbers in square brackets, e.g. [12][15]. Items that "
+    'do not bear on the question are left out. Return JSON {"answer": "..."}.'
+)
+
+MERGE_SYSTEM = (
+    "You answer a biomedical question by merging partial answers, each written from a "
+    "different group of evidence items and citing them as [n]. Keep the citations exactly as "
+    "given (never renumber, never invent one), merge findings that agree, state disagreements. "
+    'Return JSON {"answer": "..."}.'
+)
+
+
+def answer_messages(question: str, evidence: list[str]) -> list[dict[str, str]]:
+    """``evidence``: lines already numbered ``[n] ...``."""
+    user = f"Question: {question}\n\nEvidence:\n" + "\n".join(evidence)
+    return [{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": user}]
+
+
+def partial_messages(question: str, evidence: list[str]) -> list[dict[str, str]]:
+    user = f"Question: {question}\n\nEvidence:\n" + "\n".join(evidence)
+    return [{"role": "system", "content": PARTIAL_SYSTEM}, {"role": "user", "content": user}]
+
+
+def merge_messages(question: str, partials: list[str]) -> list[dict[str, str]]:
+    parts = "\n\n".join(f"Partial answer {i}:\n{p}" for i, p in enumerate(partials, 1))
+    user = f"Question: {question}\n\n{parts}"
+    return [{"role": "system", "content": MERGE_SYSTEM}, {"role": "user", "content": user}]

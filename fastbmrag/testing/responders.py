@@ -127,3 +127,77 @@ def pipeline_responder(request: dict[str, Any]) -> dict[str, Any] | None:
     if title == "Refinement":
         return refine_answer(_last_user(request))
     return None
+
+
+# --- query ----------------------------------------------------------------------------------------
+#
+# ``query_responder`` answers the three query calls the way a careful model would:
+#
+# * ``QuestionParse``: keyword rules over the question (regulation words -> up/down
+#   relations, "pathway" -> pathway, "mutation"/"variant" -> variant, "cause"/"mechanism" ->
+#   causal relations, "role of" -> any relation).
+# * ``Answer`` / ``PartialAnswer``: one sentence per cited evidence line ("[n] A rel B: ..."),
+#   citing it; for a merge request, the partial answers joined, citations kept.
+
+_EVIDENCE_LINE = re.compile(r"^\[(\d+)\] (.*?)(?::| \u2014 | -- )", re.M)
+_CITATION = re.compile(r"\[(\d+)\]")
+_REGULATION = ("upregulated_in", "downregulated_in", "upregulates", "downregulates")
+_CAUSAL = ("causes", "risk_factor_for", "upregulates", "downregulates", "regulates")
+_CONTRIBUTES = ("causes", "risk_factor_for", "associated_with")
+
+
+def parse_answer(question: str) -> dict[str, Any]:
+    q = question.lower()
+    rels: list[str] = []
+    ans = "any"
+    if "regulated" in q or "expression" in q:
+        rels = list(_REGULATION)
+    if "pathway" in q:
+        ans = "pathway"
+        rels = rels or ["part_of", *_CONTRIBUTES]
+    if "mutation" in q or "variant" in q or "polymorphism" in q:
+        ans = "variant"
+        rels = rels or ["modifies", *_CONTRIBUTES]
+    if ("mechanism" in q or "cause" in q) and not rels:
+        rels = list(_CAUSAL)
+    if "contribute" in q and not rels:
+        rels = list(_CONTRIBUTES)
+    if re.search(r"\bwhich genes?\b|\bwhat genes?\b", q):
+        ans = "gene"
+    return {"rels": rels, "ans": ans}
+
+
+def answer_text(text: str) -> dict[str, Any]:
+    if "Partial answer " in text:
+        parts = re.split(r"Partial answer \d+:\n", text)[1:]
+        merged = " ".join(p.strip() for p in parts if p.strip())
+        return {"answer": merged or "The evidence does not answer the question."}
+    sentences = [
+        f"{m.group(2).strip()} [{m.group(1)}]." for m in _EVIDENCE_LINE.finditer(text)
+    ][:12]
+    if not sentences:
+        return {"answer": "The evidence does not answer the question."}
+    return {"answer": " ".join(sentences)}
+
+
+def query_responder(request: dict[str, Any]) -> dict[str, Any] | None:
+    title = _schema_title(request)
+    if title == "QuestionParse":
+        return parse_answer(_last_user(request).removeprefix("Question: "))
+    if title in ("Answer", "PartialAnswer"):
+        return answer_text(_last_user(request))
+    return None
+
+
+def responder(request: dict[str, Any]) -> dict[str, Any] | str:
+    """Indexing and query answers together, else the fake's generic schema instance.
+
+    Pass it straight to ``FakeOllama(responder=responder)`` for an end-to-end run.
+    """
+    from fastbmrag.testing.fake_ollama import schema_instance_responder
+
+    return (
+        pipeline_responder(request)
+        or query_responder(request)
+        or schema_instance_responder(request)
+    )

@@ -1,0 +1,153 @@
+"""`fastbmrag query`: ask the knowledge graph a question; answers cite their papers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from fastbmrag.cli.common import (
+    collection_option,
+    llm_options,
+    qdrant_options,
+    working_dir_option,
+)
+
+_ENTITY_TYPES = ("gene", "disease", "chemical", "variant", "pathway", "cell", "other")
+
+
+@click.command("query")
+@click.argument("question")
+@working_dir_option
+@collection_option()
+@qdrant_options
+@llm_options
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Output: readable text, JSON (answer, references, edges, filters, timings, LLM calls), or Markdown.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option(
+    "--top-k", type=click.IntRange(1), default=50, show_default=True, help="Edges to retrieve."
+)
+@click.option(
+    "--all", "all_", is_flag=True, help="Every edge that passes the filters and --min-score."
+)
+@click.option(
+    "--min-score",
+    type=float,
+    default=None,
+    help="Cosine similarity an edge needs to be retrieved [default 0.3]; --min-score -1 keeps all.",
+)
+@click.option("--no-answer", is_flag=True, help="Only the retrieved edges: zero chat calls.")
+@click.option(
+    "--no-llm-parse", is_flag=True, help="Skip the chat call that picks relation and answer types."
+)
+@click.option(
+    "--no-link", is_flag=True, help="Do not link genes/diseases/chemicals in the question."
+)
+@click.option(
+    "-e",
+    "--entity",
+    "entities",
+    multiple=True,
+    help="Entity name or id (HGNC:5992, D004715) on either end of an edge; repeatable. Replaces the question's entities.",
+)
+@click.option("--source", "sources", multiple=True, help="Entity name or id at the source end.")
+@click.option("--target", "targets", multiple=True, help="Entity name or id at the target end.")
+@click.option(
+    "--match",
+    type=click.Choice(["all", "any"]),
+    default="all",
+    show_default=True,
+    help="Two entities: an edge joins both (all) or touches either (any).",
+)
+@click.option(
+    "-t",
+    "--entity-type",
+    "entity_types",
+    multiple=True,
+    type=click.Choice(_ENTITY_TYPES),
+    help="Edges with this entity type on either end; repeatable. Replaces the parsed answer type.",
+)
+@click.option(
+    "-r",
+    "--relation",
+    "relationship_types",
+    multiple=True,
+    help="Relationship type (upregulated_in, causes, ...); repeatable. Replaces the parsed types.",
+)
+@click.option("--since", type=int, default=None, help="Papers from this year on.")
+@click.option("--until", type=int, default=None, help="Papers up to this year.")
+@click.option(
+    "--paper-id", "paper_ids", multiple=True, help="Only edges of this paper; repeatable."
+)
+@click.option(
+    "--journal",
+    "journals",
+    multiple=True,
+    help="Only papers of this journal (exact name); repeatable.",
+)
+@click.option(
+    "--min-weight",
+    type=float,
+    default=None,
+    help="Edge weight at least this (0-1), applied inside Qdrant.",
+)
+@click.option("--no-fallback", is_flag=True, help="When the filters match nothing, return nothing.")
+@click.option(
+    "--answer-model",
+    default=None,
+    envvar="FASTBMRAG_ANSWER_MODEL",
+    help="Chat model for the parse and the answer [env FASTBMRAG_ANSWER_MODEL, default --llm-model].",
+)
+def query(question: str, **kw: Any) -> None:
+    """Answer QUESTION from a collection, citing the papers behind each statement.
+
+    \b
+    Examples:
+      fastbmrag query "What is the role of IL1B in endometriosis?"
+      fastbmrag query "Which genes are up- or down-regulated in endometriosis?" --since 2015 --format markdown
+      fastbmrag query "IL1B" --entity IL1B -r upregulated_in --no-answer --json
+    """
+    from fastbmrag import config
+    from fastbmrag.query import DEFAULT_MIN_SCORE, choose_collection, options_from, render
+    from fastbmrag.query import query as run
+    from fastbmrag.store.collection import Collection
+
+    fmt = "json" if kw.pop("as_json") else kw.pop("fmt")
+    working_dir = config.working_dir(kw["working_dir"])
+    qdrant_url = config.qdrant_url(kw["qdrant_url"])
+    name = choose_collection(working_dir, kw["collection"], qdrant_url=qdrant_url)
+    opts = options_from(
+        {
+            **kw,
+            "all": kw["all_"],
+            "min_score": DEFAULT_MIN_SCORE if kw["min_score"] is None else kw["min_score"],
+            "link": not kw["no_link"],
+            "fallback": not kw["no_fallback"],
+            "concurrency": kw["concurrency"],
+        }
+    )
+    normalizer = None
+    if opts.link or opts.entities or opts.sources or opts.targets:
+        from fastbmrag.vocab.normalizer import load_normalizer
+
+        normalizer = load_normalizer()
+
+    from fastbmrag.cli.common import llm_from_options
+
+    llm = llm_from_options(working_dir, **kw)
+    with Collection.open(
+        working_dir,
+        name,
+        qdrant_url=qdrant_url,
+        api_key=config.qdrant_api_key(kw["qdrant_api_key"]),
+        command="query",
+    ) as coll:
+        result = run(question, coll, llm, normalizer, options=opts)
+    click.echo(render(result, fmt), nl=False)

@@ -1,0 +1,932 @@
+"""Answer a question from a collection: link, filter, search, answer with citations.
+
+Steps, and what each may cost::
+
+    question --dictionaries--> linked entities (genes, diseases, chemicals; no LLM)
+             --1 chat call--> wanted relationship types + answer entity type (--no-llm-parse: 0)
+             --1 embed--> question vector
+    filters (entities on either end, types, relations, years, papers, journals, min weight)
+             --Qdrant--> count, then vector search (top_k, or every match with --all)
+    edges --1 chat call (<= answer_batch edges) | map-reduce--> answer citing [n]
+          --> citations checked --> references (paper_id, PMID/PMCID, title, journal, year)
+
+A question that retrieves <= ``answer_batch`` (50) edges costs at most 3 chat calls (in
+practice 2). ``--no-answer`` costs 0 chat calls.
+
+Several linked entities: with ``match="all"`` (default) and exactly two entities, an edge
+must connect both (IL1B -> endometriosis); with more, or ``match="any"``, an edge must
+touch at least one. When the filters match no edge the search relaxes in this order,
+and says so: two entities "all" -> "any"; then without the LLM-parsed relationship and
+answer types; then no filter at all (``fallback=False`` stops before the last step).
+
+``--all`` searches with ``limit`` = the number of edges that pass the filters, so every
+matching edge above the score threshold comes back ranked by similarity; when no score
+threshold is set and the index returned fewer, the rest are added from a scroll of the
+filter (score None, at the end).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastbmrag.errors import CollectionNotFound, InputError, LLMError
+from fastbmrag.llm.base import KIND_QUERY, LLMClient
+from fastbmrag.prompts import (
+    ENTITY_TYPES,
+    RELATIONSHIP_TYPES,
+    Answer,
+    PartialAnswer,
+    QuestionParse,
+    answer_messages,
+    merge_messages,
+    parse_messages,
+    partial_messages,
+)
+from fastbmrag.store.base import Filter, Hit, Match, Range
+
+if TYPE_CHECKING:
+    from fastbmrag.store.collection import Collection
+    from fastbmrag.vocab.base import Normalizer
+
+DEFAULT_TOP_K = 50
+DEFAULT_MIN_SCORE = 0.3  # cosine; mxbai-embed-large puts on-topic statements at 0.5-0.8
+ANSWER_BATCH = 50  # evidence items per answer call; more are map-reduced
+MERGE_FANIN = 12  # partial answers merged per call
+MAP_CONCURRENCY = 4
+DESCRIPTION_CHARS = 700  # per evidence item in a prompt
+LINK_TYPES = ("gene", "disease", "chemical")
+MATCH_MODES = ("all", "any")
+FORMATS = ("text", "json", "markdown")
+
+_ID = re.compile(r"^(?:HGNC:\d+|[CD]\d{6,9})$", re.I)
+_CITATION = re.compile(r"\[(\d+(?:\s*(?:[,;]|-|\u2013)\s*\d+)*)\]")
+
+
+# --- options ------------------------------------------------------------------------------------
+
+
+def _tuple(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+@dataclass
+class QueryOptions:
+    """Everything a query can be told. Filter fields given here override the question's parse."""
+
+    top_k: int = DEFAULT_TOP_K
+    all: bool = False  # every edge passing filters + threshold
+    min_score: float | None = DEFAULT_MIN_SCORE
+    no_answer: bool = False  # retrieved edges only, 0 chat calls
+    no_llm_parse: bool = False  # skip the parse call (relations / answer type)
+    link: bool = True  # link genes/diseases/chemicals in the question with the dictionaries
+    match: str = "all"  # how several entities combine: "all" (an edge joins two) | "any"
+    entities: tuple[str, ...] = ()  # names or ids, on either end
+    sources: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    entity_types: tuple[str, ...] = ()  # either end has one of these types
+    relationship_types: tuple[str, ...] = ()
+    since: int | None = None
+    until: int | None = None
+    paper_ids: tuple[str, ...] = ()
+    journals: tuple[str, ...] = ()
+    min_weight: float | None = None
+    fallback: bool = True  # relax filters that match nothing, down to no filter
+    answer_model: str | None = None
+    answer_batch: int = ANSWER_BATCH
+    concurrency: int = MAP_CONCURRENCY
+
+    def __post_init__(self) -> None:
+        for name in (
+            "entities",
+            "sources",
+            "targets",
+            "entity_types",
+            "relationship_types",
+            "paper_ids",
+            "journals",
+        ):
+            setattr(self, name, _tuple(getattr(self, name)))
+        self.entity_types = tuple(t.lower() for t in self.entity_types)
+        self.relationship_types = tuple(
+            r.lower().replace("-", "_").replace(" ", "_") for r in self.relationship_types
+        )
+        if self.top_k < 1:
+            raise InputError(f"--top-k must be at least 1, got {self.top_k}")
+        if self.answer_batch < 1 or self.concurrency < 1:
+            raise InputError("answer_batch and concurrency must be at least 1")
+        if self.match not in MATCH_MODES:
+            raise InputError(f"--match must be one of {', '.join(MATCH_MODES)}, got '{self.match}'")
+        bad = [t for t in self.entity_types if t not in ENTITY_TYPES]
+        if bad:
+            raise InputError(
+                f"Unknown entity type '{bad[0]}': use one of {', '.join(ENTITY_TYPES)}"
+            )
+        bad = [r for r in self.relationship_types if r not in RELATIONSHIP_TYPES]
+        if bad:
+            raise InputError(
+                f"Unknown relationship type '{bad[0]}': use one of {', '.join(RELATIONSHIP_TYPES)}"
+            )
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise InputError(f"--since {self.since} is after --until {self.until}: swap them")
+        if self.min_weight is not None and not 0.0 <= self.min_weight <= 1.0:
+            raise InputError(f"--min-weight must be between 0 and 1, got {self.min_weight}")
+
+    @classmethod
+    def field_names(cls) -> set[str]:
+        return {f.name for f in fields(cls)}
+
+
+# --- question analysis --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Entity:
+    """An entity a filter is about: linked in the question or given as a flag."""
+
+    text: str  # as written
+    name: str  # normalised name
+    id: str | None  # HGNC / MeSH id
+    type: str  # entity type ("auto" when a flag named an unknown entity)
+    origin: str  # "question" | "flag"
+    role: str = "either"  # "either" | "source" | "target"
+
+    def node_keys(self) -> tuple[str, ...]:
+        """Node keys this entity can have in the store (see store.base.node_key)."""
+        if self.id:
+            return (self.id,)
+        names = dict.fromkeys(n.casefold() for n in (self.text, self.name) if n)
+        types = ENTITY_TYPES if self.type not in ENTITY_TYPES else (self.type,)
+        return tuple(f"{t}:{n}" for t in types for n in names)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "name": self.name,
+            "id": self.id,
+            "type": self.type,
+            "origin": self.origin,
+            "role": self.role,
+        }
+
+
+def link_question(question: str, normalizer: Normalizer | None) -> list[Entity]:
+    """Genes, diseases and chemicals the dictionaries find in ``question`` (ids only, deduped)."""
+    find = getattr(normalizer, "find_mentions", None)
+    if find is None:
+        return []
+    out: dict[str, Entity] = {}
+    for m in find(question, types=LINK_TYPES):
+        if m.ontology_id and m.ontology_id not in out:
+            out[m.ontology_id] = Entity(
+                m.name, m.normalized_name, m.ontology_id, m.type, "question"
+            )
+    return list(out.values())
+
+
+def resolve_entity(value: str, normalizer: Normalizer | None, role: str = "either") -> Entity:
+    """A name or id given as a flag: an id is used as is; a name goes through the normaliser."""
+    value = " ".join(value.split())
+    if not value:
+        raise InputError("An empty entity was given: pass a name (IL1B) or an id (HGNC:5992)")
+    if _ID.match(value):
+        ident = value.upper()
+        return Entity(
+            value, value, ident, "gene" if ident.startswith("HGNC") else "auto", "flag", role
+        )
+    if normalizer is not None:
+        n = normalizer.normalize(value, "auto")
+        if n.ontology_id:
+            return Entity(value, n.normalized_name, n.ontology_id, n.type, "flag", role)
+        return Entity(value, n.normalized_name, None, "auto", "flag", role)
+    return Entity(value, value, None, "auto", "flag", role)
+
+
+@dataclass
+class Parse:
+    """What the question asks for beyond its entities (from the one parse call)."""
+
+    used_llm: bool = False
+    relationship_types: tuple[str, ...] = ()
+    answer_type: str | None = None
+    error: str | None = None
+    calls: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "llm": self.used_llm,
+            "relationship_types": list(self.relationship_types),
+            "answer_type": self.answer_type,
+            "error": self.error,
+        }
+
+
+async def parse_question(question: str, llm: LLMClient, model: str | None = None) -> Parse:
+    """One structured call; a failure is reported and the query goes on without it."""
+    result = await llm.chat(parse_messages(question), QuestionParse, kind=KIND_QUERY, model=model)
+    if result.value is None:
+        return Parse(True, error=result.error, calls=result.calls)
+    ans = result.value.ans
+    return Parse(
+        True,
+        tuple(dict.fromkeys(result.value.rels)),
+        None if ans == "any" else ans,
+        calls=result.calls,
+    )
+
+
+# --- filters ------------------------------------------------------------------------------------
+
+
+@dataclass
+class FilterSpec:
+    """The filters of one query, before they become a store :class:`Filter`."""
+
+    entities: list[Entity] = field(default_factory=list)
+    match: str = "all"
+    relationship_types: tuple[str, ...] = ()
+    relationship_types_from: str = "none"  # "flag" | "parse" | "none"
+    entity_types: tuple[str, ...] = ()
+    entity_types_from: str = "none"
+    since: int | None = None
+    until: int | None = None
+    paper_ids: tuple[str, ...] = ()
+    journals: tuple[str, ...] = ()
+    min_weight: float | None = None
+
+    @property
+    def effective_match(self) -> str:
+        either = [e for e in self.entities if e.role == "either"]
+        return "all" if self.match == "all" and len(either) == 2 else "any"
+
+    def is_empty(self) -> bool:
+        return not (
+            self.entities
+            or self.relationship_types
+            or self.entity_types
+            or self.since is not None
+            or self.until is not None
+            or self.paper_ids
+            or self.journals
+            or self.min_weight is not None
+        )
+
+    def to_filter(self, collection: Collection | None = None) -> Filter:
+        must: list[Match | Range | Filter] = []
+        either = [e for e in self.entities if e.role == "either"]
+        if either and self.effective_match == "all":
+            must += [_either_end("key", e.node_keys()) for e in either]
+        elif either:
+            must.append(_either_end("key", tuple(k for e in either for k in e.node_keys())))
+        for role in ("source", "target"):
+            keys = tuple(k for e in self.entities if e.role == role for k in e.node_keys())
+            if keys:
+                must.append(Match(f"{role}_key", any_of=keys))
+        if self.relationship_types:
+            must.append(Match("relationship_type", any_of=self.relationship_types))
+        if self.entity_types:
+            must.append(_either_end("type", self.entity_types))
+        if self.since is not None or self.until is not None:
+            must.append(Range("year", gte=self.since, lte=self.until))
+        if self.paper_ids:
+            must.append(Match("paper_id", any_of=self.paper_ids))
+        if self.journals:
+            must.append(Match("journal", any_of=self.journals))
+        if self.min_weight is not None and collection is not None:
+            weight = collection.min_weight_filter(self.min_weight)
+            if weight:
+                must.append(weight)
+        return Filter(must=tuple(must))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entities": [e.to_dict() for e in self.entities],
+            "match": self.effective_match if self.entities else None,
+            "relationship_types": list(self.relationship_types),
+            "relationship_types_from": self.relationship_types_from,
+            "entity_types": list(self.entity_types),
+            "entity_types_from": self.entity_types_from,
+            "since": self.since,
+            "until": self.until,
+            "paper_ids": list(self.paper_ids),
+            "journals": list(self.journals),
+            "min_weight": self.min_weight,
+        }
+
+
+def _either_end(what: str, values: Sequence[str]) -> Filter:
+    vals = tuple(dict.fromkeys(values))
+    return Filter(
+        should=(Match(f"source_{what}", any_of=vals), Match(f"target_{what}", any_of=vals))
+    )
+
+
+def build_spec(
+    options: QueryOptions, linked: list[Entity], parse: Parse, normalizer: Normalizer | None
+) -> FilterSpec:
+    """Flags override the parse: entities, relationship types and entity types each come from
+    the flags when given, else from the question."""
+    flagged = [resolve_entity(v, normalizer) for v in options.entities]
+    flagged += [resolve_entity(v, normalizer, "source") for v in options.sources]
+    flagged += [resolve_entity(v, normalizer, "target") for v in options.targets]
+    spec = FilterSpec(
+        entities=flagged or (linked if options.link else []),
+        match=options.match,
+        since=options.since,
+        until=options.until,
+        paper_ids=options.paper_ids,
+        journals=options.journals,
+        min_weight=options.min_weight,
+    )
+    if options.relationship_types:
+        spec.relationship_types, spec.relationship_types_from = options.relationship_types, "flag"
+    elif parse.relationship_types:
+        spec.relationship_types, spec.relationship_types_from = parse.relationship_types, "parse"
+    if options.entity_types:
+        spec.entity_types, spec.entity_types_from = options.entity_types, "flag"
+    elif parse.answer_type:
+        spec.entity_types, spec.entity_types_from = (parse.answer_type,), "parse"
+    return spec
+
+
+def relaxations(spec: FilterSpec, fallback: bool) -> list[tuple[str | None, FilterSpec]]:
+    """The specs to try in order, each with a note on what was relaxed (None for the first)."""
+    out: list[tuple[str | None, FilterSpec]] = [(None, spec)]
+    cur = spec
+    if cur.effective_match == "all" and any(e.origin == "question" for e in cur.entities):
+        cur = FilterSpec(**{**cur.__dict__, "match": "any"})
+        out.append(("edges touching any of the question's entities instead of joining them", cur))
+    parsed = cur.relationship_types_from == "parse" or cur.entity_types_from == "parse"
+    if parsed:
+        changes: dict[str, Any] = {}
+        if cur.relationship_types_from == "parse":
+            changes.update(relationship_types=(), relationship_types_from="none")
+        if cur.entity_types_from == "parse":
+            changes.update(entity_types=(), entity_types_from="none")
+        cur = FilterSpec(**{**cur.__dict__, **changes})
+        out.append(("without the relationship/answer types parsed from the question", cur))
+    if fallback and not cur.is_empty():
+        out.append(("no filter: searched every edge", FilterSpec()))
+    return out
+
+
+# --- result -------------------------------------------------------------------------------------
+
+
+@dataclass
+class EdgeResult:
+    n: int
+    id: str
+    score: float | None
+    weight: float | None
+    payload: dict[str, Any]
+    cited: bool = False
+
+    @property
+    def statement(self) -> str:
+        p = self.payload
+        rel = str(p.get("relationship_type", "")).replace("_", " ")
+        return f"{p.get('source', '?')} {rel} {p.get('target', '?')}"
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.payload
+        return {
+            "n": self.n,
+            "id": self.id,
+            "score": self.score,
+            "weight": self.weight,
+            "cited": self.cited,
+            "source": p.get("source"),
+            "source_id": p.get("source_id") or None,
+            "relationship_type": p.get("relationship_type"),
+            "target": p.get("target"),
+            "target_id": p.get("target_id") or None,
+            "paper_id": p.get("paper_id"),
+            "payload": p,
+        }
+
+
+REFERENCE_FIELDS = ("paper_id", "pmid", "pmcid", "doi", "title", "journal", "year")
+
+
+@dataclass
+class QueryResult:
+    """What a query returns; :meth:`to_dict` is the documented JSON layout (README, "Query")."""
+
+    question: str
+    collection: str
+    answer: str | None
+    references: list[dict[str, Any]]
+    edges: list[EdgeResult]
+    filters: dict[str, Any]
+    parse: dict[str, Any]
+    retrieval: dict[str, Any]
+    timings: dict[str, float]
+    llm: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "collection": self.collection,
+            "answer": self.answer,
+            "references": self.references,
+            "edges": [e.to_dict() for e in self.edges],
+            "filters": self.filters,
+            "parse": self.parse,
+            "retrieval": self.retrieval,
+            "timings": self.timings,
+            "llm": self.llm,
+            "warnings": self.warnings,
+        }
+
+
+# --- retrieval ----------------------------------------------------------------------------------
+
+
+def _edge_weight(nodes: int, payload: dict[str, Any]) -> float | None:
+    """min(source, target) degree / number of nodes (Collection.edge_weight, counted once)."""
+    try:
+        degree = min(int(payload["source_degree"]), int(payload["target_degree"]))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return degree / nodes if nodes else 0.0
+
+
+def retrieve(
+    collection: Collection,
+    vector: Any,
+    flt: Filter | None,
+    *,
+    matched: int,
+    options: QueryOptions,
+) -> list[Hit]:
+    """Vector search (``vector`` None: filter order via scroll, no score)."""
+    store = collection.store
+    if vector is None:
+        hits: list[Hit] = []
+        for hit in store.scroll(flt):
+            hits.append(hit)
+            if not options.all and len(hits) >= options.top_k:
+                break
+        return hits
+    limit = max(matched, 1) if options.all else options.top_k
+    hits = store.search(vector, flt, limit=limit, score_threshold=options.min_score)
+    if options.all and options.min_score is None and len(hits) < matched:
+        seen = {h.id for h in hits}
+        hits += [h for h in store.scroll(flt) if h.id not in seen]
+    return hits
+
+
+# --- answer -------------------------------------------------------------------------------------
+
+
+def evidence_line(edge: EdgeResult) -> str:
+    p = edge.payload
+    desc = " ".join(str(p.get("description") or "").split())[:DESCRIPTION_CHARS]
+    line = f"[{edge.n}] {edge.statement}: {desc}"
+    if p.get("evidence"):
+        line += f' Quote: "{p["evidence"]}"'
+    paper = [str(p.get("title") or p.get("paper_id") or "")]
+    paper += [str(v) for v in (p.get("journal"), p.get("year")) if v]
+    if p.get("pmid"):
+        paper.append(f"PMID {p['pmid']}")
+    return line + f" (Paper: {'; '.join(x for x in paper if x)})"
+
+
+def check_citations(text: str, n: int) -> tuple[str, list[int], list[int]]:
+    """Keep citations 1..n (``[3, 5]`` and ``[3-5]`` become ``[3][5]`` / ``[3][4][5]``).
+
+    Returns (text, valid numbers in order of first use, removed numbers).
+    """
+    valid: dict[int, None] = {}
+    removed: list[int] = []
+
+    def repl(m: re.Match[str]) -> str:
+        nums: list[int] = []
+        for part in re.split(r"\s*[,;]\s*", m.group(1)):
+            bounds = re.split(r"\s*[-\u2013]\s*", part)
+            if len(bounds) == 2 and int(bounds[1]) - int(bounds[0]) in range(0, 50):
+                nums += list(range(int(bounds[0]), int(bounds[1]) + 1))
+            else:
+                nums += [int(b) for b in bounds]
+        keep = []
+        for k in nums:
+            if 1 <= k <= n:
+                keep.append(k)
+                valid.setdefault(k)
+            else:
+                removed.append(k)
+        return "".join(f"[{k}]" for k in keep)
+
+    out = _CITATION.sub(repl, text)
+    out = re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", out)).strip()
+    return out, list(valid), removed
+
+
+def references_for(edges: list[EdgeResult], cited: list[int]) -> list[dict[str, Any]]:
+    """One reference per cited paper, in order of first citation, listing its evidence numbers."""
+    by_n = {e.n: e for e in edges}
+    refs: dict[str, dict[str, Any]] = {}
+    for k in cited:
+        edge = by_n[k]
+        edge.cited = True
+        pid = str(edge.payload.get("paper_id", ""))
+        ref = refs.get(pid)
+        if ref is None:
+            ref = {f: edge.payload.get(f) or None for f in REFERENCE_FIELDS}
+            ref["paper_id"] = pid
+            ref["citations"] = []
+            refs[pid] = ref
+        ref["citations"].append(k)
+    for ref in refs.values():
+        ref["citations"].sort()
+    return list(refs.values())
+
+
+@dataclass
+class _Calls:
+    chat: int = 0
+    failed: int = 0
+
+
+async def synthesize(
+    question: str,
+    edges: list[EdgeResult],
+    llm: LLMClient,
+    options: QueryOptions,
+    calls: _Calls,
+    warnings: list[str],
+) -> str:
+    """One answer call for <= answer_batch edges; else map (bounded concurrency) and merge."""
+    lines = [evidence_line(e) for e in edges]
+    model = options.answer_model
+    if len(lines) <= options.answer_batch:
+        return await _ask(answer_messages(question, lines), Answer, llm, model, calls, final=True)
+
+    sem = asyncio.Semaphore(options.concurrency)
+    groups = [
+        lines[i : i + options.answer_batch] for i in range(0, len(lines), options.answer_batch)
+    ]
+
+    async def summarise(group: list[str]) -> str | None:
+        async with sem:
+            try:
+                return await _ask(
+                    partial_messages(question, group), PartialAnswer, llm, model, calls
+                )
+            except LLMError as err:
+                warnings.append(
+                    f"one group of {len(group)} evidence items was not summarised: {err}"
+                )
+                return None
+
+    partials = [p for p in await asyncio.gather(*(summarise(g) for g in groups)) if p]
+    if not partials:
+        raise LLMError("Every summarising call failed; check the model server and retry")
+    while len(partials) > MERGE_FANIN:
+        chunks = [partials[i : i + MERGE_FANIN] for i in range(0, len(partials), MERGE_FANIN)]
+
+        async def merge(chunk: list[str]) -> str:
+            async with sem:
+                return await _ask(merge_messages(question, chunk), PartialAnswer, llm, model, calls)
+
+        partials = list(await asyncio.gather(*(merge(c) for c in chunks)))
+    return await _ask(merge_messages(question, partials), Answer, llm, model, calls, final=True)
+
+
+async def _ask(
+    messages: list[dict[str, str]],
+    schema: type[Answer] | type[PartialAnswer],
+    llm: LLMClient,
+    model: str | None,
+    calls: _Calls,
+    *,
+    final: bool = False,
+) -> str:
+    result = await llm.chat(messages, schema, kind=KIND_QUERY, model=model)
+    calls.chat += result.calls
+    if result.value is None:
+        calls.failed += 1
+        what = "answer" if final else "summarising"
+        raise LLMError(f"The {what} call failed: {result.error}; retry, or use --no-answer")
+    return result.value.answer
+
+
+# --- the query ----------------------------------------------------------------------------------
+
+
+def collection_name(collection: Collection) -> str:
+    return str(getattr(collection, "name", "") or "")
+
+
+async def aquery(
+    question: str,
+    collection: Collection,
+    llm: LLMClient | None,
+    normalizer: Normalizer | None,
+    *,
+    options: QueryOptions | None = None,
+) -> QueryResult:
+    """Answer ``question`` from ``collection``. Does not close ``llm``.
+
+    ``llm`` None: no parse, no embedding (edges in filter order, score None), no answer.
+    """
+    opts = options or QueryOptions()
+    question = " ".join(question.split())
+    if not question:
+        raise InputError(
+            'The question is empty: fastbmrag query "What is the role of IL1B in endometriosis?"'
+        )
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    warnings: list[str] = []
+    calls = _Calls()
+    embed_requests = 0
+
+    t = time.perf_counter()
+    linked = link_question(question, normalizer) if opts.link else []
+    timings["link_s"] = time.perf_counter() - t
+
+    want_parse = (
+        llm is not None
+        and not opts.no_answer
+        and not opts.no_llm_parse
+        and not (opts.relationship_types and opts.entity_types)
+    )
+
+    async def do_parse() -> Parse:
+        if not want_parse or llm is None:
+            return Parse()
+        t0 = time.perf_counter()
+        try:
+            return await parse_question(question, llm, opts.answer_model)
+        finally:
+            timings["parse_s"] = time.perf_counter() - t0
+
+    async def do_embed() -> Any:
+        if llm is None:
+            return None
+        t0 = time.perf_counter()
+        vec = (await llm.embed([question]))[0]
+        timings["embed_s"] = time.perf_counter() - t0
+        return vec
+
+    parse, vector = await asyncio.gather(do_parse(), do_embed())
+    calls.chat += parse.calls
+    if llm is not None:
+        embed_requests += 1
+    if parse.error:
+        warnings.append(
+            f"the question could not be parsed ({parse.error}); no relation/answer-type filter"
+        )
+
+    spec = build_spec(opts, linked, parse, normalizer)
+    t = time.perf_counter()
+    store = collection.store
+    used, relaxed, matched = spec, [], 0
+    for note, candidate in relaxations(spec, opts.fallback):
+        flt = candidate.to_filter(collection)
+        matched = store.count(flt or None)
+        if note is not None:
+            relaxed.append(note)
+        used = candidate
+        if matched > 0:
+            break
+    fallback_msg = None
+    if relaxed:
+        fallback_msg = (
+            f"no edge matched the filters ({_describe(spec)}); searched "
+            + ("every edge" if used.is_empty() else f"with {_describe(used)}")
+            + f" ({'; '.join(relaxed)})"
+        )
+        warnings.append(fallback_msg)
+    flt = used.to_filter(collection)
+    timings["filter_s"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    hits = (
+        retrieve(collection, vector, flt or None, matched=matched, options=opts) if matched else []
+    )
+    timings["search_s"] = time.perf_counter() - t
+    nodes = collection.node_count() if hits else 0
+    edges = [
+        EdgeResult(i, h.id, h.score, _edge_weight(nodes, h.payload), h.payload)
+        for i, h in enumerate(hits, 1)
+    ]
+    if matched and not edges:
+        warnings.append(
+            f"{matched} edges passed the filters but none scored above --min-score {opts.min_score}"
+        )
+
+    answer: str | None = None
+    references: list[dict[str, Any]] = []
+    removed: list[int] = []
+    if not opts.no_answer and llm is not None:
+        t = time.perf_counter()
+        if edges:
+            raw = await synthesize(question, edges, llm, opts, calls, warnings)
+            answer, cited, removed = check_citations(raw, len(edges))
+            references = references_for(edges, cited)
+            if removed:
+                warnings.append(
+                    f"removed {len(removed)} citation(s) to evidence that does not exist: "
+                    + ", ".join(f"[{k}]" for k in removed)
+                )
+        else:
+            answer = "No edge in the collection matches the question; nothing to answer from."
+        timings["answer_s"] = time.perf_counter() - t
+    timings["total_s"] = time.perf_counter() - started
+    timings = {k: round(v, 4) for k, v in timings.items()}
+
+    return QueryResult(
+        question=question,
+        collection=collection_name(collection),
+        answer=answer,
+        references=references,
+        edges=edges,
+        filters={
+            **spec.to_dict(),
+            "matched": matched,
+            "fallback": fallback_msg,
+            "used": used.to_dict() if relaxed else None,
+        },
+        parse=parse.to_dict(),
+        retrieval={
+            "top_k": None if opts.all else opts.top_k,
+            "all": opts.all,
+            "min_score": opts.min_score,
+            "retrieved": len(edges),
+            "removed_citations": removed,
+        },
+        timings=timings,
+        llm={
+            "chat_calls": calls.chat,
+            "embed_requests": embed_requests,
+            "usage": llm.accounting.to_dict() if llm is not None else {},
+        },
+        warnings=warnings,
+    )
+
+
+def _describe(spec: FilterSpec) -> str:
+    parts = []
+    if spec.entities:
+        joined = " and " if spec.effective_match == "all" else " or "
+        parts.append(joined.join(e.id or e.name for e in spec.entities))
+    if spec.relationship_types:
+        parts.append("relations " + "/".join(spec.relationship_types))
+    if spec.entity_types:
+        parts.append("types " + "/".join(spec.entity_types))
+    if spec.since is not None or spec.until is not None:
+        parts.append(f"years {spec.since or ''}-{spec.until or ''}")
+    if spec.paper_ids:
+        parts.append("papers " + ",".join(spec.paper_ids))
+    if spec.journals:
+        parts.append("journals " + ",".join(spec.journals))
+    if spec.min_weight is not None:
+        parts.append(f"weight >= {spec.min_weight}")
+    return ", ".join(parts) or "none"
+
+
+def query(
+    question: str,
+    collection: Collection,
+    llm: LLMClient | None,
+    normalizer: Normalizer | None,
+    *,
+    options: QueryOptions | None = None,
+) -> QueryResult:
+    """:func:`aquery` in its own event loop; closes ``llm`` at the end."""
+
+    async def run() -> QueryResult:
+        try:
+            return await aquery(question, collection, llm, normalizer, options=options)
+        finally:
+            if llm is not None:
+                await llm.aclose()
+
+    return asyncio.run(run())
+
+
+run_query = query
+
+
+# --- which collection ---------------------------------------------------------------------------
+
+
+def choose_collection(working_dir: Path, name: str | None, *, qdrant_url: str | None = None) -> str:
+    """``name`` if given (flag or FASTBMRAG_COLLECTION), else the only collection there is."""
+    if name:
+        return name
+    if qdrant_url:
+        raise InputError("Name the collection to query on the Qdrant server: --collection NAME")
+    from fastbmrag.store.collection import list_collections
+
+    names = list_collections(working_dir)
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise CollectionNotFound(
+            f"No collection in {working_dir}: index papers first (fastbmrag update -c NAME papers.csv) "
+            "or point --working-dir at the right directory"
+        )
+    raise InputError(
+        f"Several collections in {working_dir} ({', '.join(sorted(names))}): choose one with "
+        "--collection NAME or FASTBMRAG_COLLECTION"
+    )
+
+
+# --- rendering ----------------------------------------------------------------------------------
+
+
+def _ref_line(ref: dict[str, Any]) -> str:
+    ids = []
+    if ref.get("pmid"):
+        ids.append(f"PMID {ref['pmid']}")
+    if ref.get("pmcid"):
+        ids.append(str(ref["pmcid"]))
+    if ref.get("doi"):
+        ids.append(f"doi:{ref['doi']}")
+    where = ", ".join(str(v) for v in (ref.get("journal"), ref.get("year")) if v)
+    title = ref.get("title") or ref["paper_id"]
+    parts = [str(title)] + ([where] if where else []) + ([", ".join(ids)] if ids else [])
+    return ". ".join(parts)
+
+
+def _score(edge: EdgeResult) -> str:
+    return "  -  " if edge.score is None else f"{edge.score:.3f}"
+
+
+def render_text(result: QueryResult) -> str:
+    out: list[str] = []
+    if result.answer is not None:
+        out += [result.answer, ""]
+        if result.references:
+            out.append("References:")
+            for ref in result.references:
+                nums = "".join(f"[{k}]" for k in ref["citations"])
+                out.append(f"  {nums} {_ref_line(ref)}")
+            out.append("")
+    else:
+        out.append(f"{len(result.edges)} edges ({result.filters['matched']} passed the filters):")
+        for e in result.edges:
+            p = e.payload
+            out.append(
+                f"  [{e.n}] {_score(e)}  {e.statement}  "
+                f"({p.get('paper_id')}{', ' + str(p['year']) if p.get('year') else ''})"
+            )
+            if p.get("description"):
+                out.append(f"        {' '.join(str(p['description']).split())[:200]}")
+        out.append("")
+    for w in result.warnings:
+        out.append(f"Note: {w}")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_markdown(result: QueryResult) -> str:
+    out = [f"## {result.question}", ""]
+    if result.answer is not None:
+        out += [result.answer, ""]
+        if result.references:
+            out += ["### References", ""]
+            for ref in result.references:
+                nums = ", ".join(str(k) for k in ref["citations"])
+                out.append(f"- [{nums}] {_ref_line(ref)}")
+            out.append("")
+    out += ["### Evidence", "", "| n | score | relation | paper | year |", "|---|---|---|---|---|"]
+    for e in result.edges:
+        p = e.payload
+        statement = e.statement.replace("|", "\\|")
+        out.append(
+            f"| {e.n} | {_score(e).strip()} | {statement} | {p.get('paper_id', '')} | {p.get('year') or ''} |"
+        )
+    out.append("")
+    for w in result.warnings:
+        out.append(f"> Note: {w}")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render(result: QueryResult, fmt: str) -> str:
+    if fmt == "json":
+        import json
+
+        return json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+    if fmt == "markdown":
+        return render_markdown(result)
+    return render_text(result)
+
+
+def options_from(values: dict[str, Any], keys: Iterable[str] | None = None) -> QueryOptions:
+    """QueryOptions from a dict, ignoring keys it does not know (CLI kwargs, API kwargs)."""
+    names = QueryOptions.field_names() if keys is None else set(keys)
+    return QueryOptions(**{k: v for k, v in values.items() if k in names})
