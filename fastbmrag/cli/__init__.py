@@ -52,3 +52,6 @@ cli.add_command(delete)
 from fastbmrag.cli.export import export  # noqa: E402
 
 cli.add_command(export)
+from fastbmrag.cli.query import query  # noqa: E402
+
+cli.add_command(query)
