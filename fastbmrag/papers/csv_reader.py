@@ -57,6 +57,8 @@ _MISSING = frozenset({"", "nan", "NaN", "NAN"})
 # Index columns pandas writes (``df.to_csv()`` without ``index=False``).
 _PANDAS_INDEX = re.compile(r"^(Unnamed: \d+)?$")
 _INT_FLOAT = re.compile(r"^(\d+)\.0+$")
+# What a list literal of strings starts with ("[Results] text" is prose, not a list).
+_LIST_START = re.compile(r"""\[\s*(['"]|\]|$)""")
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
 
 
@@ -89,7 +91,7 @@ def split_main_text(cell: str) -> tuple[list[str], bool]:
     text = cell.strip()
     if not text or text in _MISSING or text == "[]":
         return [], False
-    if text.startswith("[") and text.endswith("]"):
+    if _LIST_START.match(text):
         try:
             value = ast.literal_eval(text)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

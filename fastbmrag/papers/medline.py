@@ -123,22 +123,17 @@ def paper_from_citation(element: etree._Element) -> Paper:
 def _open(source: str | Path | bytes) -> tuple[IO[bytes], str]:
     """A binary stream of the (decompressed) XML and a name for messages."""
     if isinstance(source, bytes):
-        raw: IO[bytes] = io.BytesIO(source)
-        name = "<bytes>"
-    else:
-        path = Path(source)
-        name = path.name
-        try:
-            raw = path.open("rb")
-        except OSError as err:
-            raise InputError(
-                f"{path}: cannot open ({err.strerror or err}); check the path"
-            ) from err
-    if raw.read(2) == _GZIP_MAGIC:
-        raw.seek(0)
-        return gzip.GzipFile(fileobj=raw, mode="rb"), name  # type: ignore[return-value]
-    raw.seek(0)
-    return raw, name
+        if source[:2] == _GZIP_MAGIC:
+            return gzip.GzipFile(fileobj=io.BytesIO(source), mode="rb"), "<bytes>"  # type: ignore[return-value]
+        return io.BytesIO(source), "<bytes>"
+    path = Path(source)
+    try:
+        with path.open("rb") as fh:
+            compressed = fh.read(2) == _GZIP_MAGIC
+        stream: IO[bytes] = gzip.open(path, "rb") if compressed else path.open("rb")  # type: ignore[assignment]  # noqa: SIM115 (closed by the reader)
+    except OSError as err:
+        raise InputError(f"{path}: cannot open ({err.strerror or err}); check the path") from err
+    return stream, path.name
 
 
 def parse_medline(source: str | Path | bytes, report: ReadReport | None = None) -> Iterator[Paper]:
