@@ -17,7 +17,9 @@ Several linked entities: with ``match="all"`` (default) and exactly two entities
 must connect both (IL1B -> endometriosis); with more, or ``match="any"``, an edge must
 touch at least one. When the filters match no edge the search relaxes in this order,
 and says so: two entities "all" -> "any"; then without the LLM-parsed relationship and
-answer types; then no filter at all (``fallback=False`` stops before the last step).
+answer types; then without the question's entities when flags (years, journals, ...)
+remain; then no filter at all (``fallback=False`` stops before the last step). Filters
+given as flags are only ever dropped by that last step.
 
 ``--all`` searches with ``limit`` = the number of edges that pass the filters, so every
 matching edge above the score threshold comes back ranked by similarity; when no score
@@ -374,6 +376,13 @@ def relaxations(spec: FilterSpec, fallback: bool) -> list[tuple[str | None, Filt
             changes.update(entity_types=(), entity_types_from="none")
         cur = FilterSpec(**{**cur.__dict__, **changes})
         out.append(("without the relationship/answer types parsed from the question", cur))
+    from_question = [e for e in cur.entities if e.origin == "question"]
+    if from_question:
+        rest = [e for e in cur.entities if e.origin != "question"]
+        flags_left = FilterSpec(**{**cur.__dict__, "entities": rest})
+        if not flags_left.is_empty():
+            cur = flags_left
+            out.append(("without the entities linked in the question, keeping the flags", cur))
     if fallback and not cur.is_empty():
         out.append(("no filter: searched every edge", FilterSpec()))
     return out

@@ -1,6 +1,6 @@
 """Query: parse -> filters, retrieval, --all, fallback, cited answers, JSON layout, CLI.
 
-One small collection (tests/data/query/papers.csv, 5 abstracts, 14 edges) is indexed once per
+One small collection (tests/data/query/papers.csv, 5 abstracts, 13 edges) is indexed once per
 module through the real pipeline, against a fake Ollama (a real HTTP server).
 """
 
@@ -65,7 +65,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory, fake: FakeOllama) -> Path:
             UpdateOptions(),
             progress=False,
         )
-    assert summary.indexed == 5 and summary.edges == 14
+    assert summary.indexed == 5 and summary.edges == 13
     return wd
 
 
@@ -73,9 +73,7 @@ def _llm(fake: FakeOllama) -> Any:
     return make_llm("ollama", host=fake.url)
 
 
-def ask(
-    workdir: Path, fake: FakeOllama, question: str, **options: Any
-) -> tuple[QueryResult, int]:
+def ask(workdir: Path, fake: FakeOllama, question: str, **options: Any) -> tuple[QueryResult, int]:
     """Run a query; returns the result and the chat requests the fake received."""
     before = fake.counts["/api/chat"]
     with Collection.open(workdir, NAME) as coll:
@@ -87,7 +85,12 @@ def ask(
 
 def triples(result: QueryResult) -> set[tuple[str, str, str, str]]:
     return {
-        (e.payload["paper_id"], e.payload["source"], e.payload["relationship_type"], e.payload["target"])
+        (
+            e.payload["paper_id"],
+            e.payload["source"],
+            e.payload["relationship_type"],
+            e.payload["target"],
+        )
         for e in result.edges
     }
 
@@ -95,7 +98,9 @@ def triples(result: QueryResult) -> set[tuple[str, str, str, str]]:
 # --- parse -> filters for the five questions of the fastbmRAG paper --------------------------
 
 
-def test_regulated_genes_question_maps_to_regulation_filters(workdir: Path, fake: FakeOllama) -> None:
+def test_regulated_genes_question_maps_to_regulation_filters(
+    workdir: Path, fake: FakeOllama
+) -> None:
     result, chats = ask(workdir, fake, QUESTIONS["regulated"], min_score=-1)
     f = result.filters
     assert [(e["id"], e["origin"]) for e in f["entities"]] == [(ENDO, "question")]
@@ -224,7 +229,9 @@ def test_flags_override_parse_and_filter_inside_the_store(workdir: Path, fake: F
 
     result, _ = ask(workdir, fake, "IL1B", no_answer=True, entities=(IL1B,), since=2016)
     assert triples(result) == {("Q5", "IL1B", "downregulated_in", "Osteoarthritis")}
-    result, _ = ask(workdir, fake, "cytokines", no_answer=True, journals=("Human Reproduction",))
+    result, _ = ask(
+        workdir, fake, "cytokines", no_answer=True, journals=("Human Reproduction",), min_score=-1
+    )
     assert {t[0] for t in triples(result)} == {"Q1"}
     result, _ = ask(workdir, fake, "receptors", no_answer=True, paper_ids=("Q2",), min_score=-1)
     assert {t[1] for t in triples(result)} == {"ESR2", "PGR", "HOXA10", "ESR1"}
@@ -253,8 +260,8 @@ def test_all_returns_every_matching_edge(workdir: Path, fake: FakeOllama) -> Non
         workdir, fake, QUESTIONS["regulated"], no_answer=True, all=True, min_score=None, top_k=1
     )
     assert result.retrieval["all"] is True
-    assert result.filters["matched"] == 11  # every endometriosis edge (no parse with --no-answer)
-    assert len(result.edges) == 11
+    assert result.filters["matched"] == 9  # every endometriosis edge (no parse with --no-answer)
+    assert len(result.edges) == 9
     assert {t[0] for t in triples(result)} == {"Q1", "Q2", "Q3"}
     scores = [e.score for e in result.edges]
     assert all(s is not None for s in scores)
@@ -268,11 +275,9 @@ def test_fallback_to_unfiltered_search_is_reported(workdir: Path, fake: FakeOlla
     result, _ = ask(workdir, fake, "BRCA1", no_answer=True, entities=("BRCA1",), min_score=-1)
     assert result.filters["fallback"].startswith("no edge matched the filters (HGNC:1100)")
     assert "no filter: searched every edge" in result.filters["fallback"]
-    assert result.filters["matched"] == 14 and len(result.edges) == 14
+    assert result.filters["matched"] == 13 and len(result.edges) == 13
 
-    strict, _ = ask(
-        workdir, fake, "BRCA1", no_answer=True, entities=("BRCA1",), fallback=False
-    )
+    strict, _ = ask(workdir, fake, "BRCA1", no_answer=True, entities=("BRCA1",), fallback=False)
     assert strict.edges == [] and strict.filters["matched"] == 0
 
 
@@ -314,9 +319,11 @@ def test_out_of_range_citation_from_the_model_is_removed(workdir: Path) -> None:
 
 
 def test_many_edges_are_map_reduced_within_budget(workdir: Path, fake: FakeOllama) -> None:
-    # 14 edges in groups of 5: 3 partial answers + 1 merge + 1 parse
-    result, chats = ask(workdir, fake, "genes and arthritis", answer_batch=5, min_score=-1, link=False)
-    assert len(result.edges) == 14
+    # 13 edges in groups of 5: 3 partial answers + 1 merge + 1 parse
+    result, chats = ask(
+        workdir, fake, "genes and arthritis", answer_batch=5, min_score=-1, link=False
+    )
+    assert len(result.edges) == 13
     assert chats == 5
     assert result.answer is not None
     assert {r["paper_id"] for r in result.references} == {"Q1", "Q2", "Q3", "Q4", "Q5"}
@@ -370,7 +377,15 @@ def test_json_layout(workdir: Path, fake: FakeOllama) -> None:
     assert edge["source_id"] == IL1B and edge["target_id"] == ENDO
     assert 0.0 < edge["weight"] <= 1.0
     assert set(d["filters"]) >= {"entities", "relationship_types", "matched", "fallback", "used"}
-    assert set(d["timings"]) >= {"link_s", "parse_s", "embed_s", "filter_s", "search_s", "answer_s", "total_s"}
+    assert set(d["timings"]) >= {
+        "link_s",
+        "parse_s",
+        "embed_s",
+        "filter_s",
+        "search_s",
+        "answer_s",
+        "total_s",
+    }
     assert d["llm"]["chat_calls"] == 2 and d["llm"]["embed_requests"] == 1
 
 

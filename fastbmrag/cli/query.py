@@ -141,7 +141,7 @@ def query(question: str, **kw: Any) -> None:
 
     from fastbmrag.cli.common import llm_from_options
 
-    llm = llm_from_options(working_dir, **kw)
+    llm = llm_from_options(working_dir, **{k: v for k, v in kw.items() if k != "working_dir"})
     with Collection.open(
         working_dir,
         name,
