@@ -1,0 +1,164 @@
+"""Retrieval-only query latency (``--no-answer``) on a large embedded collection.
+
+Builds (once, reused when present) a collection of ``--n`` synthetic edges with realistic
+payloads and ``--dim``-d unit vectors written straight through the store API, then times:
+
+* in-process: :func:`fastbmrag.query.aquery` with one open collection and one LLM client
+  (the question embedding comes from a fake Ollama over HTTP), p50/p95 over ``--repeat``;
+* cold CLI: ``python -m fastbmrag query ... --no-answer --format json`` as a subprocess,
+  p50/p95 over ``--cli-repeat`` runs (interpreter start, imports, vocab load, shard open).
+
+    python scripts/bench_query.py --n 200000 --dim 1024
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+GENES = ["IL1B", "IL6", "TNF", "ESR2", "PGR", "VEGFA", "PTGS2", "MMP9", "CYP19A1", "KRAS"]
+GENE_IDS = ["HGNC:5992", "HGNC:6018", "HGNC:11892", "HGNC:3468", "HGNC:8910", "HGNC:12680",
+            "HGNC:9605", "HGNC:7176", "HGNC:2594", "HGNC:6407"]  # fmt: skip
+RELS = ["upregulated_in", "downregulated_in", "biomarker_of", "associated_with", "causes"]
+QUESTIONS = [
+    "What is the role of IL1B in endometriosis?",
+    "Which genes are up- or down-regulated in endometriosis?",
+    "What pathways contribute to endometriosis?",
+    "What mutations contribute to endometriosis?",
+    "What is the causal mechanism of endometriosis?",
+]
+
+
+def build(wd: Path, n: int, dim: int) -> None:
+    from fastbmrag.store.base import Point
+    from fastbmrag.store.collection import Collection
+
+    rng = np.random.default_rng(0)
+    with Collection.open(wd, "bench", write=True, create=True) as coll:
+        coll.ensure_vector_size(dim)
+        batch = 2000
+        for start in range(0, n, batch):
+            vecs = rng.standard_normal((min(batch, n - start), dim)).astype(np.float32)
+            vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+            points = []
+            for j, v in enumerate(vecs):
+                i = start + j
+                g = i % len(GENES)
+                endo = i % 3 != 0
+                points.append(
+                    Point(
+                        str(uuid.uuid5(uuid.NAMESPACE_URL, f"bench/{i}")),
+                        v,
+                        {
+                            "paper_id": f"P{i // 8}",
+                            "pmid": str(30000000 + i // 8),
+                            "pmcid": "",
+                            "doi": "",
+                            "title": f"Study {i // 8} of {GENES[g]} in endometriosis",
+                            "journal": ["Human Reproduction", "Fertility and Sterility"][i % 2],
+                            "year": 2000 + i % 25,
+                            "authors": "Doe J; Roe R",
+                            "paper_weight": None,
+                            "source": GENES[g],
+                            "source_id": GENE_IDS[g],
+                            "source_type": "gene",
+                            "source_raw": GENES[g],
+                            "source_key": GENE_IDS[g],
+                            "target": "Endometriosis" if endo else "Adenomyosis",
+                            "target_id": "D004715" if endo else "D062788",
+                            "target_type": "disease",
+                            "target_raw": "endometriosis" if endo else "adenomyosis",
+                            "target_key": "D004715" if endo else "D062788",
+                            "relationship_type": RELS[i % len(RELS)],
+                            "description": f"{GENES[g]} is altered in lesions; " * 8,
+                            "draft_description": f"{GENES[g]} in endometriosis.",
+                            "evidence": "levels were higher in ectopic than eutopic tissue",
+                            "refined": bool(i % 2),
+                            "chunks": [1, 4],
+                            "source_degree": 1 + i % 50,
+                            "target_degree": 500,
+                        },
+                    )
+                )
+            coll.store.upsert(points)
+        coll.store.flush()
+        coll.optimize(force=True)
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
+
+
+async def in_process(wd: Path, url: str, repeat: int, dim: int) -> list[float]:
+    from fastbmrag.llm import make_llm
+    from fastbmrag.query import QueryOptions, aquery
+    from fastbmrag.store.collection import Collection
+    from fastbmrag.vocab.normalizer import load_normalizer
+
+    norm = load_normalizer()
+    llm = make_llm("ollama", host=url)
+    times = []
+    with Collection.open(wd, "bench") as coll:
+        opts = QueryOptions(no_answer=True, min_score=None)
+        for i in range(repeat + 3):
+            t = time.perf_counter()
+            res = await aquery(QUESTIONS[i % len(QUESTIONS)], coll, llm, norm, options=opts)
+            if i >= 3:  # warm-up
+                times.append(time.perf_counter() - t)
+            assert res.edges, "no edges retrieved"
+    await llm.aclose()
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=200_000)
+    ap.add_argument("--dim", type=int, default=1024)
+    ap.add_argument("--repeat", type=int, default=100)
+    ap.add_argument("--cli-repeat", type=int, default=10)
+    ap.add_argument(
+        "--dir", default=None, help="working dir (default /tmp/fastbmrag-bench-query-N-DIM)"
+    )
+    args = ap.parse_args()
+
+    from fastbmrag.testing.fake_ollama import FakeOllama
+
+    wd = Path(args.dir or f"/tmp/fastbmrag-bench-query-{args.n}-{args.dim}")
+    if not (wd / "bench" / "ledger.sqlite").is_file():
+        t = time.perf_counter()
+        build(wd, args.n, args.dim)
+        print(f"built {args.n} edges ({args.dim}-d) in {time.perf_counter() - t:.1f} s", flush=True)
+
+    with FakeOllama(dims=args.dim) as fake:
+        times = asyncio.run(in_process(wd, fake.url, args.repeat, args.dim))
+        print(
+            f"in-process --no-answer top-50: p50 {pct(times, 50) * 1000:.1f} ms, "
+            f"p95 {pct(times, 95) * 1000:.1f} ms ({len(times)} queries)"
+        )
+        env = {**os.environ, "OLLAMA_HOST": fake.url, "FASTBMRAG_HOME": str(wd)}
+        cold = []
+        for i in range(args.cli_repeat):
+            cmd = [sys.executable, "-m", "fastbmrag", "query", QUESTIONS[i % len(QUESTIONS)],
+                   "-c", "bench", "--no-answer", "--format", "json", "--no-cache"]  # fmt: skip
+            t = time.perf_counter()
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            cold.append(time.perf_counter() - t)
+            if proc.returncode != 0:
+                sys.exit(f"CLI failed: {proc.stderr.strip()}")
+        print(
+            f"cold CLI --no-answer: p50 {pct(cold, 50):.2f} s, p95 {pct(cold, 95):.2f} s "
+            f"({len(cold)} runs)"
+        )
+
+
+if __name__ == "__main__":
+    main()
