@@ -250,10 +250,12 @@ def find_abbreviations(text: str) -> dict[str, str]:
 
 
 def _abbreviations(text: str) -> tuple[dict[str, str], dict[str, str]]:
-    """Schwartz-Hearst definitions, and for short forms whose letters do not align with the
-    words before them ("zidovudine (AZT)"), those words (up to five) as a looser candidate."""
+    """Schwartz-Hearst definitions, and for every "(SF)" the words before it (up to eight, in
+    the same sentence): the long form may be longer than the letters show ("cyclase
+    associated actin cytoskeleton regulatory protein 1 (CAP)") or not align at all
+    ("zidovudine (AZT)")."""
     found: dict[str, str] = {}
-    loose: dict[str, str] = {}
+    window: dict[str, str] = {}
     for m in _PAREN_RE.finditer(text):
         short = m.group(1).strip()
         if ";" in short or "," in short:
@@ -266,16 +268,14 @@ def _abbreviations(text: str) -> tuple[dict[str, str], dict[str, str]]:
         before = text[: m.start()].rstrip()
         cut = max(before.rfind(". "), before.rfind("; "), before.rfind("("), before.rfind(")"))
         before = before[cut + 1 :].strip()
-        limit = min(len(short) + 5, len(short) * 2)
-        cand = before.split()[-limit:]
-        if not cand:
+        if not before:
             continue
-        long = _best_long_form(short, " ".join(cand))
+        window.setdefault(short, " ".join(before.split()[-8:]))
+        limit = min(len(short) + 5, len(short) * 2)
+        long = _best_long_form(short, " ".join(before.split()[-limit:]))
         if long and len(long) > len(short) and short.lower() not in long.lower().split():
             found.setdefault(short, long)
-        elif short not in found:
-            loose.setdefault(short, " ".join(before.split()[-5:]))
-    return found, loose
+    return found, window
 
 
 # --------------------------------------------------------------------------------------------
@@ -295,10 +295,10 @@ class _Hit:
 class _Context:
     """Facts about one context text, computed once and reused for every name in it."""
 
-    __slots__ = ("abbreviations", "gene_keys", "loose", "words")
+    __slots__ = ("abbreviations", "gene_keys", "windows", "words")
 
     def __init__(self, text: str) -> None:
-        self.abbreviations, self.loose = _abbreviations(text) if "(" in text else ({}, {})
+        self.abbreviations, self.windows = _abbreviations(text) if "(" in text else ({}, {})
         self.words = frozenset(tokens(text))
         self.gene_keys = frozenset(_gene_key_from(raw_tokens(w)) for w in text.split())
 
@@ -445,40 +445,37 @@ class DictionaryNormalizer:
         return best
 
     def _match(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
-        if ctx is not None and ctx.abbreviations:
-            long = ctx.abbreviations.get(clean)
-            if long is not None:
-                hit = self._direct(long, t, ctx)
-                if hit is not None and hit.item >= 0:
-                    return _Hit(
-                        hit.type,
-                        hit.item,
-                        "abbreviation",
-                        round(hit.score * ABBREVIATION_FACTOR, 3),
-                        hit.candidates,
-                    )
         if t == CHEMICAL:
-            formula = _formula_name(clean)
-            if formula:
-                for long in formula:
-                    hit = self._direct(long, t, None)
-                    if hit is not None and hit.item >= 0:
-                        return _Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
+            for formula in _formula_name(clean):
+                hit = self._direct(formula, t, None)
+                if hit is not None and hit.item >= 0:
+                    return _Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
+        window = ctx.windows.get(clean) if ctx is not None else None
+        long = ctx.abbreviations.get(clean) if ctx is not None and window else None
+        if ctx is not None and window and long:
+            # A defined short form: its long form first (the short one is often ambiguous).
+            words = window.split()
+            for n in range(len(words), len(long.split()) - 1, -1):
+                hit = self._direct(" ".join(words[-n:]), t, ctx)
+                if hit is not None and hit.item >= 0:
+                    return _abbreviation(hit, ABBREVIATION_FACTOR)
         hit = self._direct(clean, t, ctx)
         if hit is not None or t == GENE:
             return hit
-        if ctx is not None and clean in ctx.loose:
-            words = ctx.loose[clean].split()
-            for n in range(len(words), 0, -1):
-                hit = self._direct(" ".join(words[-n:]), t, ctx)
-                if hit is not None and hit.item >= 0:
-                    return _Hit(
-                        hit.type,
-                        hit.item,
-                        "abbreviation",
-                        round(hit.score * 0.8, 3),
-                        hit.candidates,
-                    )
+        if ctx is not None and window:
+            if long:
+                hit = self._fallback(long, t, ctx)
+                if hit is not None:
+                    return _abbreviation(hit, 0.8)
+            elif _abbreviation_like(clean):
+                # "zidovudine (AZT)": letters that do not align; the words before, longest first.
+                words = window.split()
+                for n in range(len(words), 0, -1):
+                    if n == 1 and words[-1].lower() in GENERIC:
+                        continue
+                    hit = self._direct(" ".join(words[-n:]), t, ctx)
+                    if hit is not None and hit.item >= 0:
+                        return _abbreviation(hit, 0.8)
         return self._fallback(clean, t, ctx)
 
     def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
@@ -646,6 +643,19 @@ class DictionaryNormalizer:
             if row[0] == hgnc_id:
                 return row[1], row[2]
         return None
+
+
+def _abbreviation(hit: _Hit, factor: float) -> _Hit:
+    return _Hit(hit.type, hit.item, "abbreviation", round(hit.score * factor, 3), hit.candidates)
+
+
+def _abbreviation_like(text: str) -> bool:
+    """ "AZT", "5-FU", "LiCl": short, no space, two capitals or a digit."""
+    return (
+        len(text) <= 10
+        and " " not in text
+        and (sum(c.isupper() for c in text) >= 2 or any(c.isdigit() for c in text))
+    )
 
 
 def _formula_name(text: str) -> list[str]:

@@ -1,0 +1,122 @@
+"""`fastbmrag normalize`: entity names -> HGNC / MeSH ids, offline."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import click
+
+from fastbmrag.cli.common import json_option
+from fastbmrag.errors import InputError
+from fastbmrag.vocab.base import Normalized
+
+TYPES = ("auto", "gene", "disease", "chemical")
+COLUMNS = ("name", "type", "normalized_name", "ontology_id", "matched_by", "score")
+
+
+def read_rows(path: Path, default_type: str) -> list[tuple[str, str, str]]:
+    """(name, type, context) rows of a TSV or CSV with a header: name, type, optional context."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"Cannot read {path} ({err}); give a UTF-8 TSV or CSV file.") from err
+    first = text.split("\n", 1)[0]
+    delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") or "\t" in first else ","
+    reader = csv.DictReader(text.splitlines(), delimiter=delimiter)
+    fields = [f.strip().lower() for f in reader.fieldnames or []]
+    if "name" not in fields:
+        raise InputError(
+            f"{path} has no 'name' column (found: {', '.join(fields) or 'nothing'}); "
+            "give a header line: name<TAB>type<TAB>context."
+        )
+    rows = []
+    for raw in reader:
+        row = {(k or "").strip().lower(): (v or "") for k, v in raw.items()}
+        name = row.get("name", "").strip()
+        if name:
+            rows.append((name, row.get("type", "").strip() or default_type, row.get("context", "")))
+    return rows
+
+
+def format_table(results: list[Normalized]) -> str:
+    table = [list(COLUMNS)] + [
+        [r.name, r.type, r.normalized_name, r.ontology_id or "-", r.matched_by, f"{r.score:.2f}"]
+        for r in results
+    ]
+    widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in table]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+@click.command()
+@click.argument("names", nargs=-1)
+@click.option(
+    "-t",
+    "--type",
+    "type_",
+    type=click.Choice(TYPES, case_sensitive=False),
+    default="auto",
+    show_default=True,
+    help="Entity type of the NAMEs (auto: try all, best match wins).",
+)
+@click.option(
+    "--context",
+    default="",
+    help="Text around the names: defines abbreviations, resolves ambiguity.",
+)
+@click.option(
+    "-i",
+    "--input",
+    "input_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="TSV or CSV with a header: name, type (optional), context (optional).",
+)
+@json_option
+def normalize(
+    names: tuple[str, ...], type_: str, context: str, input_file: Path | None, as_json: bool
+) -> None:
+    """Normalise entity names: genes to HGNC symbols, diseases and chemicals to MeSH.
+
+    Works offline with the bundled vocabularies (or those rebuilt by `fastbmrag vocab update`).
+
+    \b
+    Examples:
+      fastbmrag normalize IL-1β "interleukin 1 beta" endometrioma
+      fastbmrag normalize --type gene HNF-6 --context "hepatocyte nuclear factor 6 (HNF-6)"
+      fastbmrag normalize --input entities.tsv --json
+    """
+    from fastbmrag.vocab.normalizer import load_normalizer
+
+    rows = [(n, type_.lower(), context) for n in names]
+    if input_file is not None:
+        if not input_file.is_file():
+            raise InputError(f"No such file: {input_file}; check the --input path.")
+        rows += read_rows(input_file, type_.lower())
+    if not rows:
+        raise InputError("Nothing to normalise: give NAMEs or --input FILE (see --help).")
+    results = load_normalizer().normalize_many(rows)
+    if as_json:
+        for r in results:
+            click.echo(
+                json.dumps(
+                    {
+                        "name": r.name,
+                        "type": r.type,
+                        "normalized_name": r.normalized_name,
+                        "ontology_id": r.ontology_id,
+                        "matched_by": r.matched_by,
+                        "score": r.score,
+                        **(
+                            {"candidates": list(r.candidates)}
+                            if r.matched_by == "ambiguous"
+                            else {}
+                        ),
+                    },
+                    ensure_ascii=False,
+                )
+            )
+    else:
+        click.echo(format_table(results))

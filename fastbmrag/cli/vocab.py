@@ -1,0 +1,95 @@
+"""`fastbmrag vocab update|info`: rebuild and inspect the HGNC and MeSH vocabularies."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from fastbmrag.cli.common import json_option, quiet_option
+from fastbmrag.vocab import build
+
+
+@click.group()
+def vocab() -> None:
+    """Manage the HGNC and MeSH vocabularies used to normalise names."""
+
+
+@vocab.command()
+@click.option(
+    "--hgnc",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Local HGNC complete-set TSV instead of downloading it.",
+)
+@click.option(
+    "--mesh",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Local MeSH descriptor XML (desc20XX.xml, may be gzipped) instead of downloading it.",
+)
+@click.option(
+    "--hgnc-url",
+    default=None,
+    help=f"Where to download HGNC [env {build.ENV_HGNC_URL}, default {build.DEFAULT_HGNC_URL}].",
+)
+@click.option(
+    "--mesh-url",
+    default=None,
+    help=f"Where to download MeSH [env {build.ENV_MESH_URL}, default {build.DEFAULT_MESH_URL}].",
+)
+@quiet_option
+def update(
+    hgnc: Path | None, mesh: Path | None, hgnc_url: str | None, mesh_url: str | None, quiet: bool
+) -> None:
+    """Download the current HGNC and MeSH files and rebuild the vocabularies.
+
+    The result goes to <FASTBMRAG_HOME>/vocab/ and is used from then on instead of the
+    bundled copy (delete that folder to go back).
+
+    \b
+    Examples:
+      fastbmrag vocab update
+      fastbmrag vocab update --hgnc hgnc_complete_set.txt --mesh desc2025.xml
+    """
+    from fastbmrag.vocab.normalizer import cache_dir
+
+    out = cache_dir()
+    if not quiet:
+        for label, local, url in (
+            ("HGNC", hgnc, build.hgnc_url(hgnc_url)),
+            ("MeSH", mesh, build.mesh_url(mesh_url)),
+        ):
+            click.echo(f"{label}: {local or 'downloading ' + url}", err=True)
+    manifest = build.update_vocab(out, hgnc=hgnc, mesh=mesh, hgnc_url_=hgnc_url, mesh_url_=mesh_url)
+    c = manifest["counts"]
+    click.echo(
+        f"Vocabularies rebuilt in {out}: {c['genes']} genes (HGNC "
+        f"{manifest['sources']['hgnc']['version']}), {c['disease_descriptors']} disease and "
+        f"{c['chemical_descriptors']} chemical descriptors (MeSH "
+        f"{manifest['sources']['mesh']['version']})."
+    )
+
+
+@vocab.command()
+@json_option
+def info(as_json: bool) -> None:
+    """Show which vocabularies are in use: versions, sources, counts.
+
+    \b
+    Example:
+      fastbmrag vocab info --json
+    """
+    from fastbmrag.vocab.normalizer import vocab_info
+
+    data = vocab_info()
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(f"vocabularies: {data['path']} ({data['origin']}), built {data.get('built', '?')}")
+    for key, src in data.get("sources", {}).items():
+        click.echo(f"  {key}: {src.get('name', key)}, version {src.get('version')}")
+        click.echo(f"      from {src.get('source')}")
+    for key, value in data.get("counts", {}).items():
+        click.echo(f"  {key}: {value}")

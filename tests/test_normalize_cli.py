@@ -1,0 +1,179 @@
+"""`fastbmrag normalize` and `fastbmrag vocab update|info` through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fastbmrag.cli import cli
+from fastbmrag.errors import EXIT_CANNOT_START
+
+VOCAB = Path(__file__).parent / "data" / "vocab"
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+        pass
+
+
+@pytest.fixture
+def vocab_server() -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 serving tests/data/vocab/."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(VOCAB)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_normalize_prints_a_table() -> None:
+    code, out, _ = run("normalize", "IL-1β", "interleukin 1 beta", "endometrioma")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "name",
+        "type",
+        "normalized_name",
+        "ontology_id",
+        "matched_by",
+        "score",
+    ]
+    assert lines[1].split() == ["IL-1β", "gene", "IL1B", "HGNC:5992", "symbol", "1.00"]
+    assert lines[2].split()[-5:] == ["gene", "IL1B", "HGNC:5992", "name", "0.95"]
+    assert lines[3].split() == [
+        "endometrioma",
+        "disease",
+        "Endometriosis",
+        "D004715",
+        "entry_term",
+        "0.90",
+    ]
+
+
+def test_normalize_json_in_input_order_with_type_and_context() -> None:
+    code, out, _ = run(
+        "normalize", "--json", "--type", "gene", "ER", "CAP", "--context",
+        "Cyclase associated actin cytoskeleton regulatory protein 1 (CAP) binds actin.",
+    )  # fmt: skip
+    assert code == 0
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["name"] for r in rows] == ["ER", "CAP"]
+    assert rows[0]["matched_by"] == "ambiguous" and rows[0]["ontology_id"] is None
+    assert set(rows[0]["candidates"]) == {"HGNC:3467", "HGNC:3443"}
+    assert rows[1] == {
+        "name": "CAP",
+        "type": "gene",
+        "normalized_name": "CAP1",
+        "ontology_id": "HGNC:20040",
+        "matched_by": "abbreviation",
+        "score": rows[1]["score"],
+    }
+    assert 0.8 < rows[1]["score"] < 0.95
+
+
+@pytest.mark.parametrize("suffix", [".tsv", ".csv"])
+def test_normalize_input_file(tmp_path: Path, suffix: str) -> None:
+    sep = "\t" if suffix == ".tsv" else ","
+    f = tmp_path / f"entities{suffix}"
+    f.write_text(
+        sep.join(["name", "type", "context"]) + "\n"
+        + sep.join(["endometrioma", "disease", ""]) + "\n"
+        + sep.join(["IDM", "chemical", '"a single dose of indomethacin (IDM) to rats"' if sep == "," else "a single dose of indomethacin (IDM) to rats"]) + "\n"
+        + sep.join(["IL-1β", "", ""]) + "\n"
+        + sep.join(["MAPK signalling", "pathway", ""]) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    code, out, _ = run("normalize", "--input", str(f), "--json")
+    assert code == 0, out
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [(r["name"], r["type"], r["ontology_id"]) for r in rows] == [
+        ("endometrioma", "disease", "D004715"),
+        ("IDM", "chemical", "D007213"),
+        ("IL-1β", "gene", "HGNC:5992"),  # empty type -> --type (auto) -> gene
+        ("MAPK signalling", "pathway", None),
+    ]
+    assert rows[1]["matched_by"] == "abbreviation"
+    assert rows[3]["matched_by"] == "none"
+
+
+def test_normalize_bad_input_is_one_line_error(tmp_path: Path) -> None:
+    f = tmp_path / "x.csv"
+    f.write_text("term,kind\nIL1B,gene\n")
+    code, out, err = run("normalize", "--input", str(f))
+    assert code == EXIT_CANNOT_START
+    assert err.strip() == (
+        f"Error: {f} has no 'name' column (found: term, kind); "
+        "give a header line: name<TAB>type<TAB>context."
+    )
+    code, _, err = run("normalize")
+    assert code == EXIT_CANNOT_START and "Nothing to normalise" in err
+    code, _, err = run("normalize", "--input", str(tmp_path / "missing.tsv"))
+    assert code == EXIT_CANNOT_START and "No such file" in err
+
+
+def test_vocab_info_bundled() -> None:
+    code, out, _ = run("vocab", "info", "--json")
+    assert code == 0
+    info = json.loads(out)
+    assert info["origin"] == "bundled"
+    assert info["counts"]["genes"] == 43882
+    assert info["sources"]["mesh"]["version"] == "2024"
+
+
+def test_vocab_update_downloads_and_rebuilds_into_the_cache(vocab_server: str) -> None:
+    code, out, err = run(
+        "vocab", "update",
+        "--hgnc-url", f"{vocab_server}/hgnc_slice.tsv",
+        "--mesh-url", f"{vocab_server}/desc_excerpt.xml",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "6 genes" in out and "1 disease and 1 chemical descriptors" in out
+    code, out, _ = run("vocab", "info", "--json")
+    info = json.loads(out)
+    assert info["origin"] == "cache"
+    assert info["sources"]["hgnc"]["source"] == f"{vocab_server}/hgnc_slice.tsv"
+    assert info["counts"]["genes"] == 6
+    # The rebuilt vocabularies are now the ones in use: TP53 is not among the six genes.
+    code, out, _ = run("normalize", "--json", "IL-1β", "TP53", "endometrioma")
+    ids = [json.loads(line)["ontology_id"] for line in out.splitlines()]
+    assert ids == ["HGNC:5992", None, "D004715"]
+
+
+def test_vocab_update_from_local_files(tmp_path: Path) -> None:
+    code, out, err = run(
+        "vocab", "update", "--hgnc", str(VOCAB / "hgnc_slice.tsv"),
+        "--mesh", str(VOCAB / "desc_excerpt.xml"), "--quiet",
+    )  # fmt: skip
+    assert code == 0, err
+    assert err == ""
+    assert "Vocabularies rebuilt in" in out
+
+
+def test_vocab_update_http_error_names_the_fix(vocab_server: str) -> None:
+    code, _, err = run(
+        "vocab", "update", "--hgnc", str(VOCAB / "hgnc_slice.tsv"),
+        "--mesh-url", f"{vocab_server}/desc2099.xml",
+    )  # fmt: skip
+    assert code == EXIT_CANNOT_START
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"Error: Cannot download {vocab_server}/desc2099.xml: HTTP 404")
+    assert "--mesh" in last
+    # Nothing half-built is left in use.
+    code, out, _ = run("vocab", "info", "--json")
+    assert json.loads(out)["origin"] == "bundled"

@@ -1,0 +1,286 @@
+"""Vocabulary builders and the dictionary normaliser, on the bundled HGNC/MeSH data."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from fastbmrag.errors import VocabError
+from fastbmrag.vocab import DictionaryNormalizer, find_abbreviations, load_normalizer, vocab_info
+from fastbmrag.vocab.build import (
+    build_from_files,
+    gene_key,
+    parse_hgnc_tsv,
+    parse_mesh_xml,
+    term_key,
+)
+from fastbmrag.vocab.normalizer import BUNDLED_DIR
+
+VOCAB = Path(__file__).parent / "data" / "vocab"
+
+
+@pytest.fixture(scope="module")
+def norm() -> DictionaryNormalizer:
+    return load_normalizer()
+
+
+# ---- keys and parsers ------------------------------------------------------------------------
+
+
+def test_keys_fold_greek_punctuation_and_plurals() -> None:
+    assert gene_key("IL-1β") == gene_key("IL1-beta") == gene_key("il1b") == "il1b"
+    assert gene_key("interleukin-1 beta") == gene_key("interleukin 1β")
+    assert term_key("Endometrioses") == term_key("endometriosis")
+    assert term_key("Anaemia") == term_key("anemia")
+    assert term_key("Non-Hodgkin's Lymphomas") == term_key("non hodgkin lymphoma")
+
+
+def test_mesh_xml_parser_reads_the_dtd_shape() -> None:
+    records = {r.ui: r for r in parse_mesh_xml(VOCAB / "desc_excerpt.xml")}
+    assert list(records) == ["D000003", "D004715", "D053583"]
+    endo = records["D004715"]
+    assert endo.name == "Endometriosis"
+    assert endo.tree_numbers == ["C12.050.351.500.163", "C12.100.250.163"]
+    assert [t.text for t in endo.terms] == ["Endometriosis", "Endometrioma"]
+    assert endo.terms[0].record_preferred and not endo.terms[1].record_preferred
+    assert endo.categories() == "C"
+    il1b = records["D053583"]
+    # The pharmacological action's DescriptorReferredTo is not a term of this descriptor.
+    assert "Inflammation Mediators" not in [t.text for t in il1b.terms]
+    assert [t.text for t in il1b.terms] == ["Interleukin-1beta", "IL-1 beta", "Catabolin"]
+    assert il1b.categories() == "D"
+    assert records["D000003"].categories() == ""  # J tree: not kept
+
+
+def test_mesh_xml_parser_rejects_other_xml(tmp_path: Path) -> None:
+    bad = tmp_path / "desc2024.xml"
+    bad.write_text("<PubmedArticleSet><PubmedArticle/></PubmedArticleSet>")
+    with pytest.raises(VocabError, match="no DescriptorRecord"):
+        list(parse_mesh_xml(bad))
+    bad.write_text("<DescriptorRecordSet><DescriptorRecord>")
+    with pytest.raises(VocabError, match="not valid MeSH descriptor XML"):
+        list(parse_mesh_xml(bad))
+
+
+def test_hgnc_parser_reads_multivalued_columns() -> None:
+    genes = {g.symbol: g for g in parse_hgnc_tsv(VOCAB / "hgnc_slice.tsv")}
+    assert genes["IL1B"].hgnc_id == "HGNC:5992"
+    assert genes["IL1B"].alias_symbols == ["IL1F2", "IL-1B", "IL1-BETA"]
+    assert genes["ONECUT1"].prev_symbols == ["HNF6", "HNF6A"]
+    assert genes["ONECUT1"].alias_symbols == ["HNF-6"]
+    assert genes["ONECUT1"].prev_names == ["one cut domain, family member 1"]
+
+
+def test_hgnc_parser_names_the_fix_for_a_wrong_file(tmp_path: Path) -> None:
+    wrong = tmp_path / "x.tsv"
+    wrong.write_text("a\tb\n1\t2\n")
+    with pytest.raises(VocabError, match="not an HGNC complete-set TSV"):
+        list(parse_hgnc_tsv(wrong))
+
+
+def test_build_from_small_files_and_load(tmp_path: Path) -> None:
+    gz = tmp_path / "desc2024.xml.gz"
+    gz.write_bytes(gzip.compress((VOCAB / "desc_excerpt.xml").read_bytes()))
+    manifest = build_from_files(VOCAB / "hgnc_slice.tsv", tmp_path / "out", mesh_xml=gz)
+    assert manifest["counts"]["genes"] == 6
+    assert manifest["counts"]["disease_descriptors"] == 1
+    assert manifest["counts"]["chemical_descriptors"] == 1
+    assert manifest["sources"]["mesh"]["version"] == "2024"
+    small = load_normalizer(tmp_path / "out")
+    assert small.normalize("endometrioma", "disease").ontology_id == "D004715"
+    assert small.normalize("IL-1 beta", "chemical").ontology_id == "D053583"
+    assert small.normalize("TP53", "gene").ontology_id is None  # not in the slice
+    assert vocab_info(tmp_path / "out")["origin"] == "custom"
+
+
+def test_bundled_vocab_is_complete() -> None:
+    info = vocab_info()
+    assert info["origin"] == "bundled"
+    assert info["sources"]["hgnc"]["version"] == "2024-10"
+    assert info["sources"]["mesh"]["version"] == "2024"
+    assert info["counts"]["genes"] == 43882
+    assert info["counts"]["disease_descriptors"] > 5000
+    assert (BUNDLED_DIR / "genes.json.gz").stat().st_size < 3_000_000
+
+
+def test_load_is_memoised(norm: DictionaryNormalizer) -> None:
+    assert load_normalizer() is norm
+
+
+def test_broken_vocab_dir_is_a_vocab_error(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text(json.dumps({"files": {"genes": "g", "mesh": "m"}}))
+    with pytest.raises(VocabError, match="vocab update"):
+        load_normalizer(tmp_path)
+    with pytest.raises(VocabError, match="missing manifest.json"):
+        load_normalizer(tmp_path / "nowhere")
+
+
+# ---- genes -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["IL-1β", "IL1B", "il-1beta", "IL1-beta", "interleukin 1 beta", "Interleukin-1β", "IL1B gene",
+     "IL-1β protein", "IL1B mRNA"],
+)  # fmt: skip
+def test_il1b_spellings(norm: DictionaryNormalizer, name: str) -> None:
+    r = norm.normalize(name, "gene")
+    assert (r.normalized_name, r.ontology_id) == ("IL1B", "HGNC:5992")
+    assert r.name == name and r.type == "gene"
+
+
+def test_preference_symbol_over_previous_over_alias(norm: DictionaryNormalizer) -> None:
+    r = norm.normalize("IL1B", "gene")
+    assert (r.matched_by, r.score) == ("symbol", 1.0)
+    # "AR" is the approved symbol of the androgen receptor and an alias of three other genes.
+    ar = norm.normalize("AR", "gene")
+    assert (ar.ontology_id, ar.matched_by) == ("HGNC:644", "symbol")
+    assert "HGNC:651" in ar.candidates  # AREG, by alias: listed, not chosen
+    tnf = norm.normalize("TNF-alpha", "gene")
+    assert (tnf.ontology_id, tnf.matched_by) == ("HGNC:11892", "prev_symbol")
+    p53 = norm.normalize("p53", "gene")
+    assert (p53.normalized_name, p53.ontology_id, p53.matched_by) == ("TP53", "HGNC:11998", "alias")
+
+
+def test_ambiguous_alias_is_reported_not_picked(norm: DictionaryNormalizer) -> None:
+    r = norm.normalize("ER", "gene")
+    assert r.ontology_id is None
+    assert r.matched_by == "ambiguous"
+    assert set(r.candidates) == {"HGNC:3467", "HGNC:3443"}  # ESR1, EREG
+    assert r.normalized_name == "ER"
+
+
+def test_ambiguous_alias_resolved_from_context(norm: DictionaryNormalizer) -> None:
+    context = "Tumours were ER positive; estrogen receptor 1 signalling drove growth."
+    r = norm.normalize("ER", "gene", context)
+    assert (r.normalized_name, r.ontology_id, r.matched_by) == ("ESR1", "HGNC:3467", "alias")
+    assert set(r.candidates) == {"HGNC:3467", "HGNC:3443"}
+
+
+def test_abbreviation_defined_in_context(norm: DictionaryNormalizer) -> None:
+    # Without context "CAP" is an alias of six genes; the text defines it.
+    assert norm.normalize("CAP", "gene").matched_by == "ambiguous"
+    context = (
+        "Cyclase associated actin cytoskeleton regulatory protein 1 (CAP) binds actin. "
+        "Loss of CAP slowed migration."
+    )
+    r = norm.normalize("CAP", "gene", context)
+    assert (r.normalized_name, r.ontology_id, r.matched_by) == (
+        "CAP1",
+        "HGNC:20040",
+        "abbreviation",
+    )
+
+
+def test_abbreviation_finder() -> None:
+    text = "The hepatocyte nuclear factor 6 (HNF-6) and indomethacin (IDM) were given."
+    assert find_abbreviations(text) == {
+        "HNF-6": "hepatocyte nuclear factor 6",
+        "IDM": "indomethacin",
+    }
+
+
+# ---- diseases and chemicals ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "type_", "expected", "matched_by"),
+    [
+        ("endometrioma", "disease", ("Endometriosis", "D004715"), "entry_term"),
+        ("Endometrioses", "disease", ("Endometriosis", "D004715"), "name"),
+        ("breast cancer", "disease", ("Breast Neoplasms", "D001943"), "entry_term"),
+        ("neoplasm of the breast", "disease", ("Breast Neoplasms", "D001943"), "word_order"),
+        ("failure renal acute", "disease", ("Acute Kidney Injury", "D058186"), "word_order"),
+        ("Alzheimer's disease", "disease", ("Alzheimer Disease", "D000544"), "name"),
+        ("anaemia", "disease", ("Anemia", "D000740"), "name"),
+        ("hypotensive", "disease", ("Hypotension", "D007022"), "variant"),
+        ("nephrotoxicity", "disease", ("Kidney Diseases", "D007674"), "variant"),
+        ("severe hypotension", "disease", ("Hypotension", "D007022"), "partial"),
+        ("famotidine", "chemical", ("Famotidine", "D015738"), "name"),
+        ("amphetamine", "chemical", ("Amphetamine", "D000661"), "name"),
+        ("amphetamines", "chemical", ("Amphetamines", "D000662"), "name"),
+        ("glutamate", "chemical", ("Glutamic Acid", "D018698"), "entry_term"),
+        ("glutamates", "chemical", ("Glutamates", "D005971"), "name"),
+        ("Ca2+", "chemical", ("Calcium", "D002118"), "formula"),
+        ("CaCl2", "chemical", ("Calcium Chloride", "D002122"), "formula"),
+    ],
+)
+def test_mesh_names(
+    norm: DictionaryNormalizer, name: str, type_: str, expected: tuple[str, str], matched_by: str
+) -> None:
+    r = norm.normalize(name, type_)
+    assert (r.normalized_name, r.ontology_id) == expected
+    assert r.matched_by == matched_by
+
+
+def test_chemical_abbreviation_from_abstract(norm: DictionaryNormalizer) -> None:
+    context = "After a single oral dose of 4 mg/kg indomethacin (IDM) to sodium depleted rats"
+    r = norm.normalize("IDM", "chemical", context)
+    assert (r.normalized_name, r.ontology_id, r.matched_by) == (
+        "Indomethacin",
+        "D007213",
+        "abbreviation",
+    )
+
+
+def test_types_keep_to_their_trees(norm: DictionaryNormalizer) -> None:
+    assert norm.normalize("endometriosis", "chemical").ontology_id is None
+    assert norm.normalize("famotidine", "disease").ontology_id is None
+    assert norm.normalize("IL1B", "disease").ontology_id is None
+
+
+def test_auto_picks_the_best_type(norm: DictionaryNormalizer) -> None:
+    assert norm.normalize("IL-1β").type == "gene"
+    r = norm.normalize("endometrioma")
+    assert (r.type, r.ontology_id) == ("disease", "D004715")
+    assert norm.normalize("tamoxifen", "auto").type == "chemical"
+
+
+def test_other_types_and_unknown_names_pass_through(norm: DictionaryNormalizer) -> None:
+    r = norm.normalize("  rs12345   A>G ", "variant")
+    assert (r.normalized_name, r.ontology_id, r.matched_by, r.score) == (
+        "rs12345 A>G",
+        None,
+        "none",
+        0.0,
+    )
+    assert r.type == "variant"
+    u = norm.normalize("frobnicated wibble", "disease")
+    assert (u.normalized_name, u.ontology_id, u.matched_by) == ("frobnicated wibble", None, "none")
+    assert norm.normalize("", "gene").matched_by == "none"
+
+
+def test_normalize_many_keeps_order(norm: DictionaryNormalizer) -> None:
+    out = norm.normalize_many([("IL-1β", "gene"), ("endometrioma", "disease", ""), ("tamoxifen",)])
+    assert [r.ontology_id for r in out] == ["HGNC:5992", "D004715", "D013629"]
+
+
+# ---- entity linking in free text ---------------------------------------------------------------
+
+
+def test_find_mentions_in_a_question(norm: DictionaryNormalizer) -> None:
+    found = norm.find_mentions("What is the role of IL1B in endometriosis?")
+    assert [(m.name, m.normalized_name, m.ontology_id) for m in found] == [
+        ("IL1B", "IL1B", "HGNC:5992"),
+        ("endometriosis", "Endometriosis", "D004715"),
+    ]
+
+
+def test_find_mentions_longest_match_and_types(norm: DictionaryNormalizer) -> None:
+    text = "Does interleukin 1 beta drive breast cancer in women treated with tamoxifen?"
+    spans = norm.find_mention_spans(text)
+    assert [(text[s:e], m.ontology_id) for s, e, m in spans] == [
+        ("interleukin 1 beta", "HGNC:5992"),
+        ("breast cancer", "D001943"),
+        ("tamoxifen", "D013629"),
+    ]
+    only_genes = norm.find_mentions(text, types=["gene"])
+    assert [m.ontology_id for m in only_genes] == ["HGNC:5992"]
+
+
+def test_find_mentions_skips_common_words(norm: DictionaryNormalizer) -> None:
+    # "CAT", "SET", "MAX" are gene symbols; as ordinary lower-case words they are not genes.
+    assert norm.find_mentions("Which cat was set to the max level?", types=["gene"]) == []
