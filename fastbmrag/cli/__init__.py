@@ -55,3 +55,9 @@ cli.add_command(export)
 from fastbmrag.cli.query import query  # noqa: E402
 
 cli.add_command(query)
+from fastbmrag.cli.normalize import normalize  # noqa: E402
+
+cli.add_command(normalize)
+from fastbmrag.cli.vocab import vocab  # noqa: E402
+
+cli.add_command(vocab)
