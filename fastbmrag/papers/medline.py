@@ -67,22 +67,26 @@ def _abstract(article: etree._Element) -> str:
 
 
 def _authors(article: etree._Element) -> str:
+    author_list = article.find("AuthorList")
+    if author_list is None:
+        return ""
     names = []
-    for author in article.iterfind("AuthorList/Author"):
-        collective = author.findtext("CollectiveName")
+    for author in author_list:  # one pass over each author's children (hot loop)
+        last = fore = initials = collective = None
+        for part in author:
+            tag = part.tag
+            if tag == "LastName":
+                last = part.text
+            elif tag == "ForeName":
+                fore = part.text
+            elif tag == "Initials":
+                initials = part.text
+            elif tag == "CollectiveName":
+                collective = _text(part)
         if collective:
-            names.append(" ".join(collective.split()))
-            continue
-        name = " ".join(
-            p
-            for p in (
-                author.findtext("ForeName") or author.findtext("Initials"),
-                author.findtext("LastName"),
-            )
-            if p
-        )
-        if name:
-            names.append(name)
+            names.append(collective)
+        elif last or fore or initials:
+            names.append(" ".join(p for p in (fore or initials, last) if p))
     return "; ".join(names)
 
 
