@@ -38,9 +38,11 @@ def main() -> None:
         mesh_terms=None if args.mesh_xml else args.mesh_terms,
         mesh_trees=None if args.mesh_xml else args.mesh_trees,
         hgnc_source="https://www.genenames.org/download/archive/ (complete set, 2024-10)",
-        mesh_source="https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/desc2024.xml"
-        if not args.mesh_xml
-        else None,
+        mesh_source=(
+            "NLM desc2024 (MeSH 2024) as TSV extracts (github.com/jaytimm/mesh-resources)"
+            if not args.mesh_xml
+            else None
+        ),
     )
     for name in ("manifest.json", "genes.json.gz", "mesh.json.gz"):
         print(f"{args.out / name}: {(args.out / name).stat().st_size / 1e6:.2f} MB")

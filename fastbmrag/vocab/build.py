@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import functools
 import gzip
 import io
 import json
@@ -141,8 +142,8 @@ def _spelling(tok: str) -> str:
     """American spelling: anaemia, oedema, tumour, sulphate, aluminium -> anemia, edema, ..."""
     if len(tok) < 4 or not tok.isalpha():
         return tok
-    if "ae" in tok[:-2] or "oe" in tok[:-2]:
-        tok = tok[:-2].replace("ae", "e").replace("oe", "e") + tok[-2:]
+    if "ae" in tok[:-1] or "oe" in tok[:-1]:  # not a final -ae/-oe (vertebrae, aloe)
+        tok = tok[:-1].replace("ae", "e").replace("oe", "e") + tok[-1:]
     if "sulph" in tok:
         tok = tok.replace("sulph", "sulf")
     if tok.endswith("our") and len(tok) > 4:
@@ -167,15 +168,27 @@ def _singular(tok: str) -> str:
     return tok
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _forms(tok: str) -> tuple[str, str]:
+    spelled = _spelling(tok)
+    return spelled, _singular(spelled)
+
+
 def tokens(text: str) -> list[str]:
     """Word tokens: alphabetic and numeric runs ("IL-1beta" -> il, 1, beta), spelling and
     number folded (singular, American spelling)."""
-    return [_singular(_spelling(t)) for t in _TOKEN_RE.findall(_fold(text))]
+    return [_forms(t)[1] for t in _TOKEN_RE.findall(_fold(text))]
 
 
 def plain_tokens(text: str) -> list[str]:
     """Like :func:`tokens` but plurals kept (to tell "Amphetamine" from "Amphetamines")."""
-    return [_spelling(t) for t in _TOKEN_RE.findall(_fold(text))]
+    return [_forms(t)[0] for t in _TOKEN_RE.findall(_fold(text))]
+
+
+def token_forms(text: str) -> tuple[list[str], list[str]]:
+    """(:func:`plain_tokens`, :func:`tokens`) of ``text`` in one pass."""
+    forms = [_forms(t) for t in _TOKEN_RE.findall(_fold(text))]
+    return [f[0] for f in forms], [f[1] for f in forms]
 
 
 def raw_tokens(text: str) -> list[str]:
@@ -512,6 +525,7 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
     index: dict[str, dict[int, int]] = {}
     bag: dict[str, dict[int, int]] = {}
     exact: dict[str, dict[int, int]] = {}
+    extend: dict[str, dict[int, int]] = {}
     for rec in records:
         cats = rec.categories()
         if not cats:
@@ -524,15 +538,23 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
             _add(index, term_key(text), i, kind)
             _add(bag, bag_key(text), i, kind)
             _add(exact, "".join(plain_tokens(text)), i, kind)
+            words = bag_key(text).split()
+            if len(words) == 2 and words[0] != words[1]:
+                for w in words:
+                    _add(extend, w, i, kind)
     # Plural folding merges some distinct descriptors (Amphetamine / Amphetamines); keep the
     # unfolded keys of those, so that the written number can still tell them apart.
     merged = {i for kinds in index.values() if len(kinds) > 1 for i in kinds}
     exact = {k: v for k, v in exact.items() if len(v) == 1 and next(iter(v)) in merged}
+    # One word -> the descriptors with a two-word term that contains it ("rigidity" -> Muscle
+    # Rigidity), kept where few descriptors share the word: completes names written short.
+    extend = {k: v for k, v in extend.items() if len(v) <= 4 and k not in index}
     return {
         "descriptors": table,
         "index": _encode(index, 2),
         "bag": _encode(bag, 2),
         "exact": _encode(exact, 2),
+        "extend": _encode(extend, 2),
     }
 
 

@@ -59,8 +59,8 @@ from fastbmrag.vocab.build import (
     GREEK_LETTER,
     MANIFEST,
     _words,
-    plain_tokens,
     raw_tokens,
+    token_forms,
     tokens,
 )
 
@@ -119,6 +119,12 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("ous", ""),  # cancerous -> cancer
     ("ian", ""),  # parkinsonian -> parkinson (+ disease)
     ("ssion", "ssive"),  # depression -> depressive (+ disorder)
+    ("ssed", "ssive"),  # depressed -> depressive (+ disorder)
+    ("infected", "infection"),  # HIV-infected -> HIV infection
+    ("ese", "esity"),  # obese -> obesity
+    ("oid", "oidism"),  # hypothyroid -> hypothyroidism
+    ("etic", "esia"),  # akinetic -> akinesia
+    ("ic", "ism"),  # thromboembolic -> thromboembolism
     ("ed", ""),  # --
     ("al", ""),  # --
 )
@@ -293,14 +299,27 @@ class _Hit:
 
 
 class _Context:
-    """Facts about one context text, computed once and reused for every name in it."""
+    """Facts about one context text, computed once (and only when needed) for all its names."""
 
-    __slots__ = ("abbreviations", "gene_keys", "windows", "words")
+    __slots__ = ("_gene_keys", "_words", "abbreviations", "text", "windows")
 
     def __init__(self, text: str) -> None:
+        self.text = text
         self.abbreviations, self.windows = _abbreviations(text) if "(" in text else ({}, {})
-        self.words = frozenset(tokens(text))
-        self.gene_keys = frozenset(_gene_key_from(raw_tokens(w)) for w in text.split())
+        self._words: frozenset[str] | None = None
+        self._gene_keys: frozenset[str] | None = None
+
+    @property
+    def words(self) -> frozenset[str]:
+        if self._words is None:
+            self._words = frozenset(tokens(self.text))
+        return self._words
+
+    @property
+    def gene_keys(self) -> frozenset[str]:
+        if self._gene_keys is None:
+            self._gene_keys = frozenset(_gene_key_from(raw_tokens(w)) for w in self.text.split())
+        return self._gene_keys
 
 
 def _gene_key_from(toks: Sequence[str]) -> str:
@@ -318,6 +337,7 @@ class DictionaryNormalizer:
         self._mesh_index: dict[str, int | list[int]] = mesh["index"]
         self._mesh_bag: dict[str, int | list[int]] = mesh["bag"]
         self._mesh_exact: dict[str, int | list[int]] = mesh.get("exact", {})
+        self._mesh_extend: dict[str, int | list[int]] = mesh.get("extend", {})
         self._contexts: dict[str, _Context] = {}
         self._lock = threading.Lock()
 
@@ -487,10 +507,8 @@ class DictionaryNormalizer:
                 if core and core != toks:
                     hit = self._gene_codes(self._gene_index.get(_gene_key_from(core)), ctx)
             return hit
-        toks = tokens(clean)
-        hit = self._mesh_codes(
-            self._mesh_index.get("".join(toks)), t, ctx, 0, "".join(plain_tokens(clean))
-        )
+        plain, toks = token_forms(clean)
+        hit = self._mesh_codes(self._mesh_index.get("".join(toks)), t, ctx, 0, "".join(plain))
         if hit is None:
             bag = " ".join(sorted(x for x in toks if x not in BAG_STOP))
             hit = self._mesh_codes(self._mesh_bag.get(bag), t, ctx, WORD_ORDER_SCORE)
@@ -510,24 +528,25 @@ class DictionaryNormalizer:
         if not toks:
             return None
         last = toks[-1]
-        heads = DISEASE_HEADS if t == DISEASE else ()
-        variants = [toks] + [
+        variants = [
             [*toks[:-1], last[: len(last) - len(old)] + new]
             for old, new in VARIANT_SUFFIXES
             if last.endswith(old) and len(last) - len(old) >= 3
         ]
-        for v, variant in enumerate(variants):
-            for head in ("", *heads):
-                if not v and not head:
-                    continue  # the name itself: already looked up
-                hit = self._mesh_tokens([*variant, head] if head else variant, t, ctx)
-                if hit is not None and hit.item >= 0:
-                    return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        tries = [*variants]
         if t == DISEASE:
-            for phrase in _organ_phrases(toks):
-                hit = self._mesh_tokens(phrase, t, ctx)
-                if hit is not None and hit.item >= 0:
-                    return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+            tries += [[*v, head] for v in (toks, *variants) for head in DISEASE_HEADS]
+            if len(toks) == 1:
+                tries.append(["drug", *toks])  # "toxicity", "overdose": of the drug studied
+            tries += _organ_phrases(toks)
+        for phrase in tries:
+            hit = self._mesh_tokens(phrase, t, ctx)
+            if hit is not None and hit.item >= 0:
+                return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        if len(toks) == 1:
+            hit = self._extend(toks[0], t)
+            if hit is not None:
+                return hit
         n_all = len(toks)
         for n in range(n_all - 1, 0, -1):
             # Spans ending at the last word (the head noun in English) first.
@@ -542,6 +561,18 @@ class DictionaryNormalizer:
                     score = round(0.5 + 0.3 * n / n_all, 3)
                     return _Hit(hit.type, hit.item, "partial", score, hit.candidates)
         return None
+
+    def _extend(self, word: str, t: str) -> _Hit | None:
+        """A one-word name completed to the only two-word term of its type that contains it."""
+        codes = self._mesh_extend.get(word)
+        if codes is None:
+            return None
+        cat = _CAT[t]
+        items = {c // 2 for c in ([codes] if isinstance(codes, int) else codes)}
+        fitting = [i for i in items if cat in self._desc[i][2]]
+        if len(fitting) != 1:
+            return None
+        return _Hit(t, fitting[0], "partial", 0.6)
 
     def _gene_codes(self, codes: int | list[int] | None, ctx: _Context | None) -> _Hit | None:
         if codes is None:
