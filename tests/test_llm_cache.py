@@ -70,3 +70,12 @@ def test_unusable_path_is_a_config_error(tmp_path: Path) -> None:
     blocker.write_text("not a directory")
     with pytest.raises(ConfigError, match=r"Cannot open the LLM cache .*pass --no-cache"):
         ResponseCache(blocker / "llm_cache.sqlite")
+
+
+def test_close_is_safe_for_a_cache_shared_by_clients(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    cache.put_chat("k", '{"a": 1}', model="phi4", kind="extract")
+    cache.close()
+    cache.close()  # a second client closing it too
+    assert cache.get_chat("k") == '{"a": 1}'  # reopened on use
+    cache.close()

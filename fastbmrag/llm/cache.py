@@ -6,7 +6,8 @@ embeddings by sha256 of (backend, model, text), one row per text; the keys are b
 ``<working_dir>/llm_cache.sqlite``.
 
 One connection, guarded by a lock: safe from one process running asyncio (each call is a
-short synchronous statement) and from threads of that process.
+short synchronous statement) and from threads of that process. ``close()`` may be called by
+every client that shares the cache: the connection reopens on the next use.
 """
 
 from __future__ import annotations
@@ -49,18 +50,31 @@ class ResponseCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA busy_timeout=10000")
-            self._db.executescript(_SCHEMA)
-        except (OSError, sqlite3.Error) as err:
-            raise ConfigError(
-                f"Cannot open the LLM cache {self.path}: {err}; fix the path or pass --no-cache"
-            ) from None
         self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        with self._lock:
+            self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        """The open connection; (re)opened on first use, so ``close()`` is always safe."""
+        if self._conn is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA busy_timeout=10000")
+                conn.executescript(_SCHEMA)
+            except (OSError, sqlite3.Error) as err:
+                raise ConfigError(
+                    f"Cannot open the LLM cache {self.path}: {err}; fix the path or pass --no-cache"
+                ) from None
+            self._conn = conn
+        return self._conn
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        return self._connect()
 
     @classmethod
     def for_working_dir(cls, working_dir: str | Path) -> ResponseCache:
@@ -129,8 +143,11 @@ class ResponseCache:
             self._db.execute("DELETE FROM embedding")
 
     def close(self) -> None:
+        """Close the connection (clients do this in ``aclose``); a later call reopens it."""
         with self._lock:
-            self._db.close()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     def __enter__(self) -> ResponseCache:
         return self

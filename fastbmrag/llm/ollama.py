@@ -168,6 +168,9 @@ class OllamaClient(BaseLLM):
                 raise LLMUnavailable(self.unreachable_message()) from None
 
     async def aclose(self) -> None:
+        """Close the HTTP connections and the cache's database connection."""
+        if self.cache is not None:
+            self.cache.close()
         if self._client is not None:
             client, self._client = self._client, None
             await client.close()

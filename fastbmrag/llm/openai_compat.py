@@ -191,6 +191,9 @@ class OpenAICompatClient(BaseLLM):
                 raise self._missing(model)
 
     async def aclose(self) -> None:
+        """Close the HTTP connections and the cache's database connection."""
+        if self.cache is not None:
+            self.cache.close()
         if self._client is not None:
             client, self._client = self._client, None
             await client.aclose()
