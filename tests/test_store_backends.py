@@ -169,14 +169,18 @@ def test_scroll_all_and_filtered(loaded: Store) -> None:
     assert len(all_hits) == 57
     assert len({h.id for h in all_hits}) == 57
     assert all(h.score is None for h in all_hits)
-    pmids = {h.payload["pmid"] for h in loaded.scroll(Filter(must=(Match("source_id", "D009599"),)))}
+    pmids = {
+        h.payload["pmid"] for h in loaded.scroll(Filter(must=(Match("source_id", "D009599"),)))
+    }
     expected = {r["pmid"] for r in cid_rows() if r["chemical_id"] == "D009599"}
     assert pmids == expected and "2696505" in pmids
 
 
 def test_set_payload_by_filter(loaded: Store) -> None:
     n_hypo = sum(1 for r in cid_rows() if r["disease_id"] == "D007022")
-    loaded.set_payload({"target_degree": 9}, Filter(must=(Match("target_key", any_of=("D007022",)),)))
+    loaded.set_payload(
+        {"target_degree": 9}, Filter(must=(Match("target_key", any_of=("D007022",)),))
+    )
     loaded.flush()
     assert loaded.count(Filter(must=(Range("target_degree", gte=9),))) == n_hypo
     # other fields are kept (merge, not overwrite)

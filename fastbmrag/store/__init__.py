@@ -19,6 +19,7 @@ from fastbmrag.store.base import (
 from fastbmrag.store.collection import (
     DEFAULT_OPTIMIZE_MIN_POINTS,
     Collection,
+    PaperEdges,
     list_collections,
 )
 from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
@@ -31,6 +32,7 @@ __all__ = [
     "Hit",
     "Ledger",
     "Match",
+    "PaperEdges",
     "PaperState",
     "Point",
     "Range",

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from fastbmrag.errors import (
     CollectionNotFound,
@@ -64,6 +64,15 @@ DEFAULT_OPTIMIZE_MIN_POINTS = 20_000
 DEFAULT_BUSY_TIMEOUT = 10.0
 _SET_PAYLOAD_CHUNK = 512
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+class PaperEdges(NamedTuple):
+    """One paper's edges for :meth:`Collection.commit_papers` (``points[i]`` is ``refs[i]``)."""
+
+    paper_id: str
+    content_hash: str | None
+    points: list[Point]
+    refs: list[EdgeRef]
 
 
 def _now() -> str:
@@ -375,26 +384,56 @@ class Collection:
         but ``source_degree``/``target_degree``, which are set here (as are ``paper_id``,
         ``source_key`` and ``target_key``, from the arguments).
         """
-        if len(points) != len(refs):
-            raise ValueError(f"{len(points)} points but {len(refs)} refs for paper {paper_id}")
+        self.commit_papers([PaperEdges(paper_id, content_hash, points, refs)])
+
+    def commit_papers(self, papers: Sequence[PaperEdges]) -> None:
+        """:meth:`commit_paper` for several papers with one store flush and one ledger
+        transaction (all of them done, or after a crash all of them pending and absent).
+
+        Cheaper per paper than :meth:`commit_paper`: the flush (tens of ms) is shared.
+        """
+        batch = {p.paper_id: p for p in papers}  # the same paper twice: the last one wins
+        if not batch:
+            return
+        for p in batch.values():
+            if len(p.points) != len(p.refs):
+                raise ValueError(f"{len(p.points)} points but {len(p.refs)} refs for {p.paper_id}")
         with self._mutex:
             self._require_write()
-            if points:
-                self.ensure_vector_size(len(points[0].vector))
-            degrees = self.ledger.preview_degrees(paper_id, refs)
-            for point, ref in zip(points, refs, strict=True):
-                point.payload["paper_id"] = paper_id
-                point.payload["source_key"] = ref.source_key
-                point.payload["target_key"] = ref.target_key
-                point.payload["source_degree"] = degrees[ref.source_key]
-                point.payload["target_degree"] = degrees[ref.target_key]
-            self.ledger.journal_begin([paper_id], "commit")
-            self.store.delete(Filter(must=(Match("paper_id", paper_id),)))
-            self.store.upsert(points)
+            first = next((p.points[0] for p in batch.values() if p.points), None)
+            if first is not None:
+                self.ensure_vector_size(len(first.vector))
+            degrees = self.ledger.preview_degrees({pid: p.refs for pid, p in batch.items()})
+            for pid, p in batch.items():
+                for point, ref in zip(p.points, p.refs, strict=True):
+                    point.payload["paper_id"] = pid
+                    point.payload["source_key"] = ref.source_key
+                    point.payload["target_key"] = ref.target_key
+                    point.payload["source_degree"] = degrees[ref.source_key]
+                    point.payload["target_degree"] = degrees[ref.target_key]
+            ids = list(batch)
+            self.ledger.journal_begin(ids, "commit")
+            self._delete_points_of(ids)
+            self.store.upsert([pt for p in batch.values() for pt in p.points])
             self.store.flush()
-            self.ledger.apply_paper(
-                paper_id, content_hash, [(p.id, r) for p, r in zip(points, refs, strict=True)]
+            self.ledger.apply_papers(
+                [
+                    (
+                        pid,
+                        p.content_hash,
+                        [(pt.id, r) for pt, r in zip(p.points, p.refs, strict=True)],
+                    )
+                    for pid, p in batch.items()
+                ]
             )
+
+    def _delete_points_of(self, paper_ids: Sequence[str]) -> None:
+        for i in range(0, len(paper_ids), _SET_PAYLOAD_CHUNK):
+            chunk = tuple(paper_ids[i : i + _SET_PAYLOAD_CHUNK])
+            if len(chunk) == 1:
+                self.store.delete(Filter(must=(Match("paper_id", chunk[0]),)))
+            else:
+                self.store.delete(Filter(must=(Match("paper_id", any_of=chunk),)))
 
     def delete_papers(self, paper_ids: Iterable[str]) -> int:
         """Remove the papers' edges and ledger rows; degrees and weights follow.
@@ -407,9 +446,7 @@ class Collection:
         with self._mutex:
             self._require_write()
             self.ledger.journal_begin(ids, "delete")
-            for i in range(0, len(ids), _SET_PAYLOAD_CHUNK):
-                chunk = tuple(ids[i : i + _SET_PAYLOAD_CHUNK])
-                self.store.delete(Filter(must=(Match("paper_id", any_of=chunk),)))
+            self._delete_points_of(ids)
             self.store.flush()
             removed, _changed = self.ledger.remove_papers(ids)
             self.refresh_weights()
@@ -426,10 +463,7 @@ class Collection:
             journal = self.ledger.journal()
             commits = [pid for pid, op in journal.items() if op == "commit"]
             deletes = [pid for pid, op in journal.items() if op == "delete"]
-            for ids in (commits, deletes):
-                for i in range(0, len(ids), _SET_PAYLOAD_CHUNK):
-                    chunk = tuple(ids[i : i + _SET_PAYLOAD_CHUNK])
-                    self.store.delete(Filter(must=(Match("paper_id", any_of=chunk),)))
+            self._delete_points_of(list(journal))
             if journal:
                 self.store.flush()
             if commits:

@@ -357,11 +357,18 @@ class Ledger:
         with self._lock:
             return self._degrees(self.conn, keys)
 
-    def preview_degrees(self, paper_id: str, refs: Sequence[EdgeRef]) -> dict[str, int]:
-        """Degrees every node of ``refs`` will have once the paper's edges are ``refs``."""
+    def preview_degrees(self, replacements: dict[str, Sequence[EdgeRef]]) -> dict[str, int]:
+        """Degrees every node of the refs will have once each paper's edges are its refs."""
         with self._lock:
-            plan = self._plan(self.conn, {paper_id: {r.triple for r in refs}})
-            nodes = {k for r in refs for k in (r.source_key, r.target_key)}
+            plan = self._plan(
+                self.conn, {pid: {r.triple for r in refs} for pid, refs in replacements.items()}
+            )
+            nodes = {
+                k
+                for refs in replacements.values()
+                for r in refs
+                for k in (r.source_key, r.target_key)
+            }
             current = self._degrees(self.conn, nodes)
             return {k: current[k] + plan.delta.get(k, 0) for k in nodes}
 
@@ -393,21 +400,25 @@ class Ledger:
         )
         return changed
 
-    def apply_paper(
-        self, paper_id: str, content_hash: str | None, edges: Sequence[tuple[str, EdgeRef]]
+    def apply_papers(
+        self, papers: Sequence[tuple[str, str | None, Sequence[tuple[str, EdgeRef]]]]
     ) -> set[str]:
-        """In one transaction: the paper's edge refs become ``edges`` (point id, ref), degrees
-        follow, changed nodes are queued for a weight refresh and the paper is done.
+        """In one transaction, for each (paper id, content hash, [(point id, ref), ...]): the
+        paper's edge refs become these, degrees follow, nodes whose degree changed are queued for
+        a weight refresh, and the paper is done (its journal entry cleared).
 
         Returns the keys of the nodes whose degree changed.
         """
-        by_id = dict(edges)  # the same point twice counts once
+        batch = {pid: (content_hash, dict(edges)) for pid, content_hash, edges in papers}
         with self.transaction() as conn:
-            plan = self._plan(conn, {paper_id: {r.triple for r in by_id.values()}})
+            plan = self._plan(
+                conn, {pid: {r.triple for r in by_id.values()} for pid, (_, by_id) in batch.items()}
+            )
             entities: dict[str, tuple[str, str, str | None]] = {}
-            for r in by_id.values():
-                entities[r.source_key] = (r.source_name, r.source_type, r.source_id)
-                entities[r.target_key] = (r.target_name, r.target_type, r.target_id)
+            for _, by_id in batch.values():
+                for r in by_id.values():
+                    entities[r.source_key] = (r.source_name, r.source_type, r.source_id)
+                    entities[r.target_key] = (r.target_name, r.target_type, r.target_id)
             conn.executemany(
                 "INSERT INTO entities (key, name, type, ontology_id, degree) VALUES (?, ?, ?, ?, 0) "
                 "ON CONFLICT (key) DO UPDATE SET name = excluded.name, type = excluded.type, "
@@ -415,24 +426,25 @@ class Ledger:
                 [(k, *v) for k, v in entities.items()],
             )
             changed = self._apply_plan(conn, plan)
-            # Nodes of this paper that were inserted above but have no distinct edge are impossible
-            # (every ref adds its triple), so no degree-0 entity is left behind here.
-            conn.execute("DELETE FROM edges WHERE paper_id = ?", (paper_id,))
-            conn.executemany(
-                "INSERT INTO edges (point_id, paper_id, source_key, relationship_type, target_key) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (point_id) DO UPDATE SET "
-                "paper_id = excluded.paper_id, source_key = excluded.source_key, "
-                "relationship_type = excluded.relationship_type, target_key = excluded.target_key",
-                [(pid, paper_id, *r.triple) for pid, r in by_id.items()],
-            )
-            conn.execute(
-                "INSERT INTO papers (paper_id, status, content_hash, n_edges, error, updated_at) "
-                "VALUES (?, 'done', ?, ?, NULL, ?) ON CONFLICT (paper_id) DO UPDATE SET "
-                "status = 'done', content_hash = excluded.content_hash, n_edges = excluded.n_edges, "
-                "error = NULL, updated_at = excluded.updated_at",
-                (paper_id, content_hash, len(by_id), now()),
-            )
-            conn.execute("DELETE FROM journal WHERE paper_id = ?", (paper_id,))
+            stamp = now()
+            for pid, (content_hash, by_id) in batch.items():
+                conn.execute("DELETE FROM edges WHERE paper_id = ?", (pid,))
+                conn.executemany(
+                    "INSERT INTO edges (point_id, paper_id, source_key, relationship_type, "
+                    "target_key) VALUES (?, ?, ?, ?, ?) ON CONFLICT (point_id) DO UPDATE SET "
+                    "paper_id = excluded.paper_id, source_key = excluded.source_key, "
+                    "relationship_type = excluded.relationship_type, "
+                    "target_key = excluded.target_key",
+                    [(point_id, pid, *r.triple) for point_id, r in by_id.items()],
+                )
+                conn.execute(
+                    "INSERT INTO papers (paper_id, status, content_hash, n_edges, error, updated_at) "
+                    "VALUES (?, 'done', ?, ?, NULL, ?) ON CONFLICT (paper_id) DO UPDATE SET "
+                    "status = 'done', content_hash = excluded.content_hash, "
+                    "n_edges = excluded.n_edges, error = NULL, updated_at = excluded.updated_at",
+                    (pid, content_hash, len(by_id), stamp),
+                )
+                conn.execute("DELETE FROM journal WHERE paper_id = ?", (pid,))
         return changed
 
     def remove_papers(
