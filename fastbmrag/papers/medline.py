@@ -36,28 +36,29 @@ def _text(el: etree._Element | None) -> str:
     """All text under ``el``, whitespace collapsed."""
     if el is None:
         return ""
-    return " ".join("".join(el.itertext()).split())
+    raw = el.text or "" if len(el) == 0 else "".join(el.itertext())
+    return " ".join(raw.split())
 
 
-def _year(article: etree._Element) -> int | None:
-    pub_date = article.find("Journal/JournalIssue/PubDate")
-    candidates: list[str] = []
-    if pub_date is not None:
-        candidates += [
-            pub_date.findtext("Year") or "",
-            (pub_date.findtext("MedlineDate") or "")[:4],
-        ]
-    candidates.append(article.findtext("ArticleDate/Year") or "")
-    for value in candidates:
-        value = value.strip()
-        if len(value) == 4 and value.isdigit():
-            return int(value)
+def _year(value: str | None) -> int | None:
+    value = (value or "").strip()[:4]
+    return int(value) if len(value) == 4 and value.isdigit() else None
+
+
+def _pub_year(journal: etree._Element) -> int | None:
+    for part in journal:
+        if part.tag == "JournalIssue":
+            for date in part:
+                if date.tag == "PubDate":
+                    return _year(date.findtext("Year")) or _year(date.findtext("MedlineDate"))
     return None
 
 
-def _abstract(article: etree._Element) -> str:
+def _abstract(abstract: etree._Element) -> str:
     parts = []
-    for node in article.iterfind("Abstract/AbstractText"):
+    for node in abstract:
+        if node.tag != "AbstractText":
+            continue
         text = _text(node)
         if not text:
             continue
@@ -66,10 +67,7 @@ def _abstract(article: etree._Element) -> str:
     return "\n".join(parts)
 
 
-def _authors(article: etree._Element) -> str:
-    author_list = article.find("AuthorList")
-    if author_list is None:
-        return ""
+def _authors(author_list: etree._Element) -> str:
     names = []
     for author in author_list:  # one pass over each author's children (hot loop)
         last = fore = initials = collective = None
@@ -91,37 +89,48 @@ def _authors(article: etree._Element) -> str:
 
 
 def paper_from_citation(element: etree._Element) -> Paper:
-    """The Paper of one ``<PubmedArticle>`` element (its abstract may be empty)."""
+    """The Paper of one ``<PubmedArticle>`` element (its abstract may be empty).
+
+    One pass over the children that matter: this runs for every citation of a
+    baseline file, so it avoids path lookups.
+    """
     citation = element.find("MedlineCitation")
     if citation is None:
         return Paper(paper_id="")
     pmid = (citation.findtext("PMID") or "").strip()
     article = citation.find("Article")
+    paper = Paper(paper_id=pmid, pmid=pmid)
     if article is None:
-        return Paper(paper_id=pmid, pmid=pmid)
-    doi = pmcid = ""
-    for aid in element.iterfind("PubmedData/ArticleIdList/ArticleId"):
-        kind, value = aid.get("IdType"), (aid.text or "").strip()
-        if kind == "doi" and not doi:
-            doi = value
-        elif kind == "pmc" and not pmcid:
-            pmcid = value
-    if not doi:
-        for loc in article.iterfind("ELocationID"):
-            if loc.get("EIdType") == "doi":
-                doi = (loc.text or "").strip()
-                break
-    return Paper(
-        paper_id=pmid,
-        abstract=_abstract(article),
-        title=_text(article.find("ArticleTitle")),
-        year=_year(article),
-        authors=_authors(article),
-        journal=_text(article.find("Journal/Title")),
-        pmid=pmid,
-        pmcid=pmcid,
-        doi=doi,
-    )
+        return paper
+    article_year = None
+    for child in article:
+        tag = child.tag
+        if tag == "Journal":
+            paper.year = _pub_year(child)
+            paper.journal = _text(child.find("Title"))
+        elif tag == "ArticleTitle":
+            paper.title = _text(child)
+        elif tag == "Abstract":
+            paper.abstract = _abstract(child)
+        elif tag == "AuthorList":
+            paper.authors = _authors(child)
+        elif tag == "ELocationID" and child.get("EIdType") == "doi" and not paper.doi:
+            paper.doi = (child.text or "").strip()
+        elif tag == "ArticleDate" and article_year is None:
+            article_year = _year(child.findtext("Year"))
+    if paper.year is None:
+        paper.year = article_year
+    ids = element.find("PubmedData/ArticleIdList")
+    if ids is not None:
+        doi = ""
+        for aid in ids:
+            kind = aid.get("IdType")
+            if kind == "doi" and not doi:
+                doi = (aid.text or "").strip()
+            elif kind == "pmc" and not paper.pmcid:
+                paper.pmcid = (aid.text or "").strip()
+        paper.doi = doi or paper.doi
+    return paper
 
 
 def _open(source: str | Path | bytes) -> tuple[IO[bytes], str]:
