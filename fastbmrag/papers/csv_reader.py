@@ -20,7 +20,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from fastbmrag.errors import InputError
 from fastbmrag.papers.model import Paper
@@ -312,3 +312,30 @@ def _papers(
             raise InputError(
                 f"{path.name}: CSV parse error ({err}); rows before it were kept"
             ) from err
+
+
+def _cell_text(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return repr([str(v) for v in value])  # read back as a list literal
+    if isinstance(value, float) and math.isnan(value):
+        return ""
+    return str(value)
+
+
+def papers_from_frame(frame: Any, report: ReadReport | None = None) -> Iterator[Paper]:
+    """The papers of a pandas DataFrame with the papers-CSV columns (the Python API's input).
+
+    Same contract as :func:`read_papers_csv`: the same required columns, known columns,
+    extras, skips and repairs. ``main_text`` may also hold Python lists of paragraphs.
+    """
+    report = report if report is not None else ReadReport()
+    cols = _Columns([str(c) for c in frame.columns], "DataFrame")
+    report.files += 1
+    for rowno, values in enumerate(frame.itertuples(index=False, name=None)):
+        row = [_cell_text(v) for v in values]
+        where = f"DataFrame row {rowno}"
+        paper = _row_to_paper(row, cols, where, report)
+        if paper is not None and report.admit(paper, where):
+            yield paper

@@ -44,8 +44,9 @@ def _schema_title(request: dict[str, Any]) -> str:
     return str(schema.get("title", ""))
 
 
-def _last_user(request: dict[str, Any]) -> str:
-    for msg in reversed(request.get("messages", [])):
+def _task_text(request: dict[str, Any]) -> str:
+    """The first user message: the task itself (a repair request appends further turns)."""
+    for msg in request.get("messages", []):
         if msg.get("role") == "user":
             return str(msg.get("content", ""))
     return ""
@@ -123,9 +124,9 @@ def refine_answer(text: str) -> dict[str, Any]:
 def pipeline_responder(request: dict[str, Any]) -> dict[str, Any] | None:
     title = _schema_title(request)
     if title == "Draft":
-        return draft_answer(_last_user(request))
+        return draft_answer(_task_text(request))
     if title == "Refinement":
-        return refine_answer(_last_user(request))
+        return refine_answer(_task_text(request))
     return None
 
 
@@ -183,9 +184,9 @@ def answer_text(text: str) -> dict[str, Any]:
 def query_responder(request: dict[str, Any]) -> dict[str, Any] | None:
     title = _schema_title(request)
     if title == "QuestionParse":
-        return parse_answer(_last_user(request).removeprefix("Question: "))
+        return parse_answer(_task_text(request).removeprefix("Question: "))
     if title in ("Answer", "PartialAnswer"):
-        return answer_text(_last_user(request))
+        return answer_text(_task_text(request))
     return None
 
 

@@ -1,0 +1,457 @@
+"""The indexer: papers -> draft -> normalise -> refine -> embed -> one commit per paper.
+
+LLM budget per paper, however many relations it has:
+
+* 1 chat call (draft), plus 1 chat call (refine) when it has main text and at
+  least one relation found a similar chunk;
+* 1 embedding request for chunks + relation queries (full-text papers) and 1 for
+  the final descriptions (a request holds up to ``embed_batch`` texts).
+
+Papers flow through a bounded number of worker tasks, so memory stays flat on
+any input size; each paper is committed on its own (store write, flush, then
+one ledger transaction), so a run killed at any instant loses at most the
+papers in flight, which the next run redoes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from fastbmrag.errors import EXIT_OK, EXIT_PARTIAL, LLMError
+from fastbmrag.extract import clean_draft, draft_relations, verbatim
+from fastbmrag.llm.base import LLMClient
+from fastbmrag.papers.model import Paper
+from fastbmrag.prompts import DraftRelation, relation_statement
+from fastbmrag.refine import CHUNK_CHARS, CHUNK_OVERLAP, MIN_SIMILARITY, TOP_K, refine_relations
+from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
+from fastbmrag.store.collection import Collection
+from fastbmrag.vocab.base import Normalized, Normalizer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class UpdateOptions:
+    force: bool = False  # re-index papers that are done and unchanged
+    dry_run: bool = False  # say what would happen, no LLM call, no write
+    refine: bool = True  # stage 2 for papers with main text
+    concurrency: int = 4  # papers in flight (the LLM client bounds requests separately)
+    chunk_chars: int = CHUNK_CHARS
+    chunk_overlap: int = CHUNK_OVERLAP
+    top_k: int = TOP_K
+    min_similarity: float = MIN_SIMILARITY
+    refresh_every: int = 200  # committed papers between weight refreshes
+
+
+@dataclass
+class PaperOutcome:
+    paper_id: str
+    status: str  # "done" | "failed" | "unchanged" | "would_index"
+    edges: int = 0
+    error: str | None = None
+    chat_calls: int = 0
+    embed_requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    refined: int = 0
+
+
+@dataclass
+class RunSummary:
+    read: int = 0
+    indexed: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    edges: int = 0
+    refined_edges: int = 0
+    wall_seconds: float = 0.0
+    dry_run: bool = False
+    would_index: dict[str, int] = field(default_factory=dict)  # dry run: reason -> papers
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    llm: dict[str, Any] = field(default_factory=dict)
+    max_chat_calls_per_paper: int = 0
+    max_embed_requests_per_paper: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_PARTIAL if self.failed else EXIT_OK
+
+    def tokens_per_paper(self) -> tuple[float, float]:
+        n = max(self.indexed + self.failed, 1)
+        prompt = sum(u.get("prompt_tokens", 0) for u in self.llm.values())
+        completion = sum(u.get("completion_tokens", 0) for u in self.llm.values())
+        return prompt / n, completion / n
+
+    def line(self) -> str:
+        if self.dry_run:
+            todo = (
+                ", ".join(f"{n} {why}" for why, n in sorted(self.would_index.items())) or "nothing"
+            )
+            return (
+                f"dry run: {self.read} papers read; would index {sum(self.would_index.values())} "
+                f"({todo}); {self.unchanged} unchanged"
+            )
+        calls = {k: v.get("calls", 0) for k, v in self.llm.items()}
+        calls_txt = ", ".join(f"{k} {n}" for k, n in calls.items() if n) or "none"
+        p, c = self.tokens_per_paper()
+        return (
+            f"{self.read} papers read: {self.indexed} indexed, {self.unchanged} unchanged, "
+            f"{self.failed} failed; {self.edges} edges ({self.refined_edges} refined); "
+            f"LLM calls: {calls_txt}; tokens/paper: {p:.0f} prompt + {c:.0f} completion; "
+            f"{self.wall_seconds:.1f} s"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["exit_code"] = self.exit_code
+        p, c = self.tokens_per_paper()
+        d["prompt_tokens_per_paper"] = round(p, 1)
+        d["completion_tokens_per_paper"] = round(c, 1)
+        return d
+
+
+# --- per-paper work --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Entity:
+    norm: Normalized
+    type: str
+
+    @property
+    def key(self) -> str:
+        return node_key(self.norm.ontology_id, self.type, self.norm.normalized_name)
+
+
+def _normalize(normalizer: Normalizer, name: str, etype: str, context: str) -> _Entity:
+    return _Entity(normalizer.normalize(name, etype, context), etype)
+
+
+def build_edges(
+    paper: Paper, relations: list[DraftRelation], normalizer: Normalizer
+) -> list[tuple[DraftRelation, _Entity, _Entity]]:
+    """Normalise both ends; drop self-loops; one edge per (source, type, target) in a paper."""
+    context = f"{paper.title}\n{paper.abstract}"
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for rel in relations:
+        src = _normalize(normalizer, rel.src, rel.src_type, context)
+        tgt = _normalize(normalizer, rel.tgt, rel.tgt_type, context)
+        triple = (src.key, rel.rel, tgt.key)
+        if src.key == tgt.key or triple in seen:
+            continue
+        seen.add(triple)
+        out.append((rel, src, tgt))
+    return out
+
+
+async def index_paper(
+    paper: Paper,
+    llm: LLMClient,
+    normalizer: Normalizer,
+    opts: UpdateOptions,
+) -> tuple[PaperOutcome, list[Point], list[EdgeRef]]:
+    """All LLM work for one paper; returns the points to commit (nothing is written here)."""
+    out = PaperOutcome(paper.paper_id, "failed")
+    draft = await draft_relations(paper, llm)
+    out.chat_calls += draft.calls
+    out.prompt_tokens += draft.prompt_tokens
+    out.completion_tokens += draft.completion_tokens
+    if draft.value is None:
+        out.error = f"draft: {draft.error}"
+        return out, [], []
+
+    edges = build_edges(paper, clean_draft(draft.value), normalizer)
+    if not edges:
+        out.status = "done"
+        return out, [], []
+
+    statements = [
+        f"{relation_statement(s.norm.normalized_name, r.rel, t.norm.normalized_name)}: {r.desc}"
+        for r, s, t in edges
+    ]
+    descriptions = {i: r.desc for i, (r, _, _) in enumerate(edges)}
+    evidence = {i: verbatim(r.ev, paper.title, paper.abstract) for i, (r, _, _) in enumerate(edges)}
+    chunks_used: dict[int, list[int]] = {}
+    refined: set[int] = set()
+
+    if opts.refine and paper.has_main_text:
+        ref = await refine_relations(
+            paper.title,
+            paper.paragraphs,
+            statements,
+            llm,
+            chunk_chars=opts.chunk_chars,
+            chunk_overlap=opts.chunk_overlap,
+            top_k=opts.top_k,
+            min_similarity=opts.min_similarity,
+        )
+        out.embed_requests += ref.embed_requests
+        if ref.chat is not None:
+            out.chat_calls += ref.chat.calls
+            out.prompt_tokens += ref.chat.prompt_tokens
+            out.completion_tokens += ref.chat.completion_tokens
+        if ref.error:
+            out.error = f"refine: {ref.error}"
+            return out, [], []
+        chunks_used = ref.chunks_used
+        for i, text in ref.descriptions.items():
+            descriptions[i] = text
+            refined.add(i)
+            quote = verbatim(ref.evidence.get(i, ""), *(ref.chunks[c] for c in chunks_used[i]))
+            if quote:
+                evidence[i] = quote
+
+    texts = [
+        f"{relation_statement(s.norm.normalized_name, r.rel, t.norm.normalized_name)}. "
+        f"{descriptions[i]}"
+        for i, (r, s, t) in enumerate(edges)
+    ]
+    vectors = await llm.embed(texts)
+    out.embed_requests += 1
+
+    meta = paper.metadata()
+    points: list[Point] = []
+    refs: list[EdgeRef] = []
+    for i, (rel, src, tgt) in enumerate(edges):
+        payload = dict(meta)
+        payload.update(
+            {
+                "source": src.norm.normalized_name,
+                "source_id": src.norm.ontology_id or "",
+                "source_type": src.type,
+                "source_raw": rel.src,
+                "source_match": src.norm.matched_by,
+                "source_key": src.key,
+                "target": tgt.norm.normalized_name,
+                "target_id": tgt.norm.ontology_id or "",
+                "target_type": tgt.type,
+                "target_raw": rel.tgt,
+                "target_match": tgt.norm.matched_by,
+                "target_key": tgt.key,
+                "relationship_type": rel.rel,
+                "description": descriptions[i],
+                "draft_description": rel.desc,
+                "evidence": evidence[i],
+                "refined": i in refined,
+                "chunks": chunks_used.get(i, []),
+            }
+        )
+        points.append(
+            Point(edge_point_id(paper.paper_id, src.key, rel.rel, tgt.key), vectors[i], payload)
+        )
+        refs.append(
+            EdgeRef(
+                source_key=src.key,
+                source_name=src.norm.normalized_name,
+                source_type=src.type,
+                source_id=src.norm.ontology_id,
+                relationship_type=rel.rel,
+                target_key=tgt.key,
+                target_name=tgt.norm.normalized_name,
+                target_type=tgt.type,
+                target_id=tgt.norm.ontology_id,
+            )
+        )
+    out.status = "done"
+    out.edges = len(points)
+    out.refined = len(refined)
+    return out, points, refs
+
+
+# --- the run ---------------------------------------------------------------------------------------
+
+
+def _classify(paper: Paper, collection: Collection | None, force: bool) -> tuple[str, str]:
+    """(reason to index or "unchanged", content hash); no collection yet -> every paper is new."""
+    digest = paper.content_hash()
+    state = collection.paper_state(paper.paper_id) if collection is not None else None
+    if state is None:
+        return "new", digest
+    if state.status == "done" and state.content_hash == digest:
+        return ("forced" if force else "unchanged"), digest
+    if state.status == "done":
+        return "changed", digest
+    return ("retry failed" if state.status == "failed" else "unfinished"), digest
+
+
+def index_papers(
+    papers: Iterable[Paper],
+    collection: Collection | None,
+    llm: LLMClient,
+    normalizer: Normalizer,
+    options: UpdateOptions | None = None,
+    *,
+    progress: bool = True,
+    total: int | None = None,
+) -> RunSummary:
+    """Index ``papers`` into ``collection``. Runs its own event loop and closes ``llm`` at the end.
+
+    Before the first paper that needs work is touched, the model server and models are
+    checked (``preflight``) and the embedding size is checked against the collection; both
+    raise with a one-line fix. A run with nothing to do contacts no server.
+    """
+    opts = options or UpdateOptions()
+    return asyncio.run(_run(papers, collection, llm, normalizer, opts, progress, total))
+
+
+async def _run(
+    papers: Iterable[Paper],
+    collection: Collection | None,
+    llm: LLMClient,
+    normalizer: Normalizer,
+    opts: UpdateOptions,
+    progress: bool,
+    total: int | None,
+) -> RunSummary:
+    summary = RunSummary(dry_run=opts.dry_run)
+    started = time.perf_counter()
+    try:
+        if opts.dry_run:
+            for paper in papers:
+                summary.read += 1
+                why, _ = _classify(paper, collection, opts.force)
+                if why == "unchanged":
+                    summary.unchanged += 1
+                else:
+                    summary.would_index[why] = summary.would_index.get(why, 0) + 1
+            return summary
+
+        if collection is None:
+            raise ValueError("index_papers needs a collection unless dry_run is set")
+        run_id = collection.record_run_start("update", {"options": asdict(opts)})
+        with _Progress(progress, total) as bar:
+            await _work(papers, collection, llm, normalizer, opts, summary, bar)
+        collection.refresh_weights()
+        collection.optimize()
+        summary.llm = llm.accounting.to_dict()
+        summary.wall_seconds = time.perf_counter() - started
+        collection.record_run_end(run_id, summary.to_dict())
+        return summary
+    finally:
+        summary.llm = llm.accounting.to_dict()
+        summary.wall_seconds = time.perf_counter() - started
+        await llm.aclose()
+
+
+async def _work(
+    papers: Iterable[Paper],
+    collection: Collection,
+    llm: LLMClient,
+    normalizer: Normalizer,
+    opts: UpdateOptions,
+    summary: RunSummary,
+    bar: _Progress,
+) -> None:
+    queue: asyncio.Queue[tuple[Paper, str] | None] = asyncio.Queue(maxsize=opts.concurrency * 2)
+    since_refresh = 0
+
+    async def worker() -> None:
+        nonlocal since_refresh
+        while (item := await queue.get()) is not None:
+            paper, digest = item
+            try:
+                outcome, points, refs = await index_paper(paper, llm, normalizer, opts)
+            except LLMError as err:  # embeddings failed after their retries
+                outcome, points, refs = (
+                    PaperOutcome(paper.paper_id, "failed", error=str(err)),
+                    [],
+                    [],
+                )
+            if outcome.status == "done":
+                collection.commit_paper(paper.paper_id, digest, points, refs)
+                summary.indexed += 1
+                summary.edges += outcome.edges
+                summary.refined_edges += outcome.refined
+                since_refresh += 1
+                if since_refresh >= opts.refresh_every:
+                    since_refresh = 0
+                    collection.refresh_weights()
+            else:
+                error = outcome.error or "unknown error"
+                collection.mark_failed(paper.paper_id, digest, error)
+                summary.failed += 1
+                summary.failures.append((paper.paper_id, error))
+                log.warning("paper %s failed: %s", paper.paper_id, error)
+            summary.max_chat_calls_per_paper = max(
+                summary.max_chat_calls_per_paper, outcome.chat_calls
+            )
+            summary.max_embed_requests_per_paper = max(
+                summary.max_embed_requests_per_paper, outcome.embed_requests
+            )
+            bar.advance()
+
+    workers: list[asyncio.Task[None]] = []
+    try:
+        for paper in papers:
+            summary.read += 1
+            why, digest = _classify(paper, collection, opts.force)
+            if why == "unchanged":
+                summary.unchanged += 1
+                bar.advance()
+                continue
+            if not workers:
+                # First paper with work to do: check the server, the models and the vector
+                # size before touching it (a run with nothing to do contacts nobody).
+                await llm.preflight()
+                collection.ensure_vector_size(await llm.embedding_dim())
+                workers = [asyncio.create_task(worker()) for _ in range(max(opts.concurrency, 1))]
+            collection.mark_pending(paper.paper_id, digest)
+            await queue.put((paper, digest))
+        for _ in workers:
+            await queue.put(None)
+        await asyncio.gather(*workers)
+    except BaseException:
+        for w in workers:
+            w.cancel()
+        raise
+
+
+class _Progress:
+    """A rich progress bar on stderr (papers/s, ETA), or nothing."""
+
+    def __init__(self, enabled: bool, total: int | None) -> None:
+        self.enabled = enabled
+        self.total = total
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self._progress = Progress(
+                TextColumn("indexing"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]}"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self._progress.start()
+            self._task = self._progress.add_task("index", total=self.total, rate="")
+            self._started = time.perf_counter()
+        return self
+
+    def advance(self) -> None:
+        if self._progress is not None:
+            done = self._progress.tasks[0].completed + 1
+            rate = done / max(time.perf_counter() - self._started, 1e-9)
+            self._progress.update(self._task, advance=1, rate=f"{rate:.2f} papers/s")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.stop()

@@ -1,0 +1,241 @@
+"""`fastbmrag update` end to end: real papers, the real ollama client, a fake Ollama over HTTP,
+the embedded Qdrant store and the SQLite ledger."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from fastbmrag.cli import cli
+from fastbmrag.papers import Paper, ReadReport, iter_papers, write_papers_csv
+from fastbmrag.store.collection import Collection
+from fastbmrag.testing.fake_ollama import FakeOllama
+from fastbmrag.testing.responders import pipeline_responder
+
+DATA = Path(__file__).parent / "data"
+
+
+def real_papers() -> list[Paper]:
+    """4 PMC full texts and 8 MEDLINE abstracts, with a paper weight and an extra column."""
+    report = ReadReport()
+    full = list(iter_papers(sorted((DATA / "pmc").glob("*.nxml")), report))
+    abstracts = list(
+        itertools.islice(
+            iter_papers([DATA / "medline" / "pubmed21n1298_first50.xml.gz"], report), 8
+        )
+    )
+    papers = full + abstracts
+    for i, p in enumerate(papers):
+        p.weight = 1.5 + i
+        p.extra["cohort"] = f"batch-{i % 2}"
+    return papers
+
+
+@pytest.fixture
+def papers_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "papers.csv"
+    write_papers_csv(real_papers(), path)
+    return path
+
+
+@pytest.fixture
+def fake() -> Any:
+    with FakeOllama(responder=pipeline_responder) as server:
+        yield server
+
+
+def update(fake: FakeOllama, wd: Path, *args: str) -> Any:
+    return CliRunner().invoke(
+        cli,
+        [
+            "update",
+            "-c",
+            "papers",
+            "--working-dir",
+            str(wd),
+            "--ollama-host",
+            fake.url,
+            "-q",
+            *args,
+        ],
+        catch_exceptions=False,
+    )
+
+
+def snapshot(wd: Path) -> dict[str, dict[str, Any]]:
+    with Collection.open(wd, "papers") as coll:
+        return {hit.id: hit.payload for hit in coll.store.scroll()}
+
+
+def chat_requests_by_paper(fake: FakeOllama, papers: list[Paper]) -> Counter[str]:
+    """Attribute every chat request to the paper whose title it carries."""
+    counts: Counter[str] = Counter()
+    for rec in fake.requests_to("/api/chat"):
+        text = rec.json["messages"][-1]["content"]
+        for p in papers:
+            if p.title and p.title[:60] in text:
+                counts[p.paper_id] += 1
+    return counts
+
+
+def test_update_indexes_real_papers_with_full_payload(
+    fake: FakeOllama, papers_csv: Path, tmp_path: Path
+) -> None:
+    wd = tmp_path / "wd"
+    result = update(fake, wd, str(papers_csv), "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["indexed"] == 12 and summary["failed"] == 0
+    assert summary["edges"] > 10 and summary["refined_edges"] > 0
+
+    # the LLM budget: at most 2 chat calls and 2 embedding requests per paper
+    assert summary["max_chat_calls_per_paper"] <= 2
+    assert summary["max_embed_requests_per_paper"] <= 2
+    papers = real_papers()
+    per_paper = chat_requests_by_paper(fake, papers)
+    assert max(per_paper.values()) == 2  # full texts: draft + refine
+    assert all(per_paper[p.paper_id] <= 1 for p in papers if not p.paragraphs)
+    n_chat = len(fake.requests_to("/api/chat"))
+    assert n_chat == summary["llm"]["extract"]["calls"] + summary["llm"]["refine"]["calls"]
+    # embeddings: 1 dimension probe, then <= 2 requests per paper
+    assert len(fake.requests_to("/api/embed")) <= 1 + 2 * 12
+
+    edges = snapshot(wd)
+    assert len(edges) == summary["edges"]
+    by_paper = {e["paper_id"] for e in edges.values()}
+    assert "PMC2768302" in by_paper
+    edge = next(e for e in edges.values() if e["paper_id"] == "PMC2768302")
+    assert (
+        edge["title"]
+        == "Genomic Promoter Analysis Predicts Functional Transcription Factor Binding"
+    )
+    assert edge["pmcid"] == "PMC2768302"
+    assert edge["year"] == 2008
+    assert edge["cohort"] in {"batch-0", "batch-1"}  # an extra CSV column reached the payload
+    assert isinstance(edge["paper_weight"], float)
+    assert edge["source_degree"] >= 1 and edge["target_degree"] >= 1
+    refined = [e for e in edges.values() if e["refined"]]
+    assert refined and all(e["chunks"] for e in refined)
+    assert all(e["description"] != e["draft_description"] for e in refined)
+
+    with Collection.open(wd, "papers") as coll:
+        assert coll.paper_state("PMC2768302").status == "done"  # type: ignore[union-attr]
+
+
+def test_second_run_costs_nothing_and_changed_paper_is_replaced(
+    fake: FakeOllama, papers_csv: Path, tmp_path: Path
+) -> None:
+    wd = tmp_path / "wd"
+    assert update(fake, wd, str(papers_csv)).exit_code == 0
+    first = snapshot(wd)
+
+    fake.reset()
+    again = update(fake, wd, str(papers_csv), "--json")
+    assert again.exit_code == 0
+    assert json.loads(again.stdout)["unchanged"] == 12
+    assert fake.requests == []  # not even a preflight: nothing to do
+    assert snapshot(wd) == first
+
+    # change one paper's abstract: only it is re-indexed, its old edges replaced exactly
+    papers = real_papers()
+    target = next(p for p in papers if not p.paragraphs)
+    old_ids = {i for i, e in first.items() if e["paper_id"] == target.paper_id}
+    target.abstract = "In endometriosis, VEGFA and MMP9 were elevated; IL1B rose in serum."
+    write_papers_csv(papers, papers_csv)
+    fake.reset()
+    changed = update(fake, wd, str(papers_csv), "--json")
+    assert changed.exit_code == 0
+    out = json.loads(changed.stdout)
+    assert out["indexed"] == 1 and out["unchanged"] == 11
+    after = snapshot(wd)
+    new = {i: e for i, e in after.items() if e["paper_id"] == target.paper_id}
+    assert {e["source"] for e in new.values()} >= {"VEGFA", "MMP9"}
+    assert not (old_ids - set(new)) & set(after)  # the old edges that are not re-stated are gone
+    assert len(after) == len(first) - len(old_ids) + len(new)  # no duplicates, no leftovers
+    assert {i: e for i, e in after.items() if e["paper_id"] != target.paper_id}.keys() == {
+        i for i, e in first.items() if e["paper_id"] != target.paper_id
+    }
+
+
+def test_dry_run_makes_no_call_and_no_write(
+    fake: FakeOllama, papers_csv: Path, tmp_path: Path
+) -> None:
+    wd = tmp_path / "wd"
+    result = update(fake, wd, str(papers_csv), "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "would index 12 (12 new)" in result.stderr
+    assert fake.requests == []
+    assert not (wd / "papers").exists()
+
+
+def test_faults_end_in_done_or_failed_and_rerun_completes(papers_csv: Path, tmp_path: Path) -> None:
+    wd = tmp_path / "wd"
+    with FakeOllama(
+        responder=pipeline_responder, fault_rates={"malformed": 0.1, "http500": 0.05}, seed=3
+    ) as fake:
+        fake.fail_next("malformed", 2)  # the first paper's draft and its repair both fail
+        result = update(fake, wd, str(papers_csv), "--json", "--concurrency", "1")
+        summary = json.loads(result.stdout)
+        assert summary["failed"] >= 1
+        assert result.exit_code == 1
+        assert summary["indexed"] + summary["failed"] == 12
+        with Collection.open(wd, "papers") as coll:
+            failed = coll.failed_papers()
+            assert len(failed) == summary["failed"]
+            assert all(p.error and p.error.startswith(("draft:", "refine:", "embed")) or p.error
+                       for p in failed)  # fmt: skip
+            states = [coll.paper_state(p.paper_id) for p in real_papers()]
+            assert {s.status for s in states if s} <= {"done", "failed"}
+
+        fake.set_fault_rates(malformed=0, http500=0)
+        fake.reset()
+        rerun = update(fake, wd, str(papers_csv), "--json")
+        assert rerun.exit_code == 0, rerun.output
+        out = json.loads(rerun.stdout)
+        assert out["indexed"] == summary["failed"]
+        assert out["unchanged"] == summary["indexed"]
+
+    # the final store equals a clean run's
+    clean = tmp_path / "clean"
+    with FakeOllama(responder=pipeline_responder) as fake2:
+        assert update(fake2, clean, str(papers_csv)).exit_code == 0
+    assert snapshot(wd) == snapshot(clean)
+
+
+def test_bad_input_fails_before_any_call(fake: FakeOllama, tmp_path: Path) -> None:
+    result = update(fake, tmp_path / "wd", str(DATA / "bad" / "missing_columns.csv"))
+    assert result.exit_code == 2
+    assert "missing required column" in result.stderr
+    assert fake.requests == []
+
+
+def test_model_not_pulled_is_reported_before_any_paper(papers_csv: Path, tmp_path: Path) -> None:
+    wd = tmp_path / "wd"
+    with FakeOllama(responder=pipeline_responder, models={"mxbai-embed-large"}) as fake:
+        result = update(fake, wd, str(papers_csv))
+    assert result.exit_code == 2
+    assert "ollama pull phi4" in result.stderr
+    with Collection.open(wd, "papers") as coll:
+        assert coll.paper_state("PMC2768302") is None
+
+
+def test_python_api_insert_paper_matches_cli(
+    fake: FakeOllama, papers_csv: Path, tmp_path: Path
+) -> None:
+    import pandas as pd
+
+    from fastbmrag import RAG
+
+    rag = RAG(working_dir=tmp_path / "api", collection_name="papers", ollama_host=fake.url)
+    summary = rag.insert_paper(pd.read_csv(papers_csv, dtype=str, keep_default_na=False))
+    assert summary.indexed == 12 and summary.failed == 0
+    cli_wd = tmp_path / "cli"
+    assert update(fake, cli_wd, str(papers_csv)).exit_code == 0
+    api_edges = snapshot(tmp_path / "api")
+    assert api_edges == snapshot(cli_wd)
