@@ -61,3 +61,6 @@ cli.add_command(normalize)
 from fastbmrag.cli.vocab import vocab  # noqa: E402
 
 cli.add_command(vocab)
+from fastbmrag.cli.update import update  # noqa: E402
+
+cli.add_command(update)
