@@ -22,7 +22,6 @@ import gzip
 from pathlib import Path
 
 from lxml import etree
-from pubmed_parser.pubmed_oa_parser import parse_article_meta, parse_date
 
 from fastbmrag.errors import InputError
 from fastbmrag.papers.model import Paper
@@ -198,6 +197,8 @@ def _walk(el: etree._Element, section: str, out: list[str]) -> None:
 
 
 def _year(tree: etree._Element) -> int | None:
+    from pubmed_parser.pubmed_oa_parser import parse_date  # 0.2 s to import: only when used
+
     meta = tree.find("front/article-meta")
     for kind in ("ppub", "collection", "epub", "epub-ppub"):
         value = parse_date(tree, kind).get("year", "")
@@ -236,6 +237,8 @@ def _authors(meta: etree._Element | None) -> str:
 
 def paper_from_article(article: etree._Element, stem: str = "") -> Paper:
     """The Paper of one (namespace-stripped) ``<article>`` element."""
+    from pubmed_parser.pubmed_oa_parser import parse_article_meta  # 0.2 s to import: lazily
+
     ids = parse_article_meta(article)
     meta = article.find("front/article-meta")
     pmcid = (ids["pmc"] or "").strip()
