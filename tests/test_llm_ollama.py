@@ -332,9 +332,11 @@ def test_preflight_missing_model_names_model_and_fix(fake: FakeOllama) -> None:
 
 
 def test_chat_with_missing_model_raises(fake: FakeOllama) -> None:
+    llm = client(fake)
     with pytest.raises(ModelNotFound, match="run `ollama pull qwen3`"):
-        run(client(fake), lambda c: c.chat(MESSAGES, Extraction, kind="query", model="qwen3"))
+        run(llm, lambda c: c.chat(MESSAGES, Extraction, kind="query", model="qwen3"))
     assert fake.counts["/api/chat"] == 1  # not retried
+    assert llm.accounting.by_kind["query"].calls == 1
 
 
 def test_server_gone_mid_run_raises_unavailable(fake: FakeOllama) -> None:

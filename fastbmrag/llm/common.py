@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from fastbmrag import config
 from fastbmrag.errors import LLMError, LLMUnavailable
-from fastbmrag.llm.base import KIND_EMBED, ChatResult, LLMClient, T
+from fastbmrag.llm.base import KIND_EMBED, Accounting, ChatResult, LLMClient, T
 from fastbmrag.llm.cache import ResponseCache
 
 log = logging.getLogger("fastbmrag.llm")
@@ -187,8 +187,6 @@ class BaseLLM(LLMClient):
         embed_timeout: float = DEFAULT_EMBED_TIMEOUT,
         preflight_timeout: float = DEFAULT_PREFLIGHT_TIMEOUT,
     ) -> None:
-        from fastbmrag.llm.base import Accounting
-
         if concurrency < 1:
             raise LLMError(f"--concurrency must be at least 1, got {concurrency}")
         if embed_batch < 1:
@@ -280,8 +278,10 @@ class BaseLLM(LLMClient):
                     failure = err
                 except TimeoutError:
                     failure = Transient(f"no answer within {timeout:g} s")
-                finally:
-                    seconds = time.perf_counter() - started
+                except BaseException:  # Permanent, ModelNotFound, cancellation: still a call
+                    self.accounting.add(kind, calls=1, seconds=time.perf_counter() - started)
+                    raise
+                seconds = time.perf_counter() - started
             if failure is None:
                 self.accounting.add(
                     kind,
