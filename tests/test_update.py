@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -239,3 +244,75 @@ def test_python_api_insert_paper_matches_cli(
     assert update(fake, cli_wd, str(papers_csv)).exit_code == 0
     api_edges = snapshot(tmp_path / "api")
     assert api_edges == snapshot(cli_wd)
+
+
+# --- a run SIGKILLed at any point loses nothing -------------------------------------------------
+
+
+def start_update(fake: FakeOllama, wd: Path, papers_csv: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, FASTBMRAG_HOME=str(wd.parent / "home"))
+    return subprocess.Popen(
+        [sys.executable, "-m", "fastbmrag", "update", "-c", "papers", "--working-dir", str(wd),
+         "--ollama-host", fake.url, "--concurrency", "2", "-q", str(papers_csv)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def kill_after(proc: subprocess.Popen[bytes], fake: FakeOllama, path: str, n: int) -> bool:
+    """SIGKILL ``proc`` once the fake has seen ``n`` requests to ``path``; False if it ended first."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        if len(fake.requests_to(path)) >= n:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            return True
+        time.sleep(0.005)
+    proc.kill()
+    raise AssertionError("the update never reached the kill point")
+
+
+def test_sigkill_at_several_points_then_rerun_equals_clean_run(tmp_path: Path) -> None:
+    papers_csv = tmp_path / "papers.csv"
+    write_papers_csv(real_papers(), papers_csv)
+    wd = tmp_path / "wd"
+    killed = 0
+    # latency makes each request take a little while, so kills land mid-paper and mid-batch
+    with FakeOllama(responder=pipeline_responder, latency=0.03) as fake:
+        # kill points: early (first drafts), mid-run on embeddings, late (refine/final embeds)
+        for path, n in (("/api/chat", 2), ("/api/embed", 6), ("/api/chat", 5)):
+            fake.reset()
+            proc = start_update(fake, wd, papers_csv)
+            killed += kill_after(proc, fake, path, n)
+        assert killed >= 2
+        with Collection.open(wd, "papers") as coll:  # a dead writer's lock is taken over
+            states = [coll.paper_state(p.paper_id) for p in real_papers()]
+            assert any(s is None or s.status != "done" for s in states)  # work was left over
+
+        fake.reset()
+        rerun = CliRunner().invoke(
+            cli,
+            ["update", "-c", "papers", "--working-dir", str(wd), "--ollama-host", fake.url, "-q",
+             str(papers_csv)],
+        )  # fmt: skip
+        assert rerun.exit_code == 0, rerun.output
+
+    with FakeOllama(responder=pipeline_responder) as fake2:
+        clean = tmp_path / "clean"
+        result = CliRunner().invoke(
+            cli,
+            ["update", "-c", "papers", "--working-dir", str(clean), "--ollama-host", fake2.url,
+             "-q", str(papers_csv)],
+        )  # fmt: skip
+        assert result.exit_code == 0
+
+    after_crashes, uninterrupted = snapshot(wd), snapshot(clean)
+    assert after_crashes.keys() == uninterrupted.keys()
+    assert after_crashes == uninterrupted
+    with Collection.open(wd, "papers") as coll:
+        stats = coll.stats()
+        assert stats["papers"]["done"] == 12
+        assert not stats["papers"].get("pending") and not stats["papers"].get("failed")
