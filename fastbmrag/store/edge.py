@@ -78,7 +78,7 @@ def dir_size(path: Path) -> int:
     for root, _dirs, files in os.walk(path):
         for name in files:
             try:
-                total += os.stat(os.path.join(root, name)).st_size
+                total += os.stat(os.path.join(root, name)).st_blocks * 512  # not sparse size
             except OSError:  # a segment file replaced while walking
                 continue
     return total
