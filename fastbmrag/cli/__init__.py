@@ -61,6 +61,10 @@ cli.add_command(normalize)
 from fastbmrag.cli.vocab import vocab  # noqa: E402
 
 cli.add_command(vocab)
+from fastbmrag.cli.fetch import fetch, sync  # noqa: E402
+
+cli.add_command(fetch)
+cli.add_command(sync)
 from fastbmrag.cli.update import update  # noqa: E402
 
 cli.add_command(update)

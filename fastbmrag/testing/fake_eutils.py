@@ -34,7 +34,9 @@ Use::
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import re
 import threading
 import time
@@ -196,15 +198,23 @@ class FakeEutils:
         self, source: str | Path | bytes, *, entrez_date: date | None = None
     ) -> list[str]:
         """Serve every ``PubmedArticle`` of a real MEDLINE file; ``entrez_date`` re-dates them."""
-        if isinstance(source, bytes):
-            data = source
-        else:
-            p = Path(source)
-            data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
-        root = etree.fromstring(data, parser=etree.XMLParser(resolve_entities=False))
-        pmids = []
-        for article in root.iter("PubmedArticle"):
-            pmids.append(self._add_article(article, entrez_date))
+        pmids: list[str] = []
+        with contextlib.ExitStack() as stack:
+            stream: Any
+            if isinstance(source, bytes):
+                stream = io.BytesIO(source)
+            elif Path(source).suffix == ".gz":
+                stream = stack.enter_context(gzip.open(source, "rb"))
+            else:
+                stream = stack.enter_context(Path(source).open("rb"))
+            for _, article in etree.iterparse(
+                stream, tag="PubmedArticle", resolve_entities=False, no_network=True
+            ):
+                pmids.append(self._add_article(article, entrez_date))
+                article.clear()
+                parent = article.getparent()
+                while parent is not None and article.getprevious() is not None:
+                    del parent[0]
         return pmids
 
     def add_jats(

@@ -1,0 +1,259 @@
+"""`fastbmrag fetch` (PubMed/PMC -> papers CSV) and `fastbmrag sync` (fetch what is new, index it)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from datetime import date, datetime
+from typing import Any, TypeVar
+
+import click
+
+from fastbmrag import config
+from fastbmrag.cli.common import collection_option, quiet_option, working_dir_option
+from fastbmrag.cli.update import index_options
+from fastbmrag.papers.fetch import (
+    DEFAULT_DATETYPE,
+    ENV_EUTILS_URL,
+    ENV_FULLTEXT_URL,
+    ENV_NCBI_API_KEY,
+    ENV_NCBI_EMAIL,
+    FetchSettings,
+)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FETCH_OPTION_NAMES = ("email", "ncbi_api_key", "eutils_url", "fulltext_url", "no_full_text")
+
+
+def fetch_options(f: F) -> F:
+    """--email, --ncbi-api-key, --eutils-url, --fulltext-url, --no-full-text."""
+    decorators = [
+        click.option(
+            "--email",
+            default=None,
+            help=f"Your contact email, sent to NCBI with every request [env {ENV_NCBI_EMAIL}].",
+        ),
+        click.option(
+            "--ncbi-api-key",
+            default=None,
+            help=f"NCBI API key: 10 requests/s instead of 3 [env {ENV_NCBI_API_KEY}].",
+        ),
+        click.option(
+            "--eutils-url",
+            default=None,
+            help=f"E-utilities base URL, for mirrors and tests [env {ENV_EUTILS_URL}, "
+            "default https://eutils.ncbi.nlm.nih.gov/entrez/eutils].",
+        ),
+        click.option(
+            "--fulltext-url",
+            default=None,
+            help="Full-text JATS URL with {pmcid}, or a Europe PMC REST base "
+            f"[env {ENV_FULLTEXT_URL}, default Europe PMC .../rest/{{pmcid}}/fullTextXML].",
+        ),
+        click.option(
+            "--no-full-text", is_flag=True, help="Abstracts only: do not fetch PMC full text."
+        ),
+    ]
+    for deco in reversed(decorators):
+        f = deco(f)
+    return f
+
+
+def window_options(f: F) -> F:
+    f = click.option(
+        "--days",
+        type=click.IntRange(0),
+        default=None,
+        help="Only records entered in PubMed in the last N days.",
+    )(f)
+    return click.option(
+        "--since",
+        type=click.DateTime(formats=["%Y-%m-%d"]),
+        default=None,
+        help="Only records entered in PubMed on or after this date (YYYY-MM-DD).",
+    )(f)
+
+
+def settings_from(opts: dict[str, Any]) -> FetchSettings:
+    return FetchSettings.resolve(
+        email=opts["email"],
+        api_key=opts["ncbi_api_key"],
+        eutils_url=opts["eutils_url"],
+        fulltext_url=opts["fulltext_url"],
+        full_text=not opts["no_full_text"],
+    )
+
+
+def _day(value: datetime | None) -> date | None:
+    return value.date() if value is not None else None
+
+
+@contextlib.contextmanager
+def command_logging(log_file: str | None, quiet: bool) -> Iterator[logging.Logger]:
+    """stderr: warnings (errors only with --quiet); ``--log-file``: INFO and up, appended.
+
+    Restores the ``fastbmrag`` logger afterwards and closes the file.
+    """
+    logger = logging.getLogger("fastbmrag")
+    saved = (logger.level, logger.propagate, list(logger.handlers))
+    stderr_level = max(logging.getLogger().getEffectiveLevel(), logging.WARNING)
+    if quiet:
+        stderr_level = logging.ERROR
+    opened: list[logging.Handler] = []
+    try:
+        if log_file:
+            fh = logging.FileHandler(log_file, encoding="utf-8")
+            fh.setLevel(logging.INFO)
+            fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+            err = logging.StreamHandler(sys.stderr)
+            err.setLevel(stderr_level)
+            err.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+            opened += [fh, err]
+            logger.handlers = [fh, err]
+            logger.propagate = False
+            logger.setLevel(logging.INFO)
+        elif quiet:
+            logger.setLevel(logging.ERROR)
+        yield logger
+    finally:
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+        logger.handlers = saved[2]
+        for h in opened:
+            h.close()
+
+
+@click.command("fetch")
+@click.option("--query", required=True, help="PubMed query, as typed in PubMed.")
+@window_options
+@click.option("--max", "max_papers", type=click.IntRange(1), default=None, help="At most N papers.")
+@click.option(
+    "--datetype",
+    type=click.Choice(["edat", "pdat"]),
+    default=DEFAULT_DATETYPE,
+    show_default=True,
+    help="Date the window applies to: edat (entered PubMed) or pdat (published).",
+)
+@fetch_options
+@collection_option()
+@working_dir_option
+@quiet_option
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Papers CSV to write."
+)
+def fetch(**opts: Any) -> None:
+    """Search PubMed and write the papers (with PMC full text where available) as a papers CSV.
+
+    Records come from NCBI E-utilities (ESearch, then EFetch of MEDLINE XML in batches of
+    200), full texts as JATS from Europe PMC; papers without open full text are kept with
+    an empty main_text. With --collection, papers already indexed there are not fetched.
+    Exit 0 on success, 1 when some full texts failed (those papers are left out),
+    2 when PubMed cannot be reached or an option is wrong.
+
+    \b
+    Example:
+      fastbmrag fetch --query "endometriosis[tiab] AND free full text[sb]" \\
+          --days 30 --email you@example.org -o papers.csv
+    """
+    from fastbmrag.papers.fetch import PubMedClient, date_window, fetch_papers
+    from fastbmrag.papers.io import write_papers_csv
+    from fastbmrag.sync import DoneSet
+
+    settings = settings_from(opts)
+    mindate, maxdate = date_window(_day(opts["since"]), opts["days"])
+    with command_logging(None, opts["quiet"]), contextlib.ExitStack() as stack:
+        skip: Any = frozenset()
+        if opts["collection"]:
+            from fastbmrag.store.collection import Collection
+
+            coll = stack.enter_context(
+                Collection.open(
+                    config.working_dir(opts["working_dir"]), opts["collection"], ledger_only=True
+                )
+            )
+            skip = DoneSet(coll)
+        client = stack.enter_context(PubMedClient(settings))
+        papers = fetch_papers(
+            client,
+            opts["query"],
+            mindate=mindate,
+            maxdate=maxdate,
+            datetype=opts["datetype"],
+            max_papers=opts["max_papers"],
+            skip=skip,
+        )
+        written = write_papers_csv(papers, opts["output"])
+        report = client.report
+    click.echo(f"Wrote {written} papers to {opts['output']}: {report.line()}", err=True)
+    if report.failed:
+        if not opts["quiet"]:
+            for pmid, why in list(report.failed.items())[:20]:
+                click.echo(f"  left out {pmid}: {why}", err=True)
+        raise SystemExit(1)
+
+
+@click.command("sync")
+@collection_option(required=True)
+@click.option("--query", required=True, help="PubMed query, as typed in PubMed.")
+@window_options
+@fetch_options
+@index_options
+def sync(collection: str, **opts: Any) -> None:
+    """Fetch the papers PubMed added for a query since the last sync, and index them.
+
+    The first run fetches --since / --days, else the last 30 days; later runs start at
+    the last successful sync of this (collection, query), with one day of overlap, and
+    skip papers already indexed. The last-sync mark moves only when every paper was
+    fetched and indexed, so failed papers are retried by the next run. Safe under cron:
+    one lock per collection, shared with `update`.
+    Exit 0 ok, 1 some papers failed, 2 cannot start, 3 the collection is locked.
+
+    \b
+    Example:
+      fastbmrag sync -c endometriosis --email you@example.org \\
+          --query "endometriosis[tiab] AND free full text[sb]" --quiet --log-file sync.log
+    """
+    from fastbmrag.cli.update import run_index
+    from fastbmrag.store.collection import Collection
+    from fastbmrag.sync import sync_collection
+
+    settings = settings_from(opts)
+    since, days = _day(opts["since"]), opts["days"]
+    wd = config.working_dir(opts["working_dir"])
+    index_opts = {k: v for k, v in opts.items() if k not in FETCH_OPTION_NAMES}
+    dry_run = bool(opts["dry_run"])
+    with command_logging(opts["log_file"], opts["quiet"]):
+        # The collection lock first: a second sync/update stops here with exit 3.
+        with Collection.open(
+            wd,
+            collection,
+            qdrant_url=config.qdrant_url(opts["qdrant_url"]),
+            api_key=config.qdrant_api_key(opts["qdrant_api_key"]),
+            write=not dry_run,
+            create=not dry_run,
+        ) as coll:
+            result = sync_collection(
+                coll,
+                opts["query"],
+                settings,
+                lambda papers: run_index(lambda: papers, coll, wd, index_opts, total=len(papers)),
+                since=since,
+                days=days,
+                dry_run=dry_run,
+            )
+        logging.getLogger("fastbmrag.sync").info("%s", result.line())
+    if opts["as_json"]:
+        click.echo(json.dumps(result.to_dict(), indent=2, default=str))
+    else:
+        click.echo(result.line(), err=True)
+        failures = list(result.fetch.failed.items())
+        if result.index is not None:
+            failures += list(getattr(result.index, "failures", []))
+        if failures and not opts["quiet"]:
+            for paper_id, why in failures[:20]:
+                click.echo(f"  failed {paper_id}: {why}", err=True)
+    raise SystemExit(result.exit_code)
