@@ -6,12 +6,14 @@ import csv
 import tracemalloc
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from fastbmrag.errors import InputError
 from fastbmrag.papers import (
     Paper,
     ReadReport,
+    papers_from_frame,
     parse_medline,
     read_jats,
     read_papers_csv,
@@ -287,3 +289,22 @@ def test_writer_refuses_an_extra_named_like_a_column(tmp_path: Path) -> None:
             [Paper(paper_id="p", abstract="a", extra={"Title": "x"})], tmp_path / "o.csv"
         )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_papers_from_a_dataframe() -> None:
+    frame = pd.read_csv(PAPERS / "papers.csv")  # pandas turns years into floats, empties into NaN
+    frame.loc[0, "main_text"] = None
+    frame["main_text"] = frame["main_text"].astype(object)
+    frame.at[0, "main_text"] = ["[Results] HNF1 and HNF4 bind.", "Second paragraph."]
+    report = ReadReport()
+    papers = list(papers_from_frame(frame, report))
+    assert [p.paper_id for p in papers] == ["PMC2768302", "10704411", "8454279"]
+    assert papers[0].paragraphs == ["[Results] HNF1 and HNF4 bind.", "Second paragraph."]
+    assert papers[0].pmid == "19865592"
+    assert papers[1].paragraphs == []
+    assert (papers[1].year, papers[1].weight) == (2000, 9.6)
+    assert papers[1].extra == {"mesh_major": "Dopamine; Drosophila", "cohort": "flies"}
+    assert papers[2].extra == {}
+    assert report.summary() == "read 3 papers"
+    with pytest.raises(InputError, match=r"missing required column main_text"):
+        list(papers_from_frame(frame.drop(columns=["main_text"])))

@@ -6,7 +6,7 @@ import gzip
 import shutil
 from pathlib import Path
 
-from fastbmrag.papers import ReadReport, expand_inputs, iter_papers
+from fastbmrag.papers import Paper, ReadReport, expand_inputs, iter_papers
 
 DATA = Path(__file__).parent / "data"
 PMC = DATA / "pmc"
@@ -125,4 +125,22 @@ def test_inputs_that_match_nothing(tmp_path: Path) -> None:
         str(tmp_path / "paper.pdf"),
         "unreadable file: unsupported file type (expected .csv, .tsv, .nxml, .nxml.gz, .xml, "
         ".xml.gz)",
+    )
+
+
+def test_report_admits_only_papers_with_id_and_text() -> None:
+    report = ReadReport()
+    assert not report.admit(Paper(paper_id="", abstract="Text."), "bytes article 2")
+    assert not report.admit(Paper(paper_id="PMC1", abstract=" ", paragraphs=[" "]), "a.nxml")
+    assert report.admit(Paper(paper_id="PMC1", paragraphs=["[Results] IL1B rose."]), "a.nxml")
+    assert not report.admit(Paper(paper_id="PMC1", abstract="Again."), "b.nxml")
+    assert report.read == 1
+    assert report.skipped == [
+        ("bytes article 2", "empty paper_id"),
+        ("a.nxml (paper_id PMC1)", "empty abstract and main text"),
+        ("b.nxml (paper_id PMC1)", "duplicate paper_id"),
+    ]
+    assert report.summary() == (
+        "read 1 paper; skipped 3 (1 empty paper_id, 1 empty abstract and main text, "
+        "1 duplicate paper_id)"
     )

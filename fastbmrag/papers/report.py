@@ -78,10 +78,13 @@ class ReadReport:
     def admit(self, paper: Paper, where: str) -> bool:
         """The one gate every reader passes a paper through before yielding it.
 
-        Rejects (and records) a paper without any text and a paper_id seen before in
-        this report; otherwise counts it as read.
+        Rejects (and records) a paper without paper_id, without any text, or with a
+        paper_id seen before in this report; otherwise counts it as read.
         """
         label = f"{where} (paper_id {paper.paper_id})" if paper.paper_id else where
+        if not paper.paper_id.strip():
+            self.skip(where, NO_PAPER_ID)
+            return False
         if not paper.abstract.strip() and not paper.has_main_text:
             self.skip(label, EMPTY)
             return False
