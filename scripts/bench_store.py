@@ -1,0 +1,349 @@
+#!/usr/bin/env python
+"""Storage benchmark: Qdrant Edge (embedded, through Collection) vs qdrant-client local mode.
+
+Synthetic but realistic edges: 10 per paper, entities drawn from a Zipf-like vocabulary (a few
+hubs such as the disease itself, a long tail of genes), ~200-character descriptions, the payload
+fields of DESIGN.md, unit 1024-d vectors. Each backend runs in its own process so that peak RAM
+(ru_maxrss) is its own.
+
+    python scripts/bench_store.py                      # 200k edges embedded, 20k local mode
+    python scripts/bench_store.py --n 20000 --local-n 5000
+    python scripts/bench_store.py --backend edge --n 200000 --json
+
+Embedded phases: load (Collection.commit_papers in batches, ledger + flush included), weight
+refresh, reopen + search before HNSW, optimise, reopen + search after, a nightly update of 500
+edges (commit + refresh + the optimise policy, which skips), and what forcing the optimise after
+that small update would cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fastbmrag.store import Collection, EdgeRef, Filter, Match, PaperEdges, Point, edge_point_id
+from fastbmrag.store.base import Range, Store
+
+DIM = 1024
+EDGES_PER_PAPER = 10
+RELATIONS = [
+    "upregulates", "downregulates", "activates", "inhibits", "associated_with", "biomarker_of",
+    "causes", "treats", "increases_risk_of", "expressed_in", "interacts_with", "regulates",
+]  # fmt: skip
+TYPES = ["gene", "disease", "chemical", "cell_type", "pathway", "phenotype"]
+JOURNALS = [f"Journal of Reproductive Biology {i}" for i in range(60)]
+WORDS = [
+    "expression",
+    "elevated",
+    "ectopic",
+    "endometrium",
+    "lesions",
+    "stromal",
+    "cells",
+    "women",
+    "patients",
+    "increased",
+    "significantly",
+    "compared",
+    "controls",
+    "peritoneal",
+    "fluid",
+    "inflammation",
+    "signalling",
+    "pathway",
+    "proliferation",
+    "invasion",
+    "angiogenesis",
+    "estrogen",
+    "progesterone",
+    "resistance",
+    "cytokine",
+    "secretion",
+    "macrophages",
+]
+
+
+class Vocabulary:
+    """Entities with Zipf-like popularity: a few hubs, a long tail."""
+
+    def __init__(self, n: int, rng: np.random.Generator) -> None:
+        self.n = n
+        ranks = np.arange(1, n + 1, dtype=np.float64)
+        p = 1.0 / ranks**1.1
+        self.p = p / p.sum()
+        self.rng = rng
+
+    def key(self, i: int) -> str:
+        return f"HGNC:{100000 + i}" if i % 3 else f"MESH:D{600000 + i:06d}"
+
+    def entity(self, i: int) -> tuple[str, str, str]:
+        return self.key(i), f"ENT{i}", TYPES[i % len(TYPES)]
+
+    def draw(self, k: int) -> np.ndarray:
+        return self.rng.choice(self.n, size=k, p=self.p)
+
+
+def sentence(rng: np.random.Generator, n_words: int) -> str:
+    return " ".join(rng.choice(WORDS, size=n_words))
+
+
+def papers(n_edges: int, seed: int, start: int = 0) -> Iterator[PaperEdges]:
+    """Papers of EDGES_PER_PAPER edges each, deterministic for a seed."""
+    rng = np.random.default_rng(seed)
+    vocab = Vocabulary(max(1000, n_edges // 8), np.random.default_rng(seed + 1))
+    for paper_no in range(start, start + n_edges // EDGES_PER_PAPER):
+        pid = f"PMID:{30000000 + paper_no}"
+        title = sentence(rng, 14)
+        year = int(rng.integers(1990, 2025))
+        journal = JOURNALS[int(rng.integers(len(JOURNALS)))]
+        src, tgt = vocab.draw(EDGES_PER_PAPER), vocab.draw(EDGES_PER_PAPER)
+        vectors = rng.standard_normal((EDGES_PER_PAPER, DIM)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        points: list[Point] = []
+        refs: list[EdgeRef] = []
+        seen: set[str] = set()
+        for j in range(EDGES_PER_PAPER):
+            (sk, sn, st), (tk, tn, tt) = vocab.entity(int(src[j])), vocab.entity(int(tgt[j]))
+            rel = RELATIONS[int(rng.integers(len(RELATIONS)))]
+            point_id = edge_point_id(pid, sk, rel, tk)
+            if point_id in seen:
+                continue
+            seen.add(point_id)
+            refs.append(EdgeRef(sk, sn, st, sk, rel, tk, tn, tt, tk))
+            payload = {
+                "paper_id": pid, "pmid": pid[5:], "pmcid": f"PMC{9000000 + paper_no}",
+                "title": title, "journal": journal, "year": year,
+                "authors": "Smith J, Garcia M, Chen L, Okafor A",
+                "source": sn, "source_id": sk, "source_type": st, "source_raw": sn.lower(),
+                "target": tn, "target_id": tk, "target_type": tt, "target_raw": tn.lower(),
+                "relationship_type": rel,
+                "description": sentence(rng, 28), "draft_description": sentence(rng, 16),
+                "evidence": sentence(rng, 22), "refined": bool(j % 2), "paper_weight": 3.2,
+            }  # fmt: skip
+            points.append(Point(point_id, vectors[j], payload))
+        yield PaperEdges(pid, f"sha256:{pid}", points, refs)
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ms = sorted(s * 1000 for s in samples)
+    return {
+        "p50_ms": round(statistics.median(ms), 3),
+        "p95_ms": round(ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))], 3),
+    }
+
+
+def time_searches(store: Store, flt: Filter | None, n: int, seed: int) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    samples = []
+    hits = 0
+    for _ in range(n):
+        q = rng.standard_normal(DIM).astype(np.float32)
+        t = time.perf_counter()
+        res = store.search(q, flt, limit=10)
+        samples.append(time.perf_counter() - t)
+        hits += len(res)
+    return {**percentiles(samples), "mean_hits": round(hits / n, 2), "queries": n}
+
+
+def filters(hub: str, min_degree: int) -> dict[str, Filter]:
+    entity = Filter(should=(Match("source_key", hub), Match("target_key", hub)))
+    return {
+        "filtered_entity": entity,
+        "filtered_entity_year_weight": entity.and_(
+            Range("year", gte=2010),
+            Range("source_degree", gte=min_degree),
+            Range("target_degree", gte=min_degree),
+        ),
+    }
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def bench_edge(n: int, workdir: Path, queries: int, batch_papers: int) -> dict[str, Any]:
+    r: dict[str, Any] = {"backend": "qdrant-edge (Collection)", "n_edges": n}
+    coll = Collection.open(workdir, "bench", write=True, create=True)
+    loaded = 0
+    t0 = time.perf_counter()
+    batch: list[PaperEdges] = []
+    for paper in papers(n, seed=1):
+        batch.append(paper)
+        if len(batch) == batch_papers:
+            coll.commit_papers(batch)
+            loaded += sum(len(p.points) for p in batch)
+            batch = []
+    if batch:
+        coll.commit_papers(batch)
+        loaded += sum(len(p.points) for p in batch)
+    load_s = time.perf_counter() - t0
+    r["load"] = {
+        "edges": loaded,
+        "seconds": round(load_s, 2),
+        "edges_per_s": round(loaded / load_s),
+    }
+    refresh_s, refreshed = timed(coll.refresh_weights)
+    r["refresh_weights"] = {"nodes": refreshed, "seconds": round(refresh_s, 2)}
+    nodes = coll.node_count()
+    hub = max(coll.ledger.entities(), key=lambda e: e[4])[0]
+    min_degree = coll.min_degree(0.001)
+    coll.close()
+
+    def reopen_and_search(label: str) -> None:
+        open_s, c = timed(lambda: Collection.open(workdir, "bench"))
+        try:
+            r[label] = {
+                "reopen_s": round(open_s, 3),
+                "unindexed_points": c.store.unindexed_points(),
+                "unfiltered": time_searches(c.store, None, queries, seed=7),
+                **{
+                    name: time_searches(c.store, flt, queries, seed=8)
+                    for name, flt in filters(hub, min_degree).items()
+                },
+            }
+        finally:
+            c.close()
+
+    reopen_and_search("before_optimize")
+    coll = Collection.open(workdir, "bench", write=True)
+    opt_s, _ = timed(lambda: coll.optimize(force=True))
+    r["optimize_s"] = round(opt_s, 1)
+    coll.close()
+    reopen_and_search("after_optimize")
+
+    # a nightly update: 50 papers, then the batch-end routine
+    coll = Collection.open(workdir, "bench", write=True)
+    nightly = list(papers(500, seed=99, start=n // EDGES_PER_PAPER + 1))
+    t0 = time.perf_counter()
+    coll.commit_papers(nightly)
+    refreshed = coll.refresh_weights()
+    ran = coll.optimize()
+    r["nightly_500_edges"] = {
+        "commit_refresh_policy_s": round(time.perf_counter() - t0, 2),
+        "nodes_refreshed": refreshed,
+        "optimize_ran": ran,
+    }
+    forced_s, _ = timed(lambda: coll.optimize(force=True))
+    r["nightly_500_edges"]["forced_optimize_s"] = round(forced_s, 1)
+    coll.close()
+    r["nodes"] = nodes
+    r["hub"] = hub
+    r["min_degree_for_weight_0.001"] = min_degree
+    r["disk_mb"] = round(
+        Collection.open(workdir, "bench", ledger_only=True).size_on_disk() / 2**20, 1
+    )
+    return r
+
+
+def bench_local(n: int, workdir: Path, queries: int) -> dict[str, Any]:
+    import warnings
+
+    from qdrant_client import QdrantClient
+
+    from fastbmrag.store.edge import dir_size
+    from fastbmrag.store.server import ServerStore
+
+    warnings.filterwarnings("ignore", message=".*local Qdrant.*")
+    r: dict[str, Any] = {"backend": "qdrant-client local mode (path=)", "n_edges": n}
+    path = workdir / "local"
+    store = ServerStore(QdrantClient(path=str(path)), "bench")
+    store.ensure_collection(DIM)
+    loaded = 0
+    t0 = time.perf_counter()
+    pending: list[Point] = []
+    for paper in papers(n, seed=1):
+        for p, ref in zip(paper.points, paper.refs, strict=True):
+            p.payload.update(source_key=ref.source_key, target_key=ref.target_key)
+            p.payload.update(source_degree=3, target_degree=3)
+        pending.extend(paper.points)
+        if len(pending) >= 1000:
+            store.upsert(pending)
+            loaded += len(pending)
+            pending = []
+    store.upsert(pending)
+    loaded += len(pending)
+    load_s = time.perf_counter() - t0
+    r["load"] = {
+        "edges": loaded,
+        "seconds": round(load_s, 2),
+        "edges_per_s": round(loaded / load_s),
+    }
+    store.client.close()
+    open_s, store = timed(lambda: ServerStore(QdrantClient(path=str(path)), "bench"))
+    open_s2, _ = timed(store.count)  # local mode loads the collection lazily
+    vocab = Vocabulary(max(1000, n // 8), np.random.default_rng(2))
+    hub = vocab.key(0)
+    r["reopen"] = {
+        "reopen_s": round(open_s + open_s2, 3),
+        "unfiltered": time_searches(store, None, queries, seed=7),
+        **{
+            name: time_searches(store, flt, queries, seed=8)
+            for name, flt in filters(hub, 2).items()
+        },
+    }
+    store.client.close()
+    r["disk_mb"] = round(dir_size(path) / 2**20, 1)
+    return r
+
+
+def child(args: argparse.Namespace) -> None:
+    workdir = Path(args.workdir)
+    if args.backend == "edge":
+        result = bench_edge(args.n, workdir, args.queries, args.batch_papers)
+    else:
+        result = bench_local(args.n, workdir, args.queries)
+    result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    print(json.dumps(result))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--n", type=int, default=200_000, help="edges for the embedded store")
+    ap.add_argument("--local-n", type=int, default=20_000, help="edges for local mode (slow)")
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--batch-papers", type=int, default=100, help="papers per commit")
+    ap.add_argument("--backend", choices=["edge", "local", "both"], default="both")
+    ap.add_argument("--workdir", default=None, help="where to build (default: a temp dir, removed)")
+    ap.add_argument("--json", action="store_true", help="print only JSON")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args)
+        return
+    results = []
+    for backend, n in (("edge", args.n), ("local", args.local_n)):
+        if args.backend not in (backend, "both") or n <= 0:
+            continue
+        tmp = Path(args.workdir or tempfile.mkdtemp(prefix="bench_store_")) / backend
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        cmd = [sys.executable, __file__, "--child", "--backend", backend, "--n", str(n),
+               "--queries", str(args.queries), "--batch-papers", str(args.batch_papers),
+               "--workdir", str(tmp)]  # fmt: skip
+        out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+        results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        if not args.workdir:
+            shutil.rmtree(tmp.parent, ignore_errors=True)
+        if not args.json:
+            print(json.dumps(results[-1], indent=2), file=sys.stderr)
+    print(json.dumps(results, indent=None if args.json else 2))
+
+
+if __name__ == "__main__":
+    main()
