@@ -60,9 +60,8 @@ def to_edge_filter(flt: Filter | None) -> qe.Filter | None:
 
 
 def _vector(v: Sequence[float] | np.ndarray) -> list[float]:
-    if isinstance(v, np.ndarray):
-        return [float(x) for x in v.astype(np.float32, copy=False).ravel()]
-    return [float(x) for x in v]
+    out: list[float] = np.asarray(v, dtype=np.float32).ravel().tolist()
+    return out
 
 
 def _busy(path: Path, err: Exception) -> StoreBusy:

@@ -56,9 +56,8 @@ def to_qdrant_filter(flt: Filter | None) -> models.Filter | None:
 
 
 def _vector(v: Sequence[float] | np.ndarray) -> list[float]:
-    if isinstance(v, np.ndarray):
-        return [float(x) for x in v.astype(np.float32, copy=False).ravel()]
-    return [float(x) for x in v]
+    out: list[float] = np.asarray(v, dtype=np.float32).ravel().tolist()
+    return out
 
 
 class ServerStore(Store):
