@@ -29,7 +29,7 @@ from fastbmrag.papers.model import Paper
 from fastbmrag.prompts import DraftRelation, relation_statement
 from fastbmrag.refine import CHUNK_CHARS, CHUNK_OVERLAP, MIN_SIMILARITY, TOP_K, refine_relations
 from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
-from fastbmrag.store.collection import Collection
+from fastbmrag.store.collection import Collection, PaperEdges
 from fastbmrag.vocab.base import Normalized, Normalizer
 
 log = logging.getLogger(__name__)
@@ -46,6 +46,8 @@ class UpdateOptions:
     top_k: int = TOP_K
     min_similarity: float = MIN_SIMILARITY
     refresh_every: int = 200  # committed papers between weight refreshes
+    commit_every: int = 32  # finished papers per store flush + ledger transaction
+    commit_seconds: float = 5.0  # ... or fewer, when this long has passed since the last
 
 
 @dataclass
@@ -349,10 +351,24 @@ async def _work(
     bar: _Progress,
 ) -> None:
     queue: asyncio.Queue[tuple[Paper, str] | None] = asyncio.Queue(maxsize=opts.concurrency * 2)
+    group: list[PaperEdges] = []  # finished papers waiting for their (shared) commit
+    last_commit = time.monotonic()
     since_refresh = 0
 
+    def commit() -> None:
+        # One store flush and one ledger transaction for the group: a crash before it loses
+        # only these papers' writes (they stay pending), and their LLM answers are cached.
+        nonlocal last_commit, since_refresh
+        if group:
+            collection.commit_papers(group)
+            since_refresh += len(group)
+            group.clear()
+        last_commit = time.monotonic()
+        if since_refresh >= opts.refresh_every:
+            since_refresh = 0
+            collection.refresh_weights()
+
     async def worker() -> None:
-        nonlocal since_refresh
         while (item := await queue.get()) is not None:
             paper, digest = item
             try:
@@ -364,14 +380,15 @@ async def _work(
                     [],
                 )
             if outcome.status == "done":
-                collection.commit_paper(paper.paper_id, digest, points, refs)
+                group.append(PaperEdges(paper.paper_id, digest, points, refs))
                 summary.indexed += 1
                 summary.edges += outcome.edges
                 summary.refined_edges += outcome.refined
-                since_refresh += 1
-                if since_refresh >= opts.refresh_every:
-                    since_refresh = 0
-                    collection.refresh_weights()
+                if (
+                    len(group) >= opts.commit_every
+                    or time.monotonic() - last_commit >= opts.commit_seconds
+                ):
+                    commit()
             else:
                 error = outcome.error or "unknown error"
                 collection.mark_failed(paper.paper_id, digest, error)
@@ -401,7 +418,6 @@ async def _work(
                 await llm.preflight()
                 collection.ensure_vector_size(await llm.embedding_dim())
                 workers = [asyncio.create_task(worker()) for _ in range(max(opts.concurrency, 1))]
-            collection.mark_pending(paper.paper_id, digest)
             await queue.put((paper, digest))
         for _ in workers:
             await queue.put(None)
@@ -410,6 +426,8 @@ async def _work(
         for w in workers:
             w.cancel()
         raise
+    finally:
+        commit()  # what finished before an error or Ctrl-C is kept
 
 
 class _Progress:
