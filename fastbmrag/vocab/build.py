@@ -49,6 +49,10 @@ MESH_KINDS = ("descriptor", "entry_term")
 # MeSH tree prefixes kept, and what they mean to the normaliser.
 DISEASE_TREES = ("C", "F03")
 CHEMICAL_TREES = ("D",)
+MENTAL_TREE = "F03"
+# C25 Chemically-Induced Disorders, and words that name the cause in a drug-induced form.
+CHEMICALLY_INDUCED_TREE = "C25"
+DRUG_CAUSE_WORDS = frozenset(["drug", "substance", "medication", "chemical", "chemically", "toxic"])
 
 # --------------------------------------------------------------------------------------------
 # Text keys. The same functions run at build time and at lookup time.
@@ -247,10 +251,13 @@ class MeshRecord:
     terms: list[MeshTerm] = field(default_factory=list)
 
     def categories(self) -> str:
-        """ "C" (disease), "D" (chemical), both, or "" when neither (kept trees only)."""
+        """ "C" (disease: C tree or F03), "D" (chemical), both, or "" when neither (kept trees
+        only); "F" is added after "C" when the descriptor is (also) a mental disorder (F03)."""
         cats = ""
         if any(t.startswith(DISEASE_TREES) for t in self.tree_numbers):
             cats += "C"
+        if any(t.startswith(MENTAL_TREE) for t in self.tree_numbers):
+            cats += "F"
         if any(t.startswith(CHEMICAL_TREES) for t in self.tree_numbers):
             cats += "D"
         return cats
@@ -515,37 +522,58 @@ def compile_genes(genes: Iterable[GeneRecord]) -> dict[str, Any]:
 
 
 def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
-    """Descriptors as ``{"descriptors": [[ui, name, cats]], "index": {...}, "bag": {...}}``.
+    """Descriptors as ``{"descriptors": [[ui, name, cats]], "index": {...}, "bag": {...}, ...}``.
 
     A code is ``descriptor_number * 2 + kind`` (0 = the descriptor's own name, 1 = an entry
     term). ``index`` is keyed by :func:`term_key`, ``bag`` by :func:`bag_key` (word order free),
     ``exact`` by the unfolded key (plurals kept) where folding made keys collide.
+
+    Derived from the tree structure (disease descriptors only):
+
+    - ``drug_induced``: ``{bag key: descriptor}``, the drug-induced form of a condition, keyed
+      by the condition's words ("hepatitis" -> Chemical and Drug Induced Liver Injury, from
+      its entry term "Hepatitis, Drug-Induced"); see :func:`_drug_induced`.
+    - ``head``: ``{word: descriptor}``, a word that is no disease term of its own, completed to
+      the most general disease descriptor with a two-word term containing it ("rigidity" ->
+      Muscle Rigidity, "diabetes" -> Diabetes Mellitus): the one whose subtree is largest,
+      then the one with most such terms; kept only when that one is unique.
     """
     table: list[list[str]] = []
+    trees: list[list[str]] = []
     index: dict[str, dict[int, int]] = {}
     bag: dict[str, dict[int, int]] = {}
     exact: dict[str, dict[int, int]] = {}
     extend: dict[str, dict[int, int]] = {}
+    uses: dict[tuple[str, int], int] = {}
+    bags_of: list[set[str]] = []
     for rec in records:
         cats = rec.categories()
         if not cats:
             continue
         i = len(table)
         table.append([rec.ui, rec.name, cats])
+        trees.append([t for t in rec.tree_numbers if t.startswith(DISEASE_TREES)])
         texts = [rec.name] + [t.text for t in rec.terms]
+        bags: set[str] = set()
         for n, text in enumerate(texts):
             kind = 0 if n == 0 or text == rec.name else 1
             _add(index, term_key(text), i, kind)
-            _add(bag, bag_key(text), i, kind)
+            key = bag_key(text)
+            bags.add(key)
+            _add(bag, key, i, kind)
             _add(exact, "".join(plain_tokens(text)), i, kind)
-            words = bag_key(text).split()
+            words = key.split()
             if len(words) == 2 and words[0] != words[1]:
                 for w in words:
                     _add(extend, w, i, kind)
+                    uses[(w, i)] = uses.get((w, i), 0) + 1
+        bags_of.append(bags)
     # Plural folding merges some distinct descriptors (Amphetamine / Amphetamines); keep the
     # unfolded keys of those, so that the written number can still tell them apart.
     merged = {i for kinds in index.values() if len(kinds) > 1 for i in kinds}
     exact = {k: v for k, v in exact.items() if len(v) == 1 and next(iter(v)) in merged}
+    size = _subtree_sizes(trees)
+    head = _heads(extend, index, trees, size, uses)
     # One word -> the descriptors with a two-word term that contains it ("rigidity" -> Muscle
     # Rigidity), kept where few descriptors share the word: completes names written short.
     extend = {k: v for k, v in extend.items() if len(v) <= 4 and k not in index}
@@ -555,7 +583,69 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
         "bag": _encode(bag, 2),
         "exact": _encode(exact, 2),
         "extend": _encode(extend, 2),
+        "head": head,
+        "drug_induced": _drug_induced(table, trees, bags_of),
     }
+
+
+def _subtree_sizes(trees: list[list[str]]) -> list[int]:
+    """For each descriptor, how many descriptors sit below it in the disease trees."""
+    owner = {tn: i for i, tns in enumerate(trees) for tn in tns}
+    below: dict[int, set[int]] = {}
+    for j, tns in enumerate(trees):
+        for tn in tns:
+            parts = tn.split(".")
+            for k in range(1, len(parts)):
+                i = owner.get(".".join(parts[:k]))
+                if i is not None and i != j:
+                    below.setdefault(i, set()).add(j)
+    return [len(below.get(i, ())) for i in range(len(trees))]
+
+
+def _heads(
+    extend: dict[str, dict[int, int]],
+    index: dict[str, dict[int, int]],
+    trees: list[list[str]],
+    size: list[int],
+    uses: dict[tuple[str, int], int],
+) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for word, items in extend.items():
+        if word in index or len(word) < 4 or word in BAG_STOP:
+            continue
+        # Largest subtree, then most two-word terms with the word ("Rigidity, Muscle",
+        # "Muscular Rigidity", "Cogwheel Rigidity" ... all name Muscle Rigidity).
+        ranked = sorted(((size[i], uses[(word, i)], i) for i in items if trees[i]), reverse=True)
+        if ranked and (len(ranked) == 1 or ranked[0][:2] > ranked[1][:2]):
+            out[word] = ranked[0][2]
+    return out
+
+
+def _drug_induced(
+    table: list[list[str]], trees: list[list[str]], keys_of: list[set[str]]
+) -> dict[str, int]:
+    """``{bag key without the cause: descriptor}`` for the drug-induced disease descriptors.
+
+    A descriptor is drug-induced when its name says so ("Abnormalities, Drug-Induced") or it
+    sits in C25 (Chemically-Induced Disorders) with a term naming a drug or other substance
+    as the cause. Each of its terms that does, less the cause words, is a key: "Hepatitis,
+    Drug-Induced" -> "hepatitis", "Drug-Induced Liver Injury" -> "injury liver". Keys that
+    several descriptors share are dropped.
+    """
+    found: dict[str, set[int]] = {}
+    for y, keys in enumerate(keys_of):
+        if not trees[y]:
+            continue
+        name = set(tokens(table[y][1]))
+        in_c25 = any(t.startswith(CHEMICALLY_INDUCED_TREE) for t in trees[y])
+        if not (in_c25 or ("induced" in name and name & DRUG_CAUSE_WORDS)):
+            continue
+        for key in keys:
+            words = key.split()
+            rest = [w for w in words if w not in DRUG_CAUSE_WORDS]
+            if rest and len(rest) < len(words):
+                found.setdefault(" ".join(rest), set()).add(y)
+    return {k: next(iter(ys)) for k, ys in sorted(found.items()) if len(ys) == 1}
 
 
 def _write_json_gz(path: Path, data: dict[str, Any]) -> None:

@@ -40,6 +40,7 @@ with no id.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import re
@@ -100,12 +101,18 @@ GENE_SCORES = {
 MESH_SCORES = (0.95, 0.9)  # descriptor name, entry term
 MESH_MATCHED = ("name", "entry_term")
 WORD_ORDER_SCORE = 0.8
+HEAD_SCORE = 0.6
 VARIANT_SCORE = 0.7
 AMBIGUOUS_SCORE = 0.5
 ABBREVIATION_FACTOR = 0.95
 _CAT = {DISEASE: "C", CHEMICAL: "D"}
 
 FORMULA_SCORE = 0.85
+DRUG_INDUCED_FACTOR = 0.95
+FREE_CACHE_SIZE = 1 << 16
+# Results that a context can change: a fallback may pass over an ambiguous step the context
+# would have decided.
+_CONTEXT_SENSITIVE = frozenset(["variant", "partial", "head"])
 
 # Derivational suffix rules for the last word (adjective -> noun), tried in order.
 VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
@@ -120,11 +127,13 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("ian", ""),  # parkinsonian -> parkinson (+ disease)
     ("ssion", "ssive"),  # depression -> depressive (+ disorder)
     ("ssed", "ssive"),  # depressed -> depressive (+ disorder)
-    ("infected", "infection"),  # HIV-infected -> HIV infection
+    ("ted", "tion"),  # HIV-infected -> HIV infection
     ("ese", "esity"),  # obese -> obesity
     ("oid", "oidism"),  # hypothyroid -> hypothyroidism
     ("etic", "esia"),  # akinetic -> akinesia
     ("ic", "ism"),  # thromboembolic -> thromboembolism
+    ("ing", "e"),  # bruising -> bruise
+    ("ing", ""),  # swelling -> swell(ing)
     ("ed", ""),  # --
     ("al", ""),  # --
 )
@@ -159,7 +168,29 @@ ORGAN_ADJECTIVES = {
     "cognitive": "cognition",
     "sexual": "sexual",
     "behavioral": "behavior",
+    "gastric": "stomach",
+    "bladder": "urinary bladder",
+    "visual": "vision",
+    "intracerebral": "cerebral",
+    "arterial": "vascular",
+    "artery": "vascular",
+    "venous": "vascular",
+    "glomerular": "kidney",
+    "auditory": "hearing",
+    "hematologic": "hematologic",
+    "haematological": "hematologic",
+    "hematological": "hematologic",
 }
+# Head nouns of a sign or a vague complaint, and the head MeSH disorder names use instead:
+# "extrapyramidal symptoms" -> Extrapyramidal Disorders, "memory impairment" -> Memory
+# Disorders, "myocardial damage" -> Myocardial Disease.
+SIGN_HEADS = _words(
+    "symptom sign effect side deficit impairment disturbance dysfunction damage injury "
+    "complication problem abnormality alteration change loss"
+)
+SIGN_TO = ("disorder", "disease")
+# Tumour words -> MeSH's "Neoplasms" ("liver tumors" -> Liver Neoplasms).
+NEOPLASM_WORDS = _words("tumor cancer carcinoma adenocarcinoma malignancy neoplasia neoplasm")
 ORGAN_PREFIXES = {
     "nephro": "kidney",
     "hepato": "liver",
@@ -172,10 +203,11 @@ ORGAN_PREFIXES = {
     "gastro": "stomach",
     "dermato": "skin",
     "myo": "muscular",
+    "glomerulo": "kidney",
 }
 ORGAN_DAMAGE = _words(
     "toxicity toxic pathy pathic dysfunction damage injury impairment disorder disease "
-    "complication problem abnormality alteration lesion disturbance"
+    "complication problem abnormality alteration lesion disturbance suppression"
 )
 TOXIC = frozenset(["toxicity", "toxic"])
 # Chemical element symbols (IUPAC) -> English names, for "Na", "Ca2+", "K(+)".
@@ -218,6 +250,12 @@ STOP_WORDS = _words(
     found new high low increased decreased via among known related"""
 )
 
+# Phrases that present a condition as caused by a drug or chemical.
+_DRUG_CAUSE_RE = re.compile(
+    r"\b(?:\w+-induced|induced by|induces?|induction of|toxicity|toxic|adverse (?:effect|event|"
+    r"reaction)s?|side[- ]effects?|overdoses?|intoxication|poisoning)\b",
+    re.IGNORECASE,
+)
 _WORD_RE = re.compile(r"\w+(?:[-/.'’]\w+)*")
 _WS_RE = re.compile(r"\s+")
 
@@ -281,6 +319,10 @@ def _abbreviations(text: str) -> tuple[dict[str, str], dict[str, str]]:
         long = _best_long_form(short, " ".join(before.split()[-limit:]))
         if long and len(long) > len(short) and short.lower() not in long.lower().split():
             found.setdefault(short, long)
+            if short.endswith("s") and short[:-1].isupper() and len(short) > 2:
+                # "ventricular septal defects (VSDs)" also defines VSD.
+                window.setdefault(short[:-1], window[short])
+                found.setdefault(short[:-1], long)
     return found, window
 
 
@@ -301,13 +343,21 @@ class _Hit:
 class _Context:
     """Facts about one context text, computed once (and only when needed) for all its names."""
 
-    __slots__ = ("_gene_keys", "_words", "abbreviations", "text", "windows")
+    __slots__ = ("_drug_cause", "_gene_keys", "_words", "abbreviations", "text", "windows")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.abbreviations, self.windows = _abbreviations(text) if "(" in text else ({}, {})
         self._words: frozenset[str] | None = None
         self._gene_keys: frozenset[str] | None = None
+        self._drug_cause: bool | None = None
+
+    @property
+    def drug_cause(self) -> bool:
+        """Whether the text speaks of a condition caused by a drug or other chemical."""
+        if self._drug_cause is None:
+            self._drug_cause = _DRUG_CAUSE_RE.search(self.text) is not None
+        return self._drug_cause
 
     @property
     def words(self) -> frozenset[str]:
@@ -338,6 +388,11 @@ class DictionaryNormalizer:
         self._mesh_bag: dict[str, int | list[int]] = mesh["bag"]
         self._mesh_exact: dict[str, int | list[int]] = mesh.get("exact", {})
         self._mesh_extend: dict[str, int | list[int]] = mesh.get("extend", {})
+        self._mesh_head: dict[str, int] = mesh.get("head", {})
+        self._drug_induced: dict[str, int] = mesh.get("drug_induced", {})
+        # Context-free results, memoised: names repeat a lot when a corpus is indexed.
+        self._free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(self._normalize_free)
+        self._match_free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(self._match_uncached)
         self._contexts: dict[str, _Context] = {}
         self._lock = threading.Lock()
 
@@ -360,6 +415,14 @@ class DictionaryNormalizer:
 
     def normalize(self, name: str, type_hint: str = AUTO, context: str = "") -> Normalized:
         """Normalise one name. ``type_hint``: gene, disease, chemical, auto, or any other type."""
+        if not context:
+            return self._free(name, type_hint)
+        return self._normalize(name, type_hint, self._context(context))
+
+    def _normalize_free(self, name: str, type_hint: str) -> Normalized:
+        return self._normalize(name, type_hint, None)
+
+    def _normalize(self, name: str, type_hint: str, ctx: _Context | None) -> Normalized:
         clean = _clean(name)
         hint = (type_hint or AUTO).strip().lower()
         kind = TYPE_ALIASES.get(hint)
@@ -367,7 +430,6 @@ class DictionaryNormalizer:
             return Normalized(name, hint, clean, None, "none", 0.0)
         if kind is None and hint != AUTO:
             return Normalized(name, hint, clean, None, "none", 0.0)
-        ctx = self._context(context) if context else None
         types = ALL_TYPES if kind is None else (kind,)
         best: _Hit | None = None
         for t in types:
@@ -465,6 +527,37 @@ class DictionaryNormalizer:
         return best
 
     def _match(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        hit = self._match_free(clean, t)
+        if ctx is None:
+            return hit
+        if (
+            hit is None
+            or hit.item < 0
+            or hit.matched_by in _CONTEXT_SENSITIVE
+            or clean in ctx.windows
+        ):
+            hit = self._match_uncached(clean, t, ctx)
+        if t == DISEASE and hit is not None and hit.item >= 0:
+            induced = self._induced_form(clean, ctx)
+            if induced is not None and induced != hit.item:
+                return _Hit(t, induced, "drug_induced", round(hit.score * DRUG_INDUCED_FACTOR, 3))
+        return hit
+
+    def _induced_form(self, clean: str, ctx: _Context) -> int | None:
+        """The drug-induced descriptor of a condition named in a text about a drug's effects
+        ("hepatitis" -> Chemical and Drug Induced Liver Injury), or written as induced by a
+        named substance ("levodopa-induced dyskinesia" -> Dyskinesia, Drug-Induced)."""
+        if not self._drug_induced:
+            return None
+        text = ctx.abbreviations.get(clean, clean) if clean in ctx.windows else clean
+        toks = tokens(text)
+        if "induced" in toks:
+            toks = toks[toks.index("induced") + 1 :]
+        elif not ctx.drug_cause:
+            return None
+        return self._drug_induced.get(" ".join(sorted(x for x in toks if x not in BAG_STOP)))
+
+    def _match_uncached(self, clean: str, t: str, ctx: _Context | None = None) -> _Hit | None:
         if t == CHEMICAL:
             for formula in _formula_name(clean):
                 hit = self._direct(formula, t, None)
@@ -517,11 +610,15 @@ class DictionaryNormalizer:
         return hit
 
     def _mesh_tokens(self, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
-        hit = self._mesh_codes(self._mesh_index.get("".join(toks)), t, ctx, 0)
-        if hit is None:
-            bag = " ".join(sorted(x for x in toks if x not in BAG_STOP))
-            hit = self._mesh_codes(self._mesh_bag.get(bag), t, ctx, 0)
-        return hit
+        codes = self._mesh_index.get("".join(toks))
+        if codes is not None:
+            hit = self._mesh_codes(codes, t, ctx, 0)
+            if hit is not None:
+                return hit
+        if len(toks) == 1:  # a one-word bag key is the index key
+            return None
+        codes = self._mesh_bag.get(" ".join(sorted(x for x in toks if x not in BAG_STOP)))
+        return None if codes is None else self._mesh_codes(codes, t, ctx, 0)
 
     def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         toks = tokens(clean)
@@ -531,20 +628,25 @@ class DictionaryNormalizer:
         variants = [
             [*toks[:-1], last[: len(last) - len(old)] + new]
             for old, new in VARIANT_SUFFIXES
-            if last.endswith(old) and len(last) - len(old) >= 3
+            if last.endswith(old) and len(last) - len(old) >= 2
         ]
         tries = [*variants]
         if t == DISEASE:
+            tries += _rewrites(toks)
             tries += [[*v, head] for v in (toks, *variants) for head in DISEASE_HEADS]
             if len(toks) == 1:
                 tries.append(["drug", *toks])  # "toxicity", "overdose": of the drug studied
             tries += _organ_phrases(toks)
-        for phrase in tries:
+        for phrase in dict.fromkeys(map(tuple, tries)):
             hit = self._mesh_tokens(phrase, t, ctx)
             if hit is not None and hit.item >= 0:
                 return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
         if len(toks) == 1:
             hit = self._extend(toks[0], t)
+            if hit is not None:
+                return hit
+        if t == DISEASE and len(toks) == 1:
+            hit = self._head(toks)
             if hit is not None:
                 return hit
         n_all = len(toks)
@@ -560,6 +662,16 @@ class DictionaryNormalizer:
                 if hit is not None and hit.item >= 0:
                     score = round(0.5 + 0.3 * n / n_all, 3)
                     return _Hit(hit.type, hit.item, "partial", score, hit.candidates)
+        return None
+
+    def _head(self, toks: Sequence[str]) -> _Hit | None:
+        """ "rigidity" -> Muscle Rigidity: the most general disease with a two-word term holding
+        the word (see :func:`fastbmrag.vocab.build.compile_mesh`); also for the last word of
+        a longer name whose modifiers matched nothing ("severe rigidity")."""
+        for word in (*_variants(toks[-1]), toks[-1]):
+            item = self._mesh_head.get(word)
+            if item is not None and "C" in self._desc[item][2]:
+                return _Hit(DISEASE, item, "head", HEAD_SCORE if len(toks) == 1 else 0.55)
         return None
 
     def _extend(self, word: str, t: str) -> _Hit | None:
@@ -704,6 +816,48 @@ def _formula_name(text: str) -> list[str]:
     if prefix == "mon" and anion[0] != "o":
         prefix = "mono"
     return [f"{first} {anion}", f"{first} {prefix}{anion}"]
+
+
+def _rewrites(toks: Sequence[str]) -> list[list[str]]:
+    """Disease names rewritten towards MeSH's wording, most literal first:
+
+    - the condition of an "X-induced Y" ("contrast media-induced nephropathy" -> nephropathy);
+    - a sign or complaint head as a disorder ("extrapyramidal symptoms" -> extrapyramidal
+      disorder; "sexual side effects" -> sexual disorder);
+    - tumour words as neoplasm ("liver tumors" -> liver neoplasm);
+    - organ adjectives as MeSH's organ nouns ("gastric" -> stomach, "visual" -> vision),
+      alone and with the head rewrites.
+    """
+    out: list[list[str]] = []
+    base = list(toks)
+    if "induced" in base[:-1]:
+        base = base[len(base) - base[::-1].index("induced") :]
+        out.append(base)
+    heads: list[list[str]] = []
+    body, last = base[:-1], base[-1]
+    while body and body[-1] in SIGN_HEADS:  # "side effects"
+        body = body[:-1]
+    if last in SIGN_HEADS and body:
+        heads += [[*body, to] for to in SIGN_TO]
+    elif last in NEOPLASM_WORDS:
+        heads.append([*body, "neoplasm"])
+    out += heads
+    if any(w in ORGAN_ADJECTIVES for w in base[:-1]):
+        organ = [x for w in base[:-1] for x in ORGAN_ADJECTIVES.get(w, w).split()]
+        out.append([*organ, last])
+        out += [[*organ, h[-1]] for h in heads]
+    if len(base) > 1:
+        out += _organ_phrases(base[-1:])
+    return out
+
+
+def _variants(word: str) -> list[str]:
+    """Derived forms of one word by :data:`VARIANT_SUFFIXES` ("bruising" -> "bruise")."""
+    return [
+        word[: len(word) - len(old)] + new
+        for old, new in VARIANT_SUFFIXES
+        if word.endswith(old) and len(word) - len(old) >= 3
+    ]
 
 
 def _organ_phrases(toks: Sequence[str]) -> list[list[str]]:
