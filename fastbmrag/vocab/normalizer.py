@@ -17,7 +17,18 @@ matched_by       score  meaning
 ``word_order``   0.80   the same words as a MeSH term in another order
 ``abbreviation`` x0.95  a short form defined in the context ("... (HNF-6) ...") whose long
                         form matched; score is the long form's score times 0.95
-``variant``      0.70   a derived form: "hypotensive" -> hypotension, "psychotic" -> psychosis
+``drug_induced`` x0.95  the drug-induced descriptor of the condition found, when the name
+                        says "X-induced" or the context speaks of a drug's effects
+                        ("induced", "toxicity", "adverse effects", "overdose" ...):
+                        "hepatitis" -> Chemical and Drug Induced Liver Injury (MeSH's own
+                        entry term "Hepatitis, Drug-Induced"); see ``compile_mesh``
+``variant``      0.70   a derived form: "hypotensive" -> hypotension, "psychotic" -> psychosis;
+                        or a rewrite towards MeSH wording: "extrapyramidal symptoms" ->
+                        Extrapyramidal Disorders, "liver tumors" -> Liver Neoplasms,
+                        "gastric" -> stomach, "levodopa-induced X" -> X
+``head``         0.60   one disease word completed to the most general descriptor with a
+                        two-word term holding it (largest MeSH subtree): "rigidity" ->
+                        Muscle Rigidity, "diabetes" -> Diabetes Mellitus
 ``partial``      0.50+  the longest part of the name that is a MeSH term ("severe
                         hypotension" -> Hypotension); 0.5 + 0.3 x covered fraction
 ``ambiguous``    0.50   the name fits several entries equally well and the context does not
@@ -30,6 +41,11 @@ gene names, and plural, British spellings (anaemia, tumour, sulphate), possessiv
 accents are folded on both sides. An alias or term that names several entries is resolved
 from the context when exactly one candidate's symbol or name words appear in it; the
 candidates are listed in ``candidates`` either way.
+
+Context-free results are memoised per normaliser (LRU, 65,536 entries): ``normalize(name,
+type)`` without context returns the same :class:`Normalized` object for a repeated name, and
+calls with a context reuse the context-free lookup unless the context can change it (an
+abbreviation it defines, an ambiguous or fallback match, a drug-induced form).
 
 Types: ``gene`` (also ``protein``, ``rna``), ``disease`` (also ``disorder``, ``phenotype``,
 ``symptom``), ``chemical`` (also ``drug``, ``compound``, ``metabolite``) and ``auto`` (all
@@ -135,6 +151,7 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("ing", "e"),  # bruising -> bruise
     ("ing", ""),  # swelling -> swell(ing)
     ("ed", ""),  # --
+    ("ic", "es"),  # diabetic -> diabetes
     ("al", ""),  # --
 )
 # Head nouns MeSH disease names often carry that writers leave out ("neurotoxicity" ->
@@ -528,9 +545,7 @@ class DictionaryNormalizer:
 
     def _match(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         hit = self._match_free(clean, t)
-        if ctx is None:
-            return hit
-        if (
+        if ctx is not None and (
             hit is None
             or hit.item < 0
             or hit.matched_by in _CONTEXT_SENSITIVE
@@ -543,19 +558,18 @@ class DictionaryNormalizer:
                 return _Hit(t, induced, "drug_induced", round(hit.score * DRUG_INDUCED_FACTOR, 3))
         return hit
 
-    def _induced_form(self, clean: str, ctx: _Context) -> int | None:
+    def _induced_form(self, clean: str, ctx: _Context | None) -> int | None:
         """The drug-induced descriptor of a condition named in a text about a drug's effects
         ("hepatitis" -> Chemical and Drug Induced Liver Injury), or written as induced by a
         named substance ("levodopa-induced dyskinesia" -> Dyskinesia, Drug-Induced)."""
         if not self._drug_induced:
             return None
-        text = ctx.abbreviations.get(clean, clean) if clean in ctx.windows else clean
-        toks = tokens(text)
-        if "induced" in toks:
-            toks = toks[toks.index("induced") + 1 :]
-        elif not ctx.drug_cause:
+        if ctx is not None and clean in ctx.windows:
+            clean = ctx.abbreviations.get(clean, clean)
+        key, induced = _condition_key(clean)
+        if not induced and (ctx is None or not ctx.drug_cause):
             return None
-        return self._drug_induced.get(" ".join(sorted(x for x in toks if x not in BAG_STOP)))
+        return self._drug_induced.get(key)
 
     def _match_uncached(self, clean: str, t: str, ctx: _Context | None = None) -> _Hit | None:
         if t == CHEMICAL:
@@ -818,6 +832,17 @@ def _formula_name(text: str) -> list[str]:
     return [f"{first} {anion}", f"{first} {prefix}{anion}"]
 
 
+@functools.lru_cache(maxsize=FREE_CACHE_SIZE)
+def _condition_key(text: str) -> tuple[str, bool]:
+    """(bag key of the condition, whether the text says it is induced): "levodopa-induced
+    dyskinesias" -> ("dyskinesia", True)."""
+    toks = tokens(text)
+    induced = "induced" in toks[:-1]
+    if induced:
+        toks = toks[len(toks) - toks[::-1].index("induced") :]
+    return " ".join(sorted(x for x in toks if x not in BAG_STOP)), induced
+
+
 def _rewrites(toks: Sequence[str]) -> list[list[str]]:
     """Disease names rewritten towards MeSH's wording, most literal first:
 
@@ -833,6 +858,7 @@ def _rewrites(toks: Sequence[str]) -> list[list[str]]:
     if "induced" in base[:-1]:
         base = base[len(base) - base[::-1].index("induced") :]
         out.append(base)
+        out += _organ_phrases(base)
     heads: list[list[str]] = []
     body, last = base[:-1], base[-1]
     while body and body[-1] in SIGN_HEADS:  # "side effects"
