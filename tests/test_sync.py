@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import date, timedelta
@@ -17,6 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fastbmrag.cli import cli
+from fastbmrag.pipeline import UpdateOptions
 from fastbmrag.store.collection import Collection
 from fastbmrag.testing.fake_eutils import FakeEutils
 from fastbmrag.testing.fake_ollama import (
@@ -33,6 +35,7 @@ JATS = EUTILS / "PMC2774577.nxml"  # 19920991 / PMC2774577 (full text)
 NEW_JATS = EUTILS / "PMC2775685.nxml"  # 19920989 / PMC2775685, added as a new paper
 FIRST = {"32772885", "33155662", "33169800", "33316284", "29768149", "19920991"}
 QUERY = "endometriosis[tiab] AND free full text[sb]"
+COMMIT_SECONDS = UpdateOptions().commit_seconds
 
 
 def answer(request: dict[str, Any]) -> dict[str, Any] | str:
@@ -282,39 +285,47 @@ def test_lock_of_a_killed_process_is_taken_over(
 def test_killed_sync_resumes_without_refetching_indexed_papers(
     eutils: FakeEutils, wd: Path
 ) -> None:
-    with FakeOllama(responder=answer, latency=0.05, hang_seconds=60) as ollama:
+    # One paper at a time, newest first. The indexer commits finished papers in groups, at
+    # the latest 5 s after the previous commit: the first paper (33316284) is made to take
+    # that long, so it is committed; then the model server stops answering at the third
+    # (33155662) and the run is killed (SIGKILL) right there.
+    blocked, release = threading.Event(), threading.Event()
+
+    def stalling(request: dict[str, Any]) -> dict[str, Any] | str:
+        text = last_user_message(request)
+        if "Mast cell-derived IL-13" in text:
+            time.sleep(COMMIT_SECONDS + 0.2)
+        if "Zoledronic acid" in text:
+            blocked.set()
+            release.wait(timeout=60)
+        return answer(request)
+
+    with FakeOllama(responder=stalling) as ollama:
         cmd = [sys.executable, "-m", "fastbmrag", *args(eutils, ollama, wd)]
         cmd += ["--since", "2000-01-01", "--concurrency", "1", "-q"]
         env = {**os.environ, "PYTHONWARNINGS": "ignore"}
         child = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
         try:
-            deadline = time.monotonic() + 60
-            done: dict[str, str] = {}
-            while time.monotonic() < deadline and child.poll() is None:
-                if (wd / "endo" / "ledger.sqlite").exists():
-                    done = {k: v for k, v in states(wd).items() if v == "done"}
-                    if done:
-                        break
-                time.sleep(0.05)
-            assert done, "the child indexed nothing"
-            ollama.fail_next("hang", 1000)  # freeze the model server, then kill the run
+            assert blocked.wait(timeout=90), "the run never reached the third paper"
             time.sleep(0.3)
             child.send_signal(signal.SIGKILL)
             child.wait(timeout=10)
         finally:
+            release.set()
             if child.poll() is None:
                 child.kill()
                 child.wait()
             if child.stderr is not None:
                 child.stderr.close()
         done = {k for k, v in states(wd).items() if v == "done"}
-        assert done and done != FIRST
+        assert "33316284" in done  # committed before the kill
+        assert "33155662" not in done  # the paper in flight when it was killed
         assert mark(wd) is None
-        ollama.reset()
 
         eutils.reset_counts()
-        result = run(eutils, ollama, wd, "-q")  # resumes the killed run's window
+        result = run(eutils, ollama, wd, "-q")  # no --since: resumes the killed run's window
         assert result.exit_code == 0, result.output
+        assert eutils.requests[0].params["mindate"] == "2000/01/01"
         assert sorted(eutils.efetched_ids()) == sorted(FIRST - done)
         assert states(wd) == dict.fromkeys(FIRST, "done")
         assert mark(wd) == date.today().isoformat()
