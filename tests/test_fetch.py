@@ -16,7 +16,7 @@ from fastbmrag.papers.fetch import (
     date_window,
     fetch_papers,
 )
-from fastbmrag.testing.fake_eutils import FakeEutils
+from fastbmrag.testing.fake_eutils import HANG, FakeEutils
 
 EUTILS = Path(__file__).parent / "data" / "eutils"
 SLICE = EUTILS / "pubmed21n1298_slice.xml"  # 32772885 33155662 33169800 33316284
@@ -120,6 +120,16 @@ def test_dropped_connection_is_retried(fake: FakeEutils) -> None:
     assert len(papers) == 6
     assert [r.status for r in fake.requests if r.kind == "efetch"] == [0, 200]
     assert client.report.retries == 1
+
+
+def test_a_server_that_never_answers_times_out_and_is_retried(fake: FakeEutils) -> None:
+    fake.fail("esearch", HANG)
+    fake.fail("fulltext", HANG)
+    papers, client = fetch(fake, settings={"timeout": 0.5})
+    assert {p.paper_id for p in papers} == ALL
+    assert [r.status for r in fake.requests if r.kind == "esearch"] == [HANG, 200]
+    assert client.report.retries == 2
+    assert next(p for p in papers if p.pmid == "19920991").has_main_text
 
 
 def test_backoff_doubles_and_honours_retry_after(fake: FakeEutils) -> None:

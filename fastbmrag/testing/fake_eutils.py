@@ -18,8 +18,8 @@ front matter (PMID, PMCID, DOI, title, abstract, authors, journal, dates), so
 PMIDs, PMCIDs and full texts always agree.
 
 Switchable faults (:meth:`FakeEutils.fail`): the next N requests of one kind
-answer a status (429 with NCBI's JSON body, 500, 503...) or drop the
-connection; :attr:`FakeEutils.requests` logs every request (kind, params,
+answer a status (429 with NCBI's JSON body, 500, 503...), drop the
+connection, or never answer (``HANG``); :attr:`FakeEutils.requests` logs every request (kind, params,
 time) so tests can count them. Records can be added between calls
 (:meth:`add_medline`, :meth:`add_jats`) to simulate new papers.
 
@@ -70,6 +70,7 @@ ESEARCH_HEADER = (
 NCBI_429_BODY = (
     b'{"error":"API rate limit exceeded","api-key":"127.0.0.1","count":"4","limit":"3"}\n'
 )
+HANG = -1  # a fault status: no answer at all
 MONTHS = {
     m: i
     for i, m in enumerate(
@@ -91,7 +92,7 @@ class Record:
 
 @dataclass
 class Fault:
-    status: int  # HTTP status, or 0 to drop the connection without an answer
+    status: int  # HTTP status; 0: drop the connection; HANG: no answer (a timeout)
     retry_after: float | None = None
 
 
@@ -123,6 +124,8 @@ class FakeEutils:
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._closing = threading.Event()
+        self.hang_seconds = 30.0
         for f in files:
             self.add_file(f)
 
@@ -130,6 +133,7 @@ class FakeEutils:
 
     def start(self) -> FakeEutils:
         fake = self
+        self._closing.clear()
 
         class Handler(_Handler):
             owner = fake
@@ -146,6 +150,7 @@ class FakeEutils:
         return self
 
     def stop(self) -> None:
+        self._closing.set()  # frees handlers held by a HANG fault
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -284,7 +289,8 @@ class FakeEutils:
     ) -> None:
         """The next ``times`` requests of ``kind`` (esearch/efetch/fulltext) answer ``status``.
 
-        ``status=0`` drops the connection without an answer (a connection error).
+        ``status=0`` drops the connection without an answer (a connection error);
+        ``status=HANG`` keeps it open without an answer for ``hang_seconds`` (a timeout).
         """
         with self._lock:
             q = self._faults.setdefault(kind, deque())
@@ -416,6 +422,10 @@ class _Handler(BaseHTTPRequestHandler):
         fault = owner._take_fault(kind)
         if fault is not None:
             logged.status = fault.status
+            if fault.status == HANG:
+                owner._closing.wait(owner.hang_seconds)
+                self.close_connection = True
+                return
             if fault.status == 0:
                 self.close_connection = True
                 self.connection.close()
