@@ -279,3 +279,21 @@ def test_stats_runs_and_sync_state(tmp_path: Path) -> None:
         assert state is not None
         assert (state.last_date, state.info) == ("2024/10/01", {"new_papers": 12})
         assert coll.get_sync_state("adenomyosis[MeSH]") is None
+
+
+def test_server_backend_through_a_url(tmp_path: Path) -> None:
+    # ":memory:" gives qdrant-client's in-process mode through the same connect path as a URL
+    with Collection.open(tmp_path, "cid", qdrant_url=":memory:", write=True, create=True) as coll:
+        assert coll.backend == "server"
+        assert coll.location == ":memory:/collections/cid"
+        commit(coll, "PMID:2696505")
+        hit = coll.store.search(vec("nitroprusside induces hypotension"), limit=1)[0]
+        assert (hit.payload["source_id"], hit.payload["target_id"]) == ("D009599", "D007022")
+        assert hit.payload["source_degree"] == 2
+        assert not (tmp_path / "cid" / "shard").exists()  # no embedded shard for a server
+    with Collection.open(
+        tmp_path, "cid", qdrant_url="http://qdrant.example:6333", ledger_only=True
+    ) as c:
+        stats = c.stats()
+    assert stats["location"] == "http://qdrant.example:6333/collections/cid"
+    assert stats["backend"] == "server" and stats["papers"]["done"] == 1

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import math
 import os
 import re
@@ -50,6 +51,8 @@ from fastbmrag.errors import (
 )
 from fastbmrag.store.base import EdgeRef, Filter, Match, Point, Range, Store
 from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
+
+log = logging.getLogger(__name__)
 
 LEDGER_FILE = "ledger.sqlite"
 SHARD_DIR = "shard"
@@ -324,7 +327,10 @@ class Collection:
         self._closed = True
         try:
             if self.writable and self._store is not None:
-                self.refresh_weights()
+                try:
+                    self.refresh_weights()
+                except StoreError as err:  # the queue is kept: the next writer finishes it
+                    log.warning("Weights of collection '%s' not refreshed: %s", self.name, err)
         finally:
             try:
                 if self._store is not None:
