@@ -3,14 +3,12 @@ for a server). Edges are real chemical-induced-disease relations of BC5CDR (PubM
 
 from __future__ import annotations
 
-import csv
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-import numpy as np
 import pytest
 from qdrant_client import QdrantClient
+from test_store_support import DIM, cid_rows, vec
 
 from fastbmrag.errors import DimensionMismatch
 from fastbmrag.store.base import (
@@ -27,21 +25,6 @@ from fastbmrag.store.base import (
 )
 from fastbmrag.store.edge import EdgeStore
 from fastbmrag.store.server import ServerStore
-
-DIM = 16
-SAMPLE = Path(__file__).parent / "data" / "store" / "bc5cdr_cid_sample.tsv"
-
-
-def cid_rows() -> list[dict[str, str]]:
-    with SAMPLE.open(newline="") as f:
-        return list(csv.DictReader(f, delimiter="\t"))
-
-
-def vec(text: str) -> np.ndarray:
-    """A deterministic unit vector per text."""
-    rng = np.random.default_rng(zlib.crc32(text.encode()))
-    v = rng.standard_normal(DIM).astype(np.float32)
-    return v / np.linalg.norm(v)
 
 
 def point(row: dict[str, str], year: int = 1990, degree: int = 1) -> Point:
@@ -122,6 +105,9 @@ def test_upsert_counts_and_replaces_exactly(loaded: Store) -> None:
     loaded.flush()
     assert loaded.count() == 57
     assert loaded.count(Filter(must=(Match("year", 2001),))) == 10
+    # no value: the field is missing (no pmcid here) or empty
+    assert loaded.count(Filter(must=(Match("pmcid"),))) == 57
+    assert loaded.count(Filter(must_not=(Match("pmid"),))) == 57
 
 
 def test_delete_by_paper(loaded: Store) -> None:

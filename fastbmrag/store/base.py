@@ -72,7 +72,8 @@ class EdgeRef:
 
 @dataclass(frozen=True, slots=True)
 class Match:
-    """``key`` equals ``value``, or equals any of ``any_of``."""
+    """``key`` equals ``value``, or equals any of ``any_of``; with neither, ``key`` is missing,
+    null or empty."""
 
     key: str
     value: str | int | bool | None = None

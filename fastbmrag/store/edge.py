@@ -44,7 +44,7 @@ def _condition(cond: Match | Range | Filter) -> Any:
     if cond.any_of is not None:
         return qe.FieldCondition(cond.key, match=qe.MatchAny(list(cond.any_of)))  # type: ignore[arg-type]
     if cond.value is None:
-        return qe.IsNullCondition(cond.key)
+        return qe.IsEmptyCondition(cond.key)
     return qe.FieldCondition(cond.key, match=qe.MatchValue(cond.value))
 
 

@@ -40,7 +40,7 @@ def _condition(cond: Match | Range | Filter) -> Any:
     if cond.any_of is not None:
         return models.FieldCondition(key=cond.key, match=models.MatchAny(any=list(cond.any_of)))  # type: ignore[arg-type]
     if cond.value is None:
-        return models.IsNullCondition(is_null=models.PayloadField(key=cond.key))
+        return models.IsEmptyCondition(is_empty=models.PayloadField(key=cond.key))
     return models.FieldCondition(key=cond.key, match=models.MatchValue(value=cond.value))
 
 
