@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from fastbmrag.errors import EXIT_OK, EXIT_PARTIAL, LLMError
+from fastbmrag.errors import EXIT_OK, EXIT_PARTIAL, LLMError, LLMUnavailable, ModelNotFound
 from fastbmrag.extract import clean_draft, draft_relations, verbatim
 from fastbmrag.llm.base import LLMClient
 from fastbmrag.papers.model import Paper
@@ -373,7 +373,9 @@ async def _work(
             paper, digest = item
             try:
                 outcome, points, refs = await index_paper(paper, llm, normalizer, opts)
-            except LLMError as err:  # embeddings failed after their retries
+            except (LLMUnavailable, ModelNotFound):
+                raise  # the server is gone: stop the run (finished papers are committed)
+            except LLMError as err:  # this paper's embeddings failed after their retries
                 outcome, points, refs = (
                     PaperOutcome(paper.paper_id, "failed", error=str(err)),
                     [],
@@ -403,8 +405,8 @@ async def _work(
             )
             bar.advance()
 
-    workers: list[asyncio.Task[None]] = []
-    try:
+    async def produce(tg: asyncio.TaskGroup) -> None:
+        started = False
         for paper in papers:
             summary.read += 1
             why, digest = _classify(paper, collection, opts.force)
@@ -412,20 +414,25 @@ async def _work(
                 summary.unchanged += 1
                 bar.advance()
                 continue
-            if not workers:
+            if not started:
                 # First paper with work to do: check the server, the models and the vector
                 # size before touching it (a run with nothing to do contacts nobody).
                 await llm.preflight()
                 collection.ensure_vector_size(await llm.embedding_dim())
-                workers = [asyncio.create_task(worker()) for _ in range(max(opts.concurrency, 1))]
+                for _ in range(max(opts.concurrency, 1)):
+                    tg.create_task(worker())
+                started = True
             await queue.put((paper, digest))
-        for _ in workers:
-            await queue.put(None)
-        await asyncio.gather(*workers)
-    except BaseException:
-        for w in workers:
-            w.cancel()
-        raise
+        if started:
+            for _ in range(max(opts.concurrency, 1)):
+                await queue.put(None)
+
+    try:
+        # A worker that raises (the server went away) cancels the producer and the others.
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(produce(tg))
+    except BaseExceptionGroup as group_err:
+        raise group_err.exceptions[0] from None
     finally:
         commit()  # what finished before an error or Ctrl-C is kept
 

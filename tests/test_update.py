@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -316,3 +317,32 @@ def test_sigkill_at_several_points_then_rerun_equals_clean_run(tmp_path: Path) -
         stats = coll.stats()
         assert stats["papers"]["done"] == 12
         assert not stats["papers"].get("pending") and not stats["papers"].get("failed")
+
+
+def test_server_gone_mid_run_stops_with_exit_2_and_keeps_finished_papers(
+    papers_csv: Path, tmp_path: Path
+) -> None:
+    wd = tmp_path / "wd"
+    calls = 0
+
+    def dies_after_three(request: dict[str, Any]) -> dict[str, Any] | None:
+        nonlocal calls
+        calls += 1
+        if calls == 4:  # from another thread: the server cannot stop from inside a handler
+            threading.Thread(target=fake.refuse_connections).start()
+        return pipeline_responder(request)
+
+    with FakeOllama(responder=dies_after_three) as fake:
+        result = CliRunner().invoke(
+            cli,
+            ["update", "-c", "papers", "--working-dir", str(wd), "--ollama-host", fake.url, "-q",
+             "--concurrency", "1", str(papers_csv)],
+        )  # fmt: skip
+    assert result.exit_code == 2
+    assert "Cannot reach Ollama" in result.stderr
+    with Collection.open(wd, "papers") as coll:
+        done = [
+            p for p in real_papers() if (s := coll.paper_state(p.paper_id)) and s.status == "done"
+        ]
+        assert 1 <= len(done) <= 3
+        assert not coll.failed_papers()  # nothing was marked failed for the server's absence

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -196,3 +198,41 @@ def llm_from_options(working_dir: Any, **opts: Any) -> BaseLLM:
         cache=cache,
         api_key=opts.get("openai_api_key") if backend == "openai" else None,
     )
+
+
+# --- logging for long runs (update, sync) -----------------------------------------------------
+
+
+@contextlib.contextmanager
+def command_logging(log_file: str | None, quiet: bool) -> Iterator[logging.Logger]:
+    """stderr: warnings (errors only with --quiet); ``--log-file``: INFO and up, appended.
+
+    Restores the ``fastbmrag`` logger afterwards and closes the file.
+    """
+    logger = logging.getLogger("fastbmrag")
+    saved = (logger.level, logger.propagate, list(logger.handlers))
+    stderr_level = max(logging.getLogger().getEffectiveLevel(), logging.WARNING)
+    if quiet:
+        stderr_level = logging.ERROR
+    opened: list[logging.Handler] = []
+    try:
+        if log_file:
+            fh = logging.FileHandler(log_file, encoding="utf-8")
+            fh.setLevel(logging.INFO)
+            fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+            err = logging.StreamHandler(sys.stderr)
+            err.setLevel(stderr_level)
+            err.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+            opened += [fh, err]
+            logger.handlers = [fh, err]
+            logger.propagate = False
+            logger.setLevel(logging.INFO)
+        elif quiet:
+            logger.setLevel(logging.ERROR)
+        yield logger
+    finally:
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+        logger.handlers = saved[2]
+        for h in opened:
+            h.close()

@@ -5,15 +5,19 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any, TypeVar
 
 import click
 
 from fastbmrag import config
-from fastbmrag.cli.common import collection_option, quiet_option, working_dir_option
+from fastbmrag.cli.common import (
+    collection_option,
+    command_logging,
+    quiet_option,
+    working_dir_option,
+)
 from fastbmrag.cli.update import index_options
 from fastbmrag.papers.fetch import (
     DEFAULT_DATETYPE,
@@ -90,41 +94,6 @@ def settings_from(opts: dict[str, Any]) -> FetchSettings:
 
 def _day(value: datetime | None) -> date | None:
     return value.date() if value is not None else None
-
-
-@contextlib.contextmanager
-def command_logging(log_file: str | None, quiet: bool) -> Iterator[logging.Logger]:
-    """stderr: warnings (errors only with --quiet); ``--log-file``: INFO and up, appended.
-
-    Restores the ``fastbmrag`` logger afterwards and closes the file.
-    """
-    logger = logging.getLogger("fastbmrag")
-    saved = (logger.level, logger.propagate, list(logger.handlers))
-    stderr_level = max(logging.getLogger().getEffectiveLevel(), logging.WARNING)
-    if quiet:
-        stderr_level = logging.ERROR
-    opened: list[logging.Handler] = []
-    try:
-        if log_file:
-            fh = logging.FileHandler(log_file, encoding="utf-8")
-            fh.setLevel(logging.INFO)
-            fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-            err = logging.StreamHandler(sys.stderr)
-            err.setLevel(stderr_level)
-            err.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-            opened += [fh, err]
-            logger.handlers = [fh, err]
-            logger.propagate = False
-            logger.setLevel(logging.INFO)
-        elif quiet:
-            logger.setLevel(logging.ERROR)
-        yield logger
-    finally:
-        logger.setLevel(saved[0])
-        logger.propagate = saved[1]
-        logger.handlers = saved[2]
-        for h in opened:
-            h.close()
 
 
 @click.command("fetch")

@@ -14,6 +14,7 @@ from fastbmrag import config
 from fastbmrag.cli.common import (
     LLM_OPTION_NAMES,
     collection_option,
+    command_logging,
     json_option,
     llm_from_options,
     llm_options,
@@ -84,17 +85,6 @@ def index_options(f: F) -> F:
     for deco in reversed(decorators):
         f = deco(f)
     return f
-
-
-def setup_logging(log_file: str | None, quiet: bool) -> None:
-    if quiet:
-        logging.getLogger("fastbmrag").setLevel(logging.ERROR)
-    if log_file:
-        handler = logging.FileHandler(log_file)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        handler.setLevel(logging.INFO)
-        logging.getLogger("fastbmrag").addHandler(handler)
-        logging.getLogger("fastbmrag").setLevel(logging.INFO)
 
 
 def run_index(
@@ -175,40 +165,40 @@ def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
     from fastbmrag.papers import ReadReport, iter_papers
     from fastbmrag.store.collection import Collection
 
-    setup_logging(opts["log_file"], opts["quiet"])
-    wd = config.working_dir(opts["working_dir"])
+    with command_logging(opts["log_file"], opts["quiet"]):
+        wd = config.working_dir(opts["working_dir"])
 
-    # A first pass reads every input: bad input fails here, before any lock, model call or
-    # write, and the progress bar gets a real total.
-    first = ReadReport()
-    total = sum(1 for _ in iter_papers(inputs, first))
-    if total == 0:
-        why = "; ".join(f"{where}: {reason}" for where, reason in first.skipped[:3])
-        raise InputError(f"No papers to index in {', '.join(inputs)}: {why or first.summary()}")
-    if first.skipped:
-        for where, reason in first.skipped[:20]:
-            click.echo(f"  skipped {where}: {reason}", err=True)
-    if not opts["quiet"] or first.skipped:
-        click.echo(first.summary(), err=True)
+        # A first pass reads every input: bad input fails here, before any lock, model call or
+        # write, and the progress bar gets a real total.
+        first = ReadReport()
+        total = sum(1 for _ in iter_papers(inputs, first))
+        if total == 0:
+            why = "; ".join(f"{where}: {reason}" for where, reason in first.skipped[:3])
+            raise InputError(f"No papers to index in {', '.join(inputs)}: {why or first.summary()}")
+        if first.skipped:
+            for where, reason in first.skipped[:20]:
+                click.echo(f"  skipped {where}: {reason}", err=True)
+        if not opts["quiet"] or first.skipped:
+            click.echo(first.summary(), err=True)
 
-    def papers() -> Any:
-        return iter_papers(inputs, ReadReport())
+        def papers() -> Any:
+            return iter_papers(inputs, ReadReport())
 
-    try:
-        coll = Collection.open(
-            wd,
-            collection,
-            qdrant_url=config.qdrant_url(opts["qdrant_url"]),
-            api_key=config.qdrant_api_key(opts["qdrant_api_key"]),
-            write=not opts["dry_run"],
-            create=not opts["dry_run"],
-        )
-    except CollectionNotFound:
-        if not opts["dry_run"]:
-            raise
-        summary = run_index(papers, None, wd, opts, total=total)  # every paper is new
-    else:
-        with coll:
-            summary = run_index(papers, coll, wd, opts, total=total)
-    report_summary(summary, as_json=opts["as_json"], quiet=opts["quiet"])
+        try:
+            coll = Collection.open(
+                wd,
+                collection,
+                qdrant_url=config.qdrant_url(opts["qdrant_url"]),
+                api_key=config.qdrant_api_key(opts["qdrant_api_key"]),
+                write=not opts["dry_run"],
+                create=not opts["dry_run"],
+            )
+        except CollectionNotFound:
+            if not opts["dry_run"]:
+                raise
+            summary = run_index(papers, None, wd, opts, total=total)  # every paper is new
+        else:
+            with coll:
+                summary = run_index(papers, coll, wd, opts, total=total)
+        report_summary(summary, as_json=opts["as_json"], quiet=opts["quiet"])
     raise SystemExit(summary.exit_code)

@@ -173,9 +173,9 @@ def answer_text(text: str) -> dict[str, Any]:
         parts = re.split(r"Partial answer \d+:\n", text)[1:]
         merged = " ".join(p.strip() for p in parts if p.strip())
         return {"answer": merged or "The evidence does not answer the question."}
-    sentences = [
-        f"{m.group(2).strip()} [{m.group(1)}]." for m in _EVIDENCE_LINE.finditer(text)
-    ][:12]
+    sentences = [f"{m.group(2).strip()} [{m.group(1)}]." for m in _EVIDENCE_LINE.finditer(text)][
+        :12
+    ]
     if not sentences:
         return {"answer": "The evidence does not answer the question."}
     return {"answer": " ".join(sentences)}
