@@ -136,6 +136,17 @@ def papers(n_edges: int, seed: int, start: int = 0) -> Iterator[PaperEdges]:
         yield PaperEdges(pid, f"sha256:{pid}", points, refs)
 
 
+def peak_rss_mb() -> float:
+    """Peak resident memory of this process so far (VmHWM), in MiB."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
 def percentiles(samples: list[float]) -> dict[str, float]:
     ms = sorted(s * 1000 for s in samples)
     return {
@@ -195,6 +206,7 @@ def bench_edge(n: int, workdir: Path, queries: int, batch_papers: int) -> dict[s
         "edges": loaded,
         "seconds": round(load_s, 2),
         "edges_per_s": round(loaded / load_s),
+        "peak_rss_mb": peak_rss_mb(),
     }
     refresh_s, refreshed = timed(coll.refresh_weights)
     r["refresh_weights"] = {"nodes": refreshed, "seconds": round(refresh_s, 2)}
@@ -222,6 +234,7 @@ def bench_edge(n: int, workdir: Path, queries: int, batch_papers: int) -> dict[s
     coll = Collection.open(workdir, "bench", write=True)
     opt_s, _ = timed(lambda: coll.optimize(force=True))
     r["optimize_s"] = round(opt_s, 1)
+    r["peak_rss_mb_after_optimize"] = peak_rss_mb()
     coll.close()
     reopen_and_search("after_optimize")
 
@@ -281,6 +294,7 @@ def bench_local(n: int, workdir: Path, queries: int) -> dict[str, Any]:
         "edges": loaded,
         "seconds": round(load_s, 2),
         "edges_per_s": round(loaded / load_s),
+        "peak_rss_mb": peak_rss_mb(),
     }
     store.client.close()
     open_s, store = timed(lambda: ServerStore(QdrantClient(path=str(path)), "bench"))
