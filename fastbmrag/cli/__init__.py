@@ -3,11 +3,12 @@
 Commands parse options, call the library, format output and turn
 :class:`fastbmrag.errors.FastbmragError` into one-line messages with the
 documented exit codes. Each command lives in its own module here and is
-registered at the bottom of this file.
+registered in ``COMMANDS`` below.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 
@@ -16,8 +17,35 @@ import click
 from fastbmrag import __version__
 from fastbmrag.cli.common import FastbmragGroup
 
+# Command name -> "module:attribute". Modules are imported only when their command runs (or
+# when --help lists them), so `fastbmrag query ...` does not pay for the indexer's imports.
+COMMANDS = {
+    "convert": "fastbmrag.cli.convert:convert",
+    "update": "fastbmrag.cli.update:update",
+    "query": "fastbmrag.cli.query:query",
+    "status": "fastbmrag.cli.status:status",
+    "delete": "fastbmrag.cli.delete:delete",
+    "export": "fastbmrag.cli.export:export",
+    "normalize": "fastbmrag.cli.normalize:normalize",
+    "vocab": "fastbmrag.cli.vocab:vocab",
+    "fetch": "fastbmrag.cli.fetch:fetch",
+    "sync": "fastbmrag.cli.fetch:sync",
+}
 
-@click.group(cls=FastbmragGroup, context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(FastbmragGroup):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *super().list_commands(ctx)})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in COMMANDS:
+            module, attr = COMMANDS[name].split(":")
+            command: click.Command = getattr(importlib.import_module(module), attr)
+            return command
+        return super().get_command(ctx, name)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="fastbmrag")
 @click.option("-v", "--verbose", count=True, help="More log output on stderr (-vv for debug).")
 def cli(verbose: int) -> None:
@@ -37,34 +65,3 @@ def cli(verbose: int) -> None:
 
 def main() -> None:
     cli(prog_name="fastbmrag")
-
-
-# --- command registration (one line per command module) ---------------------------------------
-from fastbmrag.cli.convert import convert  # noqa: E402
-
-cli.add_command(convert)
-from fastbmrag.cli.status import status  # noqa: E402
-
-cli.add_command(status)
-from fastbmrag.cli.delete import delete  # noqa: E402
-
-cli.add_command(delete)
-from fastbmrag.cli.export import export  # noqa: E402
-
-cli.add_command(export)
-from fastbmrag.cli.query import query  # noqa: E402
-
-cli.add_command(query)
-from fastbmrag.cli.normalize import normalize  # noqa: E402
-
-cli.add_command(normalize)
-from fastbmrag.cli.vocab import vocab  # noqa: E402
-
-cli.add_command(vocab)
-from fastbmrag.cli.fetch import fetch, sync  # noqa: E402
-
-cli.add_command(fetch)
-cli.add_command(sync)
-from fastbmrag.cli.update import update  # noqa: E402
-
-cli.add_command(update)
