@@ -180,6 +180,13 @@ def filters(hub: str, min_degree: int) -> dict[str, Filter]:
     }
 
 
+def note(label: str, value: Any) -> None:
+    """Progress on stderr, phase by phase (a 200k run takes a while)."""
+    print(
+        f"[{time.strftime('%H:%M:%S')}] {label}: {json.dumps(value)}", file=sys.stderr, flush=True
+    )
+
+
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     t = time.perf_counter()
     out = fn()
@@ -208,8 +215,10 @@ def bench_edge(n: int, workdir: Path, queries: int, batch_papers: int) -> dict[s
         "edges_per_s": round(loaded / load_s),
         "peak_rss_mb": peak_rss_mb(),
     }
+    note("load", r["load"])
     refresh_s, refreshed = timed(coll.refresh_weights)
     r["refresh_weights"] = {"nodes": refreshed, "seconds": round(refresh_s, 2)}
+    note("refresh_weights", r["refresh_weights"])
     nodes = coll.node_count()
     hub = max(coll.ledger.entities(), key=lambda e: e[4])[0]
     min_degree = coll.min_degree(0.001)
@@ -229,12 +238,14 @@ def bench_edge(n: int, workdir: Path, queries: int, batch_papers: int) -> dict[s
             }
         finally:
             c.close()
+        note(label, r[label])
 
     reopen_and_search("before_optimize")
     coll = Collection.open(workdir, "bench", write=True)
     opt_s, _ = timed(lambda: coll.optimize(force=True))
     r["optimize_s"] = round(opt_s, 1)
     r["peak_rss_mb_after_optimize"] = peak_rss_mb()
+    note("optimize_s", r["optimize_s"])
     coll.close()
     reopen_and_search("after_optimize")
 
@@ -350,7 +361,7 @@ def main() -> None:
         cmd = [sys.executable, __file__, "--child", "--backend", backend, "--n", str(n),
                "--queries", str(args.queries), "--batch-papers", str(args.batch_papers),
                "--workdir", str(tmp)]  # fmt: skip
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
         if not args.workdir:
             shutil.rmtree(tmp.parent, ignore_errors=True)
