@@ -14,7 +14,7 @@ import argparse
 import time
 from pathlib import Path
 
-from fastbmrag.vocab.build import build_from_files
+from fastbmrag.vocab.build import GENES_FILE, MESH_FILE, build_from_files
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -44,7 +44,7 @@ def main() -> None:
             else None
         ),
     )
-    for name in ("manifest.json", "genes.json.gz", "mesh.json.gz"):
+    for name in ("manifest.json", GENES_FILE, MESH_FILE):
         print(f"{args.out / name}: {(args.out / name).stat().st_size / 1e6:.2f} MB")
     print(f"counts: {manifest['counts']}  ({time.perf_counter() - t0:.1f} s)")
 

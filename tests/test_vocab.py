@@ -103,7 +103,7 @@ def test_bundled_vocab_is_complete() -> None:
     assert info["sources"]["mesh"]["version"] == "2024"
     assert info["counts"]["genes"] == 43882
     assert info["counts"]["disease_descriptors"] > 5000
-    assert (BUNDLED_DIR / "genes.json.gz").stat().st_size < 3_000_000
+    assert (BUNDLED_DIR / "genes.pickle.gz").stat().st_size < 3_000_000
 
 
 def test_load_is_memoised(norm: DictionaryNormalizer) -> None:

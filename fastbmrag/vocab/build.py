@@ -8,8 +8,8 @@ Inputs (any of):
   with ``lxml.etree.iterparse`` one ``DescriptorRecord`` at a time, or as the two TSV
   extracts ``mesh20XX_descriptor_terms.tsv`` + ``mesh20XX_tree_numbers.tsv``.
 
-Output: a directory with ``manifest.json`` (versions, sources, counts), ``genes.json.gz``
-and ``mesh.json.gz``. Lookup keys are computed here, once, with the same functions the
+Output: a directory with ``manifest.json`` (versions, sources, counts), ``genes.pickle.gz``
+and ``mesh.pickle.gz`` (gzipped pickles of plain dicts and lists). Lookup keys are computed here, once, with the same functions the
 normaliser uses at query time (:func:`gene_key`, :func:`term_key`, :func:`bag_key`), so
 loading is a single ``json.loads`` per file.
 
@@ -26,6 +26,7 @@ import gzip
 import io
 import json
 import os
+import pickle
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
@@ -38,8 +39,8 @@ from fastbmrag.errors import VocabError
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
-GENES_FILE = "genes.json.gz"
-MESH_FILE = "mesh.json.gz"
+GENES_FILE = "genes.pickle.gz"
+MESH_FILE = "mesh.pickle.gz"
 
 # Gene index kinds, in order of preference (approved symbol > previous symbol > alias).
 GENE_KINDS = ("symbol", "prev_symbol", "alias", "name", "prev_name", "alias_name")
@@ -648,8 +649,11 @@ def _drug_induced(
     return {k: next(iter(ys)) for k, ys in sorted(found.items()) if len(ys) == 1}
 
 
-def _write_json_gz(path: Path, data: dict[str, Any]) -> None:
-    raw = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+def _write_data(path: Path, data: dict[str, Any]) -> None:
+    # Plain dicts, lists, strings and ints pickled (protocol 4, readable by every Python 3.8+):
+    # loading takes about half the time of the same data as JSON, which the cold start of
+    # every `fastbmrag query` pays.
+    raw = pickle.dumps(data, protocol=4)
     tmp = path.with_suffix(path.suffix + ".tmp")
     with open(tmp, "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0) as gz:
         gz.write(raw)
@@ -667,7 +671,7 @@ def build_vocab(
     out_dir: Path,
     sources: dict[str, dict[str, str]],
 ) -> dict[str, Any]:
-    """Write manifest.json, genes.json.gz and mesh.json.gz into ``out_dir``; return the manifest.
+    """Write manifest.json, genes.pickle.gz and mesh.pickle.gz into ``out_dir``; return the manifest.
 
     ``sources`` describes each input: ``{"hgnc": {"version": ..., "source": ...}, "mesh": ...}``.
     """
@@ -694,8 +698,8 @@ def build_vocab(
         },
         "files": {"genes": GENES_FILE, "mesh": MESH_FILE},
     }
-    _write_json_gz(out_dir / GENES_FILE, gene_data)
-    _write_json_gz(out_dir / MESH_FILE, mesh_data)
+    _write_data(out_dir / GENES_FILE, gene_data)
+    _write_data(out_dir / MESH_FILE, mesh_data)
     tmp = out_dir / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     tmp.replace(out_dir / MANIFEST)

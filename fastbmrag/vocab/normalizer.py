@@ -59,6 +59,7 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+import pickle
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -393,6 +394,14 @@ def _gene_key_from(toks: Sequence[str]) -> str:
     return "".join(GREEK_LETTER.get(t, t) for t in toks)
 
 
+def _read_data(path: Path) -> Any:
+    """A vocabulary data file: gzipped pickle (current) or gzipped JSON (older builds)."""
+    raw = gzip.decompress(path.read_bytes())
+    if path.name.endswith(".pickle.gz"):
+        return pickle.loads(raw)  # noqa: S301 - written by build.py into the package or the user's own cache
+    return json.loads(raw)
+
+
 class DictionaryNormalizer:
     """Normalises entity names with the HGNC and MeSH dictionaries. Thread-safe after loading."""
 
@@ -415,13 +424,13 @@ class DictionaryNormalizer:
 
     @classmethod
     def from_dir(cls, path: Path) -> DictionaryNormalizer:
-        """Load manifest.json, genes.json.gz and mesh.json.gz from ``path``."""
+        """Load manifest.json and the two data files it names from ``path``."""
         try:
             manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
             files = manifest["files"]
-            genes = json.loads(gzip.decompress((path / files["genes"]).read_bytes()))
-            mesh = json.loads(gzip.decompress((path / files["mesh"]).read_bytes()))
-        except (OSError, ValueError, KeyError, EOFError) as err:
+            genes = _read_data(path / files["genes"])
+            mesh = _read_data(path / files["mesh"])
+        except (OSError, ValueError, KeyError, EOFError, pickle.UnpicklingError) as err:
             raise VocabError(
                 f"Cannot load the vocabularies in {path} ({err}); "
                 "run `fastbmrag vocab update` to rebuild them, or reinstall fastbmrag."
