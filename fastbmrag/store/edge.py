@@ -93,6 +93,7 @@ class EdgeStore(Store):
         self.location = str(self.path)
         self._shard: qe.EdgeShard | None = None
         self._size: int | None = None
+        self._dirty = False  # writes since the last flush (a reader's close needs no flush)
         if (self.path / CONFIG_FILE).exists():
             self._size = self._config_size()
             try:
@@ -162,6 +163,7 @@ class EdgeStore(Store):
                 qe.Point(p.id, _vector(p.vector), p.payload) for p in points[i : i + UPSERT_BATCH]
             ]
             shard.update(qe.UpdateOperation.upsert_points(batch))
+        self._dirty = True
 
     def delete(self, flt: Filter) -> None:
         if self._shard is None:
@@ -170,6 +172,7 @@ class EdgeStore(Store):
         if edge_filter is None:
             raise ValueError("refusing to delete with an empty filter")
         self._shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter))
+        self._dirty = True
 
     def set_payload(self, payload: dict[str, Any], flt: Filter) -> None:
         if self._shard is None:
@@ -178,10 +181,12 @@ class EdgeStore(Store):
         if edge_filter is None:
             raise ValueError("refusing to set a payload with an empty filter")
         self._shard.update(qe.UpdateOperation.set_payload_by_filter(edge_filter, payload))
+        self._dirty = True
 
     def flush(self) -> None:
         if self._shard is not None:
             self._shard.flush()
+            self._dirty = False
 
     def optimize(self) -> None:
         if self._shard is not None:
@@ -254,5 +259,6 @@ class EdgeStore(Store):
     def close(self) -> None:
         if self._shard is not None:
             shard, self._shard = self._shard, None
-            shard.flush()
+            if self._dirty:
+                shard.flush()
             shard.close()
