@@ -22,7 +22,7 @@ from fastbmrag.cli import cli
 from fastbmrag.papers import Paper, ReadReport, iter_papers, write_papers_csv
 from fastbmrag.store.collection import Collection
 from fastbmrag.testing.fake_ollama import FakeOllama
-from fastbmrag.testing.responders import pipeline_responder
+from fastbmrag.testing.responders import pipeline_responder, responder
 
 DATA = Path(__file__).parent / "data"
 
@@ -245,6 +245,15 @@ def test_python_api_insert_paper_matches_cli(
     assert update(fake, cli_wd, str(papers_csv)).exit_code == 0
     api_edges = snapshot(tmp_path / "api")
     assert api_edges == snapshot(cli_wd)
+
+    fake.responder = responder  # answers the query's parse and answer calls too
+    result = rag.query("Which genes are associated with dengue?", top_k=10)
+    assert result["collection"] == "papers"
+    assert result["edges"] and len(result["edges"]) <= 10
+    indexed = {e["paper_id"] for e in api_edges.values()}
+    assert result["references"]
+    assert {ref["paper_id"] for ref in result["references"]} <= indexed
+    assert result["llm"]["chat_calls"] <= 3
 
 
 # --- a run SIGKILLed at any point loses nothing -------------------------------------------------
