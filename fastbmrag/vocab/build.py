@@ -546,6 +546,7 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
     exact: dict[str, dict[int, int]] = {}
     extend: dict[str, dict[int, int]] = {}
     uses: dict[tuple[str, int], int] = {}
+    partners: dict[str, dict[int, set[str]]] = {}
     bags_of: list[set[str]] = []
     for rec in records:
         cats = rec.categories()
@@ -565,9 +566,10 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
             _add(exact, "".join(plain_tokens(text)), i, kind)
             words = key.split()
             if len(words) == 2 and words[0] != words[1]:
-                for w in words:
+                for n_w, w in enumerate(words):
                     _add(extend, w, i, kind)
                     uses[(w, i)] = uses.get((w, i), 0) + 1
+                    partners.setdefault(w, {}).setdefault(i, set()).add(words[1 - n_w])
         bags_of.append(bags)
     # Plural folding merges some distinct descriptors (Amphetamine / Amphetamines); keep the
     # unfolded keys of those, so that the written number can still tell them apart.
@@ -575,6 +577,20 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
     exact = {k: v for k, v in exact.items() if len(v) == 1 and next(iter(v)) in merged}
     size = _subtree_sizes(trees)
     head = _heads(extend, index, trees, size, uses)
+    # For each head word, the chosen descriptor and its siblings in the tree (as general as
+    # it is) that also complete the word, with the other word of their two-word terms
+    # ("hyperactivity": Psychomotor Agitation <- psychomotor, Hyperkinesis <- motor; both
+    # under Dyskinesias), so that the context can choose between them.
+    head_partners = {}
+    for w, chosen in head.items():
+        parents = {t.rsplit(".", 1)[0] for t in trees[chosen] if "." in t}
+        peers = [
+            [i, sorted(ws)]
+            for i, ws in sorted(partners[w].items())
+            if i == chosen or parents & {t.rsplit(".", 1)[0] for t in trees[i] if "." in t}
+        ]
+        if len(peers) > 1:
+            head_partners[w] = peers
     # One word -> the descriptors with a two-word term that contains it ("rigidity" -> Muscle
     # Rigidity), kept where few descriptors share the word: completes names written short.
     extend = {k: v for k, v in extend.items() if len(v) <= 4 and k not in index}
@@ -585,7 +601,9 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
         "exact": _encode(exact, 2),
         "extend": _encode(extend, 2),
         "head": head,
+        "head_partners": head_partners,
         "drug_induced": _drug_induced(table, trees, bags_of),
+        "induced_child": _induced_children(table, trees),
     }
 
 
@@ -647,6 +665,33 @@ def _drug_induced(
             if rest and len(rest) < len(words):
                 found.setdefault(" ".join(rest), set()).add(y)
     return {k: next(iter(ys)) for k, ys in sorted(found.items()) if len(ys) == 1}
+
+
+def _is_drug_induced(name: str, trees: list[str]) -> bool:
+    words = set(tokens(name))
+    in_c25 = any(t.startswith(CHEMICALLY_INDUCED_TREE) for t in trees)
+    return in_c25 or ("induced" in words and bool(words & DRUG_CAUSE_WORDS))
+
+
+def _induced_children(table: list[list[str]], trees: list[list[str]]) -> dict[int, int]:
+    """``{descriptor: its drug-induced child}`` where a disease descriptor has exactly one
+    drug-induced descriptor right below it in the tree whose name, less the cause words, is
+    part of the parent's name (Congenital Abnormalities -> Abnormalities, Drug-Induced;
+    not Movement Disorders -> Akathisia, Drug-Induced)."""
+    owner = {tn: i for i, tns in enumerate(trees) for tn in tns}
+    found: dict[int, set[int]] = {}
+    for y, tns in enumerate(trees):
+        if not tns or not _is_drug_induced(table[y][1], tns):
+            continue
+        name = set(bag_key(table[y][1]).split())
+        rest = name - DRUG_CAUSE_WORDS
+        if not rest or rest == name:
+            continue  # the name does not say "drug-induced" (Lead Poisoning, Myotoxicity)
+        for tn in tns:
+            parent = owner.get(tn.rsplit(".", 1)[0]) if "." in tn else None
+            if parent is not None and parent != y and rest <= set(bag_key(table[parent][1]).split()):
+                found.setdefault(parent, set()).add(y)
+    return {x: next(iter(ys)) for x, ys in sorted(found.items()) if len(ys) == 1}
 
 
 def _write_data(path: Path, data: dict[str, Any]) -> None:

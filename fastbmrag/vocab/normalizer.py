@@ -415,7 +415,9 @@ class DictionaryNormalizer:
         self._mesh_exact: dict[str, int | list[int]] = mesh.get("exact", {})
         self._mesh_extend: dict[str, int | list[int]] = mesh.get("extend", {})
         self._mesh_head: dict[str, int] = mesh.get("head", {})
+        self._head_partners: dict[str, list[list[Any]]] = mesh.get("head_partners", {})
         self._drug_induced: dict[str, int] = mesh.get("drug_induced", {})
+        self._induced_child: dict[int, int] = mesh.get("induced_child", {})
         # Context-free results, memoised: names repeat a lot when a corpus is indexed.
         self._free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(self._normalize_free)
         self._match_free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(self._match_uncached)
@@ -562,12 +564,12 @@ class DictionaryNormalizer:
         ):
             hit = self._match_uncached(clean, t, ctx)
         if t == DISEASE and hit is not None and hit.item >= 0:
-            induced = self._induced_form(clean, ctx)
+            induced = self._induced_form(clean, ctx, hit.item)
             if induced is not None and induced != hit.item:
                 return _Hit(t, induced, "drug_induced", round(hit.score * DRUG_INDUCED_FACTOR, 3))
         return hit
 
-    def _induced_form(self, clean: str, ctx: _Context | None) -> int | None:
+    def _induced_form(self, clean: str, ctx: _Context | None, item: int = -1) -> int | None:
         """The drug-induced descriptor of a condition named in a text about a drug's effects
         ("hepatitis" -> Chemical and Drug Induced Liver Injury), or written as induced by a
         named substance ("levodopa-induced dyskinesia" -> Dyskinesia, Drug-Induced)."""
@@ -578,7 +580,14 @@ class DictionaryNormalizer:
         key, induced = _condition_key(clean)
         if not induced and (ctx is None or not ctx.drug_cause):
             return None
-        return self._drug_induced.get(key)
+        found = self._drug_induced.get(key)
+        if found is None and item >= 0:
+            # The condition as found ("dyskinetic" -> Dyskinesias, "hepatic injury" -> Liver
+            # Diseases): the drug-induced form of that descriptor's own name.
+            found = self._drug_induced.get(_condition_key(self._desc[item][1])[0])
+            if found is None:
+                found = self._induced_child.get(item)
+        return found
 
     def _match_uncached(self, clean: str, t: str, ctx: _Context | None = None) -> _Hit | None:
         if t == CHEMICAL:
@@ -669,7 +678,7 @@ class DictionaryNormalizer:
             if hit is not None:
                 return hit
         if t == DISEASE and len(toks) == 1:
-            hit = self._head(toks)
+            hit = self._head(toks, ctx)
             if hit is not None:
                 return hit
         n_all = len(toks)
@@ -687,14 +696,46 @@ class DictionaryNormalizer:
                     return _Hit(hit.type, hit.item, "partial", score, hit.candidates)
         return None
 
-    def _head(self, toks: Sequence[str]) -> _Hit | None:
+    def _head(self, toks: Sequence[str], ctx: _Context | None = None) -> _Hit | None:
         """ "rigidity" -> Muscle Rigidity: the most general disease with a two-word term holding
         the word (see :func:`fastbmrag.vocab.build.compile_mesh`); also for the last word of
         a longer name whose modifiers matched nothing ("severe rigidity")."""
         for word in (*_variants(toks[-1]), toks[-1]):
             item = self._mesh_head.get(word)
             if item is not None and "C" in self._desc[item][2]:
-                return _Hit(DISEASE, item, "head", HEAD_SCORE if len(toks) == 1 else 0.55)
+                score = HEAD_SCORE if len(toks) == 1 else 0.55
+                chosen = self._head_from_context(word, ctx) if ctx is not None else None
+                if chosen is not None and chosen != item:
+                    return _Hit(DISEASE, chosen, "head", score, (item, chosen))
+                return _Hit(DISEASE, item, "head", score)
+        return None
+
+    def _head_from_context(self, word: str, ctx: _Context) -> int | None:
+        """The candidate completion of ``word`` whose other term word the context uses:
+        "hyperactivity" in a text on locomotor activity -> Hyperkinesis ("Motor
+        Hyperactivity"), not Psychomotor Agitation ("Psychomotor Hyperactivity"). A context
+        word counts fully when it is the partner, half when it is a compound ending in it
+        ("locomotor" is a kind of "motor")."""
+        partners = self._head_partners.get(word)
+        if not partners:
+            return None
+        words = ctx.words
+
+        def support(entry: list[Any]) -> float:
+            best = 0.0
+            for other in entry[1]:
+                if other in words:
+                    return 1.0
+                if len(other) >= 4 and any(
+                    len(w) > len(other) + 2 and w.endswith(other) for w in words
+                ):
+                    best = 0.5
+            return best
+
+        scored = sorted(((support(e), e[0]) for e in partners), reverse=True)
+        if "C" in self._desc[scored[0][1]][2] and scored[0][0] > 0:
+            if len(scored) == 1 or scored[0][0] > scored[1][0]:
+                return int(scored[0][1])
         return None
 
     def _extend(self, word: str, t: str) -> _Hit | None:
