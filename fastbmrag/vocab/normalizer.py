@@ -276,6 +276,7 @@ _DRUG_CAUSE_RE = re.compile(
 )
 _WORD_RE = re.compile(r"\w+(?:[-/.'’]\w+)*")
 _WS_RE = re.compile(r"\s+")
+_PLAIN_WORD_RE = re.compile(r"[^\W_]+(?:'s)?")
 
 
 def _clean(name: str) -> str:
@@ -361,7 +362,16 @@ class _Hit:
 class _Context:
     """Facts about one context text, computed once (and only when needed) for all its names."""
 
-    __slots__ = ("_drug_cause", "_gene_keys", "_words", "abbreviations", "text", "windows")
+    __slots__ = (
+        "_drug_cause",
+        "_gene_keys",
+        "_plain_words",
+        "_words",
+        "abbreviations",
+        "acronyms",
+        "text",
+        "windows",
+    )
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -369,6 +379,15 @@ class _Context:
         self._words: frozenset[str] | None = None
         self._gene_keys: frozenset[str] | None = None
         self._drug_cause: bool | None = None
+        self._plain_words: list[str] | None = None
+        self.acronyms: dict[tuple[str, str], _Hit | None] = {}
+
+    @property
+    def plain_words(self) -> list[str]:
+        """The words of the text in order, split at spaces and hyphens, punctuation trimmed."""
+        if self._plain_words is None:
+            self._plain_words = _PLAIN_WORD_RE.findall(self.text)
+        return self._plain_words
 
     @property
     def drug_cause(self) -> bool:
@@ -621,7 +640,54 @@ class DictionaryNormalizer:
                     hit = self._direct(" ".join(words[-n:]), t, ctx)
                     if hit is not None and hit.item >= 0:
                         return _abbreviation(hit, 0.8)
+        if ctx is not None and not window and _acronym_like(clean):
+            hit = self._acronym_in_text(clean, t, ctx)
+            if hit is not None:
+                return hit
+        if ctx is not None and ctx.abbreviations and (" " in clean or "-" in clean):
+            # Short forms inside the name spelt out: "HBV infection" -> "hepatitis B virus
+            # infection" where the text defines "hepatitis B virus (HBV)".
+            expanded = self._expand_short_forms(clean, ctx)
+            if expanded is not None:
+                hit = self._direct(expanded, t, ctx) or self._fallback(expanded, t, ctx)
+                if hit is not None and hit.item >= 0:
+                    return _abbreviation(hit, 0.9)
         return self._fallback(clean, t, ctx)
+
+    @staticmethod
+    def _expand_short_forms(clean: str, ctx: _Context) -> str | None:
+        parts = re.split(r"([\s/-]+)", clean)
+        out = [ctx.abbreviations.get(p, p) if len(p) > 1 else p for p in parts]
+        if out == parts:
+            return None
+        return "".join(" " if i % 2 else w for i, w in enumerate(out))
+
+    def _acronym_in_text(self, short: str, t: str, ctx: _Context) -> _Hit | None:
+        """An abbreviation the text uses without defining it in parentheses: the words of
+        the text that spell it (Schwartz-Hearst alignment, first letter on a word start) and
+        name a term of the type, the most frequent such phrase first ("... acute liver
+        failure ... 1223 consecutive ALF patients" -> Liver Failure, Acute)."""
+        key = (short, t)
+        if key in ctx.acronyms:
+            return ctx.acronyms[key]
+        letters = [c.lower() for c in short if c.isalnum()]
+        words = ctx.plain_words
+        counts: dict[str, int] = {}
+        for i, first in enumerate(words):
+            if first[:1].lower() != letters[0]:
+                continue
+            for n in range(1, min(len(letters), len(words) - i) + 1):
+                span = " ".join(words[i : i + n])
+                if _best_long_form(short, span) == span and len(span) > len(short):
+                    counts[span] = counts.get(span, 0) + 1
+        found: _Hit | None = None
+        for span in sorted(counts, key=lambda x: (-counts[x], -len(x))):
+            hit = self._direct(span, t, None)
+            if hit is not None and hit.item >= 0:
+                found = _abbreviation(hit, 0.7)
+                break
+        ctx.acronyms[key] = found
+        return found
 
     def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         if t == GENE:
@@ -863,6 +929,12 @@ def _abbreviation_like(text: str) -> bool:
         and " " not in text
         and (sum(c.isupper() for c in text) >= 2 or any(c.isdigit() for c in text))
     )
+
+
+def _acronym_like(text: str) -> bool:
+    """ "ALF", "OAB", "ICH": two to six letters, upper case (a final plural "s" allowed)."""
+    core = text[:-1] if text.endswith("s") else text
+    return 2 <= len(core) <= 6 and core.isalpha() and core.isupper()
 
 
 def _formula_name(text: str) -> list[str]:
