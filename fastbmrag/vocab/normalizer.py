@@ -154,6 +154,20 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("ed", ""),  # --
     ("ic", "es"),  # diabetic -> diabetes
     ("al", ""),  # --
+    ("al", "a"),  # anginal -> angina
+    ("al", "e"),  # syncopal -> syncope
+    ("ic", "e"),  # asystolic -> asystole, hemorrhagic -> hemorrhage
+    ("tous", ""),  # edematous -> edema, glaucomatous -> glaucoma
+    ("tory", "tion"),  # hallucinatory -> hallucination
+    ("ful", ""),  # painful -> pain
+    ("genic", "genesis"),  # carcinogenic -> carcinogenesis
+    ("ting", "tion"),  # constipating -> constipation
+    ("sis", "sia"),  # akinesis -> akinesia
+    ("iform", "y"),  # epileptiform -> epilepsy
+    ("eur", ""),  # migraineur -> migraine
+    ("ive", "ivity"),  # hyperactive -> hyperactivity
+    ("i", "us"),  # thrombi -> thrombus (Latin plural)
+    ("", "ness"),  # blind -> blindness
 )
 # Head nouns MeSH disease names often carry that writers leave out ("neurotoxicity" ->
 # Neurotoxicity Syndromes, "parkinson" -> Parkinson Disease).
@@ -207,6 +221,31 @@ SIGN_HEADS = _words(
     "complication problem abnormality alteration change loss"
 )
 SIGN_TO = ("disorder", "disease")
+# Head nouns that are another word for a disease ("thyroid illness", "HIV disease"): the
+# name is tried with each of these instead, an infection last ("adenovirus disease").
+DISEASE_SYNONYMS = _words("disease disorder illness condition")
+SYNONYM_TO = ("disease", "disorder", "syndrome", "infection")
+# Head nouns naming one occurrence or one aspect of a condition: "syncopal attacks",
+# "embolic events", "dyskinetic movements", "purpuric lesions" name the condition itself.
+EPISODE_HEADS = _words(
+    "attack episode event movement activity lesion reaction feature manifestation state "
+    "behavior behaviour"
+)
+# Words that mark likeness ("tic-like symptoms", "hepatitis-like illness").
+LIKE_WORDS = _words("like type")
+# Quantity words -> the adjectives MeSH terms use ("elevated blood pressure" -> High Blood
+# Pressure, "QT prolongation" -> Long QT Syndrome, "decreased cardiac output" -> Cardiac
+# Output, Low).
+QUANTITY = {
+    "elevated": "high", "increased": "high", "increase": "high", "raised": "high",
+    "rise": "high", "higher": "high", "excessive": "high",
+    "decreased": "low", "decrease": "low", "reduced": "low", "reduction": "low",
+    "lowered": "low", "lower": "low", "diminished": "low", "poor": "low",
+    "prolonged": "long", "prolongation": "long",
+}  # fmt: skip
+# Words saying that an organ's function is impaired: "decreased renal function" -> Renal
+# Insufficiency, "impaired heart function" -> Heart Diseases.
+IMPAIRED = _words("low impaired abnormal abnormality deteriorated deterioration altered")
 # Tumour words -> MeSH's "Neoplasms" ("liver tumors" -> Liver Neoplasms).
 NEOPLASM_WORDS = _words("tumor cancer carcinoma adenocarcinoma malignancy neoplasia neoplasm")
 ORGAN_PREFIXES = {
@@ -276,6 +315,7 @@ _DRUG_CAUSE_RE = re.compile(
 )
 _WORD_RE = re.compile(r"\w+(?:[-/.'’]\w+)*")
 _WS_RE = re.compile(r"\s+")
+_CONJ_RE = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and/or|and|or)\s+")
 _PLAIN_WORD_RE = re.compile(r"[^\W_]+(?:'s)?")
 
 
@@ -735,10 +775,15 @@ class DictionaryNormalizer:
             if len(toks) == 1:
                 tries.append(["drug", *toks])  # "toxicity", "overdose": of the drug studied
             tries += _organ_phrases(toks)
+            tries += _more_rewrites(toks)
         for phrase in dict.fromkeys(map(tuple, tries)):
             hit = self._mesh_tokens(phrase, t, ctx)
             if hit is not None and hit.item >= 0:
                 return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        if t == DISEASE and len(toks) > 2:
+            hit = self._conjunct(clean, t, ctx)
+            if hit is not None:
+                return hit
         if len(toks) == 1:
             hit = self._extend(toks[0], t)
             if hit is not None:
@@ -760,6 +805,32 @@ class DictionaryNormalizer:
                 if hit is not None and hit.item >= 0:
                     score = round(0.5 + 0.3 * n / n_all, 3)
                     return _Hit(hit.type, hit.item, "partial", score, hit.candidates)
+        return None
+
+    def _conjunct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        """A coordination names several conditions; one is returned: the last conjunct,
+        written in full, first ("pulmonary and renal insufficiency" -> renal insufficiency),
+        then the others with the shared head restored ("cardiac and renal lesions" ->
+        cardiac lesions)."""
+        parts = [p for p in _CONJ_RE.split(clean) if p.strip()]
+        if len(parts) < 2:
+            return None
+        head = parts[-1].split()
+        tries = []
+        if len(head) == 1 and len(parts[0].split()) > 1:
+            # The modifiers are shared instead: "endometrial hyperplasia or cancer",
+            # "cancer of the renal pelvis, ureter or bladder".
+            tries.append(parts[0])
+        for part in (parts[-1], *parts[:-1]):
+            words = part.split()
+            if len(words) < len(head) and len(head) > 1:
+                tries.append(" ".join([*words, *head[len(words) - len(head) :]]))
+                tries.append(" ".join([*words, head[-1]]))
+            tries.append(part)
+        for phrase in dict.fromkeys(tries):
+            hit = self._direct(phrase, t, ctx) or self._fallback(phrase, t, ctx)
+            if hit is not None and hit.item >= 0 and hit.matched_by != "partial":
+                return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
         return None
 
     def _head(self, toks: Sequence[str], ctx: _Context | None = None) -> _Hit | None:
@@ -996,6 +1067,41 @@ def _rewrites(toks: Sequence[str]) -> list[list[str]]:
         out += [[*organ, h[-1]] for h in heads]
     if len(base) > 1:
         out += _organ_phrases(base[-1:])
+    return out
+
+
+def _more_rewrites(toks: Sequence[str]) -> list[list[str]]:
+    """Further rewrites of a disease name, tried after :func:`_rewrites`:
+
+    - likeness words dropped ("tic-like symptoms" -> tic disorder);
+    - a disease synonym as head swapped ("thyroid illness" -> thyroid disease, "adenovirus
+      disease" -> adenovirus infection);
+    - an episode head dropped ("syncopal attacks" -> syncope, "embolic events" -> embolism);
+    - quantity words as MeSH's adjectives ("elevated blood pressure" -> high blood
+      pressure, "QT prolongation" -> long QT + syndrome), and an impaired organ function
+      as the organ's insufficiency or disease ("decreased renal function").
+    """
+    out: list[list[str]] = []
+    base = [w for n, w in enumerate(toks) if not (n and w in LIKE_WORDS)] or list(toks)
+    if base != list(toks):
+        out.append(base)
+        out += _rewrites(base)
+    body, last = base[:-1], base[-1]
+    if body and last in DISEASE_SYNONYMS:
+        out += [[*body, to] for to in SYNONYM_TO if to != last]
+    if body and last in (EPISODE_HEADS | SIGN_HEADS):
+        while len(body) > 1 and body[-1] in SIGN_HEADS:
+            body = body[:-1]
+        out.append(body)
+        out += [[*body[:-1], v] for v in _variants(body[-1])]
+        out += [[*body, h] for h in DISEASE_HEADS]
+    quantity = [QUANTITY.get(w, w) for w in base]
+    if quantity != base:
+        out.append(quantity)
+        out.append([*quantity, "syndrome"])
+    if base[-1] == "function" and len(base) > 2 and quantity[0] in IMPAIRED:
+        organ = [x for w in base[1:-1] for x in ORGAN_ADJECTIVES.get(w, w).split()]
+        out += [[*base[1:-1], "insufficiency"], [*organ, "insufficiency"], [*organ, "disease"]]
     return out
 
 
