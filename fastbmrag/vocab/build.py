@@ -577,6 +577,7 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
     exact = {k: v for k, v in exact.items() if len(v) == 1 and next(iter(v)) in merged}
     size = _subtree_sizes(trees)
     head = _heads(extend, index, trees, size, uses)
+    superset = _supersets(bags_of, trees, bag)
     # For each head word, the chosen descriptor and its siblings in the tree (as general as
     # it is) that also complete the word, with the other word of their two-word terms
     # ("hyperactivity": Psychomotor Agitation <- psychomotor, Hyperkinesis <- motor; both
@@ -604,6 +605,7 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
         "head_partners": head_partners,
         "drug_induced": _drug_induced(table, trees, bags_of),
         "induced_child": _induced_children(table, trees),
+        "superset": superset,
     }
 
 
@@ -665,6 +667,37 @@ def _drug_induced(
             if rest and len(rest) < len(words):
                 found.setdefault(" ".join(rest), set()).add(y)
     return {k: next(iter(ys)) for k, ys in sorted(found.items()) if len(ys) == 1}
+
+
+def _supersets(
+    bags_of: list[set[str]], trees: list[list[str]], bag: dict[str, dict[int, int]]
+) -> dict[str, int | list[int]]:
+    """``{bag key: descriptor(s)}`` for disease terms of three or four words, keyed by the term
+    less one word: a name that leaves out one word of a term ("Duchenne dystrophy" ->
+    Muscular Dystrophy, Duchenne; "stress incontinence" -> Urinary Incontinence, Stress).
+    Keys that are terms of their own are left out. Where several descriptors share a key,
+    the most general one (shallowest in the tree) is kept when it is the only one at its
+    depth, else all of them, most general first, for the context to choose."""
+    found: dict[str, set[int]] = {}
+    for i, keys in enumerate(bags_of):
+        if not trees[i]:
+            continue
+        for key in keys:
+            words = key.split()
+            if not 3 <= len(words) <= 4 or len(set(words)) < len(words):
+                continue
+            for w in words:
+                rest = " ".join(x for x in words if x != w)
+                if rest not in bag:
+                    found.setdefault(rest, set()).add(i)
+    out: dict[str, int | list[int]] = {}
+    for key, items in found.items():
+        if len(items) > 4:
+            continue
+        ranked = sorted(items, key=lambda i: (min(t.count(".") for t in trees[i]), i))
+        depth = [min(t.count(".") for t in trees[i]) for i in ranked]
+        out[key] = ranked[0] if len(ranked) == 1 or depth[0] < depth[1] else ranked
+    return out
 
 
 def _is_drug_induced(name: str, trees: list[str]) -> bool:

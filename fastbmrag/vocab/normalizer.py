@@ -231,6 +231,8 @@ EPISODE_HEADS = _words(
     "attack episode event movement activity lesion reaction feature manifestation state "
     "behavior behaviour"
 )
+# Words for the course or severity of a condition, which writers add to a term.
+COURSE_WORDS = _words("acute chronic severe mild moderate early late transient recurrent")
 # Words that mark likeness ("tic-like symptoms", "hepatitis-like illness").
 LIKE_WORDS = _words("like type")
 # Quantity words -> the adjectives MeSH terms use ("elevated blood pressure" -> High Blood
@@ -477,6 +479,7 @@ class DictionaryNormalizer:
         self._head_partners: dict[str, list[list[Any]]] = mesh.get("head_partners", {})
         self._drug_induced: dict[str, int] = mesh.get("drug_induced", {})
         self._induced_child: dict[int, int] = mesh.get("induced_child", {})
+        self._superset: dict[str, int | list[int]] = mesh.get("superset", {})
         # Context-free results, memoised: names repeat a lot when a corpus is indexed.
         self._free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(self._normalize_free)
         self._match_free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(self._match_uncached)
@@ -780,6 +783,10 @@ class DictionaryNormalizer:
             hit = self._mesh_tokens(phrase, t, ctx)
             if hit is not None and hit.item >= 0:
                 return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        if t == DISEASE and len(toks) > 1:
+            hit = self._superset_hit(toks, ctx)
+            if hit is not None:
+                return hit
         if t == DISEASE and len(toks) > 2:
             hit = self._conjunct(clean, t, ctx)
             if hit is not None:
@@ -806,6 +813,22 @@ class DictionaryNormalizer:
                     score = round(0.5 + 0.3 * n / n_all, 3)
                     return _Hit(hit.type, hit.item, "partial", score, hit.candidates)
         return None
+
+    def _superset_hit(self, toks: Sequence[str], ctx: _Context | None) -> _Hit | None:
+        """A name one word short of a disease term ("variant angina" -> Angina Pectoris,
+        Variant); several such terms: the most general, else the one the context names."""
+        codes = self._superset.get(" ".join(sorted(x for x in toks if x not in BAG_STOP)))
+        if codes is None:
+            return None
+        core = [x for x in toks if x not in COURSE_WORDS]
+        if len(core) < len(toks) and core and self._mesh_tokens(core, DISEASE, None) is not None:
+            return None  # "acute myocardial infarction": a course word on a term of its own
+        if isinstance(codes, int):
+            return _Hit(DISEASE, codes, "variant", VARIANT_SCORE)
+        chosen = self._pick_descriptor(codes, ctx) if ctx is not None else None
+        if chosen is None:
+            return None
+        return _Hit(DISEASE, chosen, "variant", VARIANT_SCORE, tuple(codes))
 
     def _conjunct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         """A coordination names several conditions; one is returned: the last conjunct,
