@@ -218,7 +218,7 @@ ORGAN_ADJECTIVES = {
 # Disorders, "myocardial damage" -> Myocardial Disease.
 SIGN_HEADS = _words(
     "symptom sign effect side deficit impairment disturbance dysfunction damage injury "
-    "complication problem abnormality alteration change loss"
+    "complication problem abnormality alteration change loss suppression"
 )
 SIGN_TO = ("disorder", "disease")
 # Head nouns that are another word for a disease ("thyroid illness", "HIV disease"): the
@@ -312,7 +312,8 @@ STOP_WORDS = _words(
 # Phrases that present a condition as caused by a drug or chemical.
 _DRUG_CAUSE_RE = re.compile(
     r"\b(?:\w+-induced|induced by|induces?|induction of|toxicity|toxic|adverse (?:effect|event|"
-    r"reaction)s?|side[- ]effects?|overdoses?|intoxication|poisoning)\b",
+    r"reaction)s?|side[- ]effects?|overdoses?|intoxication|poisoning|(?:allergic|allergy|"
+    r"hypersensitivity|reactions?) to)\b",
     re.IGNORECASE,
 )
 _WORD_RE = re.compile(r"\w+(?:[-/.'’]\w+)*")
@@ -748,6 +749,12 @@ class DictionaryNormalizer:
             hit = self._mesh_codes(self._mesh_bag.get(bag), t, ctx, WORD_ORDER_SCORE)
             if hit is not None and hit.item >= 0:
                 hit = _Hit(hit.type, hit.item, "word_order", WORD_ORDER_SCORE, hit.candidates)
+        if hit is None and "-" in clean:
+            # A hyphen inside a word ("thrombo-embolism"): the joined word, whose spelling
+            # folds as MeSH's does (thromboembolism).
+            joined = _tokens_key(clean.replace("-", ""))
+            if joined != "".join(toks):
+                hit = self._mesh_codes(self._mesh_index.get(joined), t, ctx, 0)
         return hit
 
     def _mesh_tokens(self, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
@@ -779,6 +786,12 @@ class DictionaryNormalizer:
                 tries.append(["drug", *toks])  # "toxicity", "overdose": of the drug studied
             tries += _organ_phrases(toks)
             tries += _more_rewrites(toks)
+            for k in range(len(toks) - 1, 0, -1):
+                # A substance named as the cause: "cocaine overdose" -> drug overdose.
+                if self._mesh_tokens(toks[:k], CHEMICAL, None) is not None:
+                    tries.append(["drug", *toks[k:]])
+                    tries.append(["substance", *toks[k:]])
+                    break
         for phrase in dict.fromkeys(map(tuple, tries)):
             hit = self._mesh_tokens(phrase, t, ctx)
             if hit is not None and hit.item >= 0:
@@ -1025,6 +1038,10 @@ def _abbreviation_like(text: str) -> bool:
     )
 
 
+def _tokens_key(text: str) -> str:
+    return "".join(tokens(text))
+
+
 def _acronym_like(text: str) -> bool:
     """ "ALF", "OAB", "ICH": two to six letters, upper case (a final plural "s" allowed)."""
     core = text[:-1] if text.endswith("s") else text
@@ -1118,6 +1135,15 @@ def _more_rewrites(toks: Sequence[str]) -> list[list[str]]:
         out.append(body)
         out += [[*body[:-1], v] for v in _variants(body[-1])]
         out += [[*body, h] for h in DISEASE_HEADS]
+    if "of" in base[1:-1]:
+        # "calcification of the artery" -> artery calcification -> vascular calcification
+        i = base.index("of")
+        inverted = [w for w in base[i + 1 :] if w not in BAG_STOP] + base[:i]
+        out.append(inverted)
+        out += _rewrites(inverted)
+    if len(base) > 1:
+        # "peripheral neurotoxicity" -> peripheral nervous system disease
+        out += [[*base[:-1], *p] for p in _organ_phrases(base[-1:])]
     quantity = [QUANTITY.get(w, w) for w in base]
     if quantity != base:
         out.append(quantity)
