@@ -11,7 +11,10 @@ import pytest
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab import DictionaryNormalizer, find_abbreviations, load_normalizer, vocab_info
 from fastbmrag.vocab.build import (
+    MeshRecord,
+    MeshTerm,
     build_from_files,
+    compile_mesh,
     gene_key,
     parse_hgnc_tsv,
     parse_mesh_xml,
@@ -284,3 +287,28 @@ def test_find_mentions_longest_match_and_types(norm: DictionaryNormalizer) -> No
 def test_find_mentions_skips_common_words(norm: DictionaryNormalizer) -> None:
     # "CAT", "SET", "MAX" are gene symbols; as ordinary lower-case words they are not genes.
     assert norm.find_mentions("Which cat was set to the max level?", types=["gene"]) == []
+
+
+def test_compile_mesh_tree_derived_tables() -> None:
+    # Real MeSH 2024 descriptors, names, terms and tree numbers.
+    records = [
+        MeshRecord("D000013", "Congenital Abnormalities", ["C16.131"]),
+        MeshRecord("D000014", "Abnormalities, Drug-Induced", ["C16.131.042"]),
+        MeshRecord("D009069", "Movement Disorders", ["C10.228.662"]),
+        MeshRecord("D017109", "Akathisia, Drug-Induced", ["C10.228.662.037", "C25.100.249"]),
+        MeshRecord("D000787", "Angina Pectoris", ["C14.280.647.187"]),
+        MeshRecord(
+            "D000788",
+            "Angina Pectoris, Variant",
+            ["C14.280.647.187.150.150"],
+            [MeshTerm("Variant Angina Pectoris"), MeshTerm("Prinzmetal Angina")],
+        ),
+    ]
+    data = compile_mesh(records)
+    ui = [row[0] for row in data["descriptors"]]
+    named = {ui[k]: ui[v] for k, v in data["induced_child"].items()}
+    # The drug-induced child named like its parent; not Akathisia under Movement Disorders.
+    assert named == {"D000013": "D000014"}
+    # "variant angina" is "Variant Angina Pectoris" less one word.
+    assert ui[data["superset"]["angina variant"]] == "D000788"
+    assert "angina pectoris" not in data["superset"]  # a term of its own

@@ -125,3 +125,118 @@ def test_context_free_results_are_memoised(norm: DictionaryNormalizer) -> None:
     # With a context the memoised lookup is reused, and the result is the same.
     assert fresh.normalize("Endometrioma", "disease", "An ovarian cyst.") == first
     assert fresh._match_free.cache_info().hits >= 1
+
+
+# ---- context rules ---------------------------------------------------------------------------
+
+
+def test_drug_induced_form_of_the_descriptor_found(norm: DictionaryNormalizer) -> None:
+    # "dyskinetic" -> Dyskinesias (a derived form), then its drug-induced descriptor.
+    r = norm.normalize("dyskinetic", "disease", ABSTRACT)
+    assert (r.ontology_id, r.matched_by) == ("D004409", "drug_induced")
+    # The one drug-induced child named like its parent: Congenital Abnormalities ->
+    # Abnormalities, Drug-Induced.
+    text = "Antibacterial drug use in pregnancy: drug-induced birth defects were recorded."
+    assert norm.normalize("birth defects", "disease", text).ontology_id == "D000014"
+    assert norm.normalize("birth defects", "disease").ontology_id == "D000013"
+    # "reactions to <drug>" speaks of a drug's effect: Hypersensitivity -> Drug Hypersensitivity.
+    r = norm.normalize(
+        "allergic reactions", "disease", "Immediate allergic reactions to amoxicillin."
+    )
+    assert (r.normalized_name, r.ontology_id) == ("Drug Hypersensitivity", "D004342")
+    assert norm.normalize("allergic reactions", "disease", "Allergies.").ontology_id == "D006967"
+
+
+def test_head_completion_chosen_by_the_context(norm: DictionaryNormalizer) -> None:
+    # Hyperkinesis ("Motor Hyperactivity") and Psychomotor Agitation ("Psychomotor
+    # Hyperactivity") are siblings under Dyskinesias; "locomotor" is a kind of "motor".
+    text = "Amphetamine-induced hyperactivity: the locomotor activity of rats was recorded."
+    r = norm.normalize("hyperactivity", "disease", text)
+    assert (r.normalized_name, r.ontology_id, r.matched_by) == ("Hyperkinesis", "D006948", "head")
+    assert norm.normalize("hyperactivity", "disease").ontology_id == "D011595"
+    # A context word naming a more specific, non-sibling descriptor does not override.
+    r = norm.normalize("diabetes", "disease", "Experimental complications were studied.")
+    assert r.ontology_id == "D003920"  # Diabetes Mellitus
+
+
+def test_abbreviation_spelt_out_by_words_of_the_text(norm: DictionaryNormalizer) -> None:
+    text = (
+        "Therapy-induced acute liver failure in South Asia. We saw 1223 consecutive ALF patients."
+    )
+    r = norm.normalize("ALF", "disease", text)
+    assert (r.normalized_name, r.ontology_id, r.matched_by) == (
+        "Liver Failure, Acute",
+        "D017114",
+        "abbreviation",
+    )
+    assert norm.normalize("ALF", "disease").ontology_id is None
+    assert norm.normalize("ALF", "disease", "Liver tests in 40 ALF patients.").ontology_id is None
+
+
+def test_defined_short_form_inside_a_name(norm: DictionaryNormalizer) -> None:
+    text = "Patients with hepatitis B virus (HBV) were followed for ten years."
+    r = norm.normalize("HBV infection", "disease", text)
+    assert (r.normalized_name, r.ontology_id, r.matched_by) == (
+        "Hepatitis B",
+        "D006509",
+        "abbreviation",
+    )
+    assert norm.normalize("HBV infection", "disease").ontology_id is None
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        # derivational suffixes
+        ("asystolic", ("Heart Arrest", "D006323")),  # -ic -> -e: Asystole
+        ("edematous", ("Edema", "D004487")),
+        ("painful", ("Pain", "D010146")),
+        ("thrombi", ("Thrombosis", "D013927")),  # Latin plural: thrombus
+        # a disease synonym or an episode as the head
+        ("thyroid illness", ("Thyroid Diseases", "D013959")),
+        ("adenovirus disease", ("Adenoviridae Infections", "D000257")),
+        ("syncopal attacks", ("Syncope", "D013575")),
+        # likeness words
+        ("tic-like symptoms", ("Tic Disorders", "D013981")),
+        # quantity words and impaired organ function
+        ("elevated blood pressure", ("Hypertension", "D006973")),
+        ("QT prolongation", ("Long QT Syndrome", "D008133")),
+        ("decreased cardiac output", ("Cardiac Output, Low", "D002303")),
+        ("decreased renal function", ("Renal Insufficiency", "D051437")),
+        # coordination: the last conjunct in full, else the shared modifiers
+        ("pulmonary and renal insufficiency", ("Renal Insufficiency", "D051437")),
+        ("endometrial hyperplasia or cancer", ("Endometrial Hyperplasia", "D004714")),
+        # one word short of a term
+        ("variant angina", ("Angina Pectoris, Variant", "D000788")),
+        ("Duchenne dystrophy", ("Muscular Dystrophy, Duchenne", "D020388")),
+        ("stress incontinence", ("Urinary Incontinence, Stress", "D014550")),
+        # "Y of the X" inverted, then organ adjective -> MeSH's organ word
+        ("calcification of the artery", ("Vascular Calcification", "D061205")),
+        # a substance named as the cause
+        ("cocaine overdose", ("Drug Overdose", "D062787")),
+        ("bone marrow suppression", ("Bone Marrow Diseases", "D001855")),
+    ],
+)
+def test_more_rewrites_towards_mesh_wording(
+    norm: DictionaryNormalizer, name: str, expected: tuple[str, str]
+) -> None:
+    r = norm.normalize(name, "disease")
+    assert (r.normalized_name, r.ontology_id, r.matched_by) == (*expected, "variant")
+
+
+def test_course_word_on_a_term_is_not_completed_to_a_longer_term(
+    norm: DictionaryNormalizer,
+) -> None:
+    # "acute myocardial infarction" is one word short of "Acute Inferior Myocardial
+    # Infarction", but "acute" only qualifies the term Myocardial Infarction.
+    r = norm.normalize("acute myocardial infarction", "disease")
+    assert (r.normalized_name, r.ontology_id) == ("Myocardial Infarction", "D009203")
+
+
+def test_hyphen_inside_a_word(norm: DictionaryNormalizer) -> None:
+    r = norm.normalize("venous thrombo-embolism", "disease")
+    assert (r.normalized_name, r.ontology_id, r.matched_by) == (
+        "Venous Thromboembolism",
+        "D054556",
+        "name",
+    )

@@ -722,7 +722,11 @@ def _induced_children(table: list[list[str]], trees: list[list[str]]) -> dict[in
             continue  # the name does not say "drug-induced" (Lead Poisoning, Myotoxicity)
         for tn in tns:
             parent = owner.get(tn.rsplit(".", 1)[0]) if "." in tn else None
-            if parent is not None and parent != y and rest <= set(bag_key(table[parent][1]).split()):
+            if (
+                parent is not None
+                and parent != y
+                and rest <= set(bag_key(table[parent][1]).split())
+            ):
                 found.setdefault(parent, set()).add(y)
     return {x: next(iter(ys)) for x, ys in sorted(found.items()) if len(ys) == 1}
 

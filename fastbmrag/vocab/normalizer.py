@@ -906,9 +906,9 @@ class DictionaryNormalizer:
             return best
 
         scored = sorted(((support(e), e[0]) for e in partners), reverse=True)
-        if "C" in self._desc[scored[0][1]][2] and scored[0][0] > 0:
-            if len(scored) == 1 or scored[0][0] > scored[1][0]:
-                return int(scored[0][1])
+        best, item = scored[0]
+        if best > 0 and "C" in self._desc[item][2] and (len(scored) == 1 or best > scored[1][0]):
+            return int(item)
         return None
 
     def _extend(self, word: str, t: str) -> _Hit | None:
