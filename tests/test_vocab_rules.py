@@ -215,6 +215,9 @@ def test_defined_short_form_inside_a_name(norm: DictionaryNormalizer) -> None:
         # a substance named as the cause
         ("cocaine overdose", ("Drug Overdose", "D062787")),
         ("bone marrow suppression", ("Bone Marrow Diseases", "D001855")),
+        # a pathologic process (MeSH C23.550) or a non-disease head: a disease of the site
+        ("bladder inflammation", ("Urinary Bladder Diseases", "D001745")),
+        ("cardiovascular toxicity", ("Cardiovascular Diseases", "D002318")),
     ],
 )
 def test_more_rewrites_towards_mesh_wording(

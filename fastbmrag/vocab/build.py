@@ -53,6 +53,7 @@ CHEMICAL_TREES = ("D",)
 MENTAL_TREE = "F03"
 # C25 Chemically-Induced Disorders, and words that name the cause in a drug-induced form.
 CHEMICALLY_INDUCED_TREE = "C25"
+PROCESS_TREE = "C23.550"
 DRUG_CAUSE_WORDS = frozenset(["drug", "substance", "medication", "chemical", "chemically", "toxic"])
 
 # --------------------------------------------------------------------------------------------
@@ -606,6 +607,11 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
         "drug_induced": _drug_induced(table, trees, bags_of),
         "induced_child": _induced_children(table, trees),
         "superset": superset,
+        # Pathologic processes (C23.550: Inflammation, Necrosis, Sclerosis ...): a name whose
+        # head is one of these is a disease of the site its modifiers name.
+        "processes": sorted(
+            i for i, tns in enumerate(trees) if tns and all(t.startswith(PROCESS_TREE) for t in tns)
+        ),
     }
 
 

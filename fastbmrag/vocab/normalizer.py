@@ -481,6 +481,7 @@ class DictionaryNormalizer:
         self._drug_induced: dict[str, int] = mesh.get("drug_induced", {})
         self._induced_child: dict[int, int] = mesh.get("induced_child", {})
         self._superset: dict[str, int | list[int]] = mesh.get("superset", {})
+        self._processes: frozenset[int] = frozenset(mesh.get("processes", ()))
         # Context-free results, memoised: names repeat a lot when a corpus is indexed.
         self._free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(self._normalize_free)
         self._match_free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(self._match_uncached)
@@ -804,6 +805,10 @@ class DictionaryNormalizer:
             hit = self._conjunct(clean, t, ctx)
             if hit is not None:
                 return hit
+        if t == DISEASE and len(toks) > 1:
+            hit = self._site_disease(toks, ctx)
+            if hit is not None:
+                return hit
         if len(toks) == 1:
             hit = self._extend(toks[0], t)
             if hit is not None:
@@ -826,6 +831,37 @@ class DictionaryNormalizer:
                     score = round(0.5 + 0.3 * n / n_all, 3)
                     return _Hit(hit.type, hit.item, "partial", score, hit.candidates)
         return None
+
+    def _site_disease(self, toks: Sequence[str], ctx: _Context | None) -> _Hit | None:
+        """The modifiers as the site of a disease, when the head only says that the site is
+        diseased ("bladder inflammation" -> bladder disease, "bone marrow necrosis" -> bone
+        marrow disease, "cardiovascular toxicity" -> cardiovascular disease); not when the
+        name ends in a term of two or more words ("acute myocardial infarction")."""
+        if toks[-1] in DISEASE_SYNONYMS or not self._site_head(toks[-1]):
+            return None
+        for k in range(len(toks) - 1):
+            if self._mesh_tokens(toks[k:], DISEASE, None) is not None:
+                return None
+        site = [w for w in toks[:-1] if w not in COURSE_WORDS and w not in BAG_STOP]
+        if not site:
+            return None
+        organ = [x for w in site for x in ORGAN_ADJECTIVES.get(w, w).split()]
+        for phrase in ([*site, "disease"], [*organ, "disease"]):
+            hit = self._mesh_tokens(phrase, DISEASE, ctx)
+            if hit is not None and hit.item >= 0:
+                return _Hit(DISEASE, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        return None
+
+    def _site_head(self, word: str) -> bool:
+        """Whether a head word says only that its site is diseased: a pathologic process
+        (MeSH C23.550: inflammation, necrosis, sclerosis), or no disease term at all."""
+        hit = self._mesh_tokens([word], DISEASE, None)
+        if hit is None:
+            hit = next(
+                (h for v in _variants(word) if (h := self._mesh_tokens([v], DISEASE, None))),
+                None,
+            )
+        return hit is None or hit.item in self._processes
 
     def _superset_hit(self, toks: Sequence[str], ctx: _Context | None) -> _Hit | None:
         """A name one word short of a disease term ("variant angina" -> Angina Pectoris,
