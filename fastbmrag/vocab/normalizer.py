@@ -16,19 +16,26 @@ matched_by       score  meaning
 ``alias_name``   0.80   HGNC alias name
 ``word_order``   0.80   the same words as a MeSH term in another order
 ``abbreviation`` x0.95  a short form defined in the context ("... (HNF-6) ...") whose long
-                        form matched; score is the long form's score times 0.95
+                        form matched; score is the long form's score times 0.95 (x0.9 for
+                        a defined short form inside a longer name, "HBV infection"; x0.7
+                        for an undefined one spelt out by words of the text, "acute liver
+                        failure ... ALF patients")
 ``drug_induced`` x0.95  the drug-induced descriptor of the condition found, when the name
                         says "X-induced" or the context speaks of a drug's effects
                         ("induced", "toxicity", "adverse effects", "overdose" ...):
                         "hepatitis" -> Chemical and Drug Induced Liver Injury (MeSH's own
-                        entry term "Hepatitis, Drug-Induced"); see ``compile_mesh``
+                        entry term "Hepatitis, Drug-Induced"); also the drug-induced
+                        form of the descriptor found ("dyskinetic" -> Dyskinesias ->
+                        Dyskinesia, Drug-Induced); see ``compile_mesh``
 ``variant``      0.70   a derived form: "hypotensive" -> hypotension, "psychotic" -> psychosis;
                         or a rewrite towards MeSH wording: "extrapyramidal symptoms" ->
                         Extrapyramidal Disorders, "liver tumors" -> Liver Neoplasms,
                         "gastric" -> stomach, "levodopa-induced X" -> X
 ``head``         0.60   one disease word completed to the most general descriptor with a
                         two-word term holding it (largest MeSH subtree): "rigidity" ->
-                        Muscle Rigidity, "diabetes" -> Diabetes Mellitus
+                        Muscle Rigidity, "diabetes" -> Diabetes Mellitus; a tree sibling
+                        instead when the context uses its other term word
+                        ("hyperactivity" + "locomotor" -> Hyperkinesis)
 ``partial``      0.50+  the longest part of the name that is a MeSH term ("severe
                         hypotension" -> Hypotension); 0.5 + 0.3 x covered fraction
 ``ambiguous``    0.50   the name fits several entries equally well and the context does not
