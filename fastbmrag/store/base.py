@@ -70,6 +70,12 @@ class EdgeRef:
         return (self.source_key, self.relationship_type, self.target_key)
 
 
+def vector_list(v: Sequence[float] | np.ndarray) -> list[float]:
+    """A vector as the flat list of float32 values both Qdrant clients take."""
+    out: list[float] = np.asarray(v, dtype=np.float32).ravel().tolist()
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     """``key`` equals ``value``, or equals any of ``any_of``; with neither, ``key`` is missing,

@@ -28,6 +28,7 @@ from fastbmrag.store.base import (
     Point,
     Range,
     Store,
+    vector_list,
 )
 
 CONFIG_FILE = "edge_config.json"
@@ -57,11 +58,6 @@ def to_edge_filter(flt: Filter | None) -> qe.Filter | None:
         should=[_condition(c) for c in flt.should] or None,
         must_not=[_condition(c) for c in flt.must_not] or None,
     )
-
-
-def _vector(v: Sequence[float] | np.ndarray) -> list[float]:
-    out: list[float] = np.asarray(v, dtype=np.float32).ravel().tolist()
-    return out
 
 
 def _busy(path: Path, err: Exception) -> StoreBusy:
@@ -160,7 +156,8 @@ class EdgeStore(Store):
         shard = self._require()
         for i in range(0, len(points), UPSERT_BATCH):
             batch = [
-                qe.Point(p.id, _vector(p.vector), p.payload) for p in points[i : i + UPSERT_BATCH]
+                qe.Point(p.id, vector_list(p.vector), p.payload)
+                for p in points[i : i + UPSERT_BATCH]
             ]
             shard.update(qe.UpdateOperation.upsert_points(batch))
         self._dirty = True
@@ -205,7 +202,7 @@ class EdgeStore(Store):
             return []
         request = qe.QueryRequest(
             limit=limit,
-            query=qe.Query.Nearest(_vector(vector)),
+            query=qe.Query.Nearest(vector_list(vector)),
             filter=to_edge_filter(flt),
             score_threshold=score_threshold,
             with_payload=True,

@@ -24,6 +24,7 @@ from fastbmrag.store.base import (
     Point,
     Range,
     Store,
+    vector_list,
 )
 
 UPSERT_BATCH = 256
@@ -53,11 +54,6 @@ def to_qdrant_filter(flt: Filter | None) -> models.Filter | None:
         should=[_condition(c) for c in flt.should] or None,
         must_not=[_condition(c) for c in flt.must_not] or None,
     )
-
-
-def _vector(v: Sequence[float] | np.ndarray) -> list[float]:
-    out: list[float] = np.asarray(v, dtype=np.float32).ravel().tolist()
-    return out
 
 
 class ServerStore(Store):
@@ -153,7 +149,7 @@ class ServerStore(Store):
     def upsert(self, points: Sequence[Point]) -> None:
         for i in range(0, len(points), UPSERT_BATCH):
             batch = [
-                models.PointStruct(id=p.id, vector=_vector(p.vector), payload=p.payload)
+                models.PointStruct(id=p.id, vector=vector_list(p.vector), payload=p.payload)
                 for p in points[i : i + UPSERT_BATCH]
             ]
             self._call("store edges", self.client.upsert, self.collection, batch, wait=True)
@@ -204,7 +200,7 @@ class ServerStore(Store):
             "search",
             self.client.query_points,
             self.collection,
-            query=_vector(vector),
+            query=vector_list(vector),
             query_filter=to_qdrant_filter(flt),
             limit=limit,
             score_threshold=score_threshold,
