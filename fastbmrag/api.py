@@ -46,6 +46,8 @@ class RAG:
         embed_model: str | None = None,
         answer_model: str | None = None,
         concurrency: int = config.DEFAULT_CONCURRENCY,
+        embed_batch: int = config.DEFAULT_EMBED_BATCH,
+        num_ctx: int = config.DEFAULT_NUM_CTX,
         use_cache: bool = True,
         normalize: bool = True,
         llm_factory: Callable[[], LLMClient] | None = None,
@@ -63,8 +65,10 @@ class RAG:
         self.collection_name = name
         self.qdrant_url = config.qdrant_url(qdrant_url)
         self.qdrant_api_key = config.qdrant_api_key(qdrant_api_key)
-        self.answer_model = answer_model
+        self.answer_model = answer_model or os.environ.get(config.ENV_ANSWER_MODEL)
         self.concurrency = concurrency
+        self.embed_batch = embed_batch
+        self.num_ctx = num_ctx
         self.normalize = normalize
         self._llm_factory = llm_factory or (
             lambda: self._default_llm(llm_backend, ollama_host, llm_model, embed_model, use_cache)
@@ -86,6 +90,8 @@ class RAG:
             model=config.llm_model(model),
             embed_model=config.embed_model(embed_model),
             concurrency=self.concurrency,
+            embed_batch=self.embed_batch,
+            num_ctx=self.num_ctx,
             cache=ResponseCache.for_working_dir(self.working_dir) if use_cache else None,
         )
 
@@ -131,6 +137,8 @@ class RAG:
         """Answer ``question`` from the collection; same result as ``fastbmrag query --format json``."""
         from fastbmrag.query import QueryOptions, run_query
 
+        if self.answer_model:
+            options.setdefault("answer_model", self.answer_model)
         opts = QueryOptions(**options)
         llm = None if opts.no_answer and opts.no_llm_parse else self._llm_factory()
         with self._open(write=False) as coll:

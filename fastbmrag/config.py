@@ -48,10 +48,6 @@ def embed_model(value: str | None = None) -> str:
     return value or os.environ.get(ENV_EMBED_MODEL) or DEFAULT_EMBED_MODEL
 
 
-def answer_model(value: str | None = None) -> str:
-    return value or os.environ.get(ENV_ANSWER_MODEL) or llm_model()
-
-
 def qdrant_url(value: str | None = None) -> str | None:
     return value or os.environ.get(ENV_QDRANT_URL) or None
 

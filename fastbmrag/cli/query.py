@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from fastbmrag import config
 from fastbmrag.cli.common import (
     collection_option,
     llm_options,
@@ -102,7 +103,7 @@ _ENTITY_TYPES = ("gene", "disease", "chemical", "variant", "pathway", "cell", "o
 @click.option(
     "--answer-model",
     default=None,
-    envvar="FASTBMRAG_ANSWER_MODEL",
+    envvar=config.ENV_ANSWER_MODEL,
     help="Chat model for the parse and the answer [env FASTBMRAG_ANSWER_MODEL, default --llm-model].",
 )
 def query(question: str, **kw: Any) -> None:
