@@ -110,6 +110,7 @@ class RunSummary:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d["line"] = self.line()
         d["exit_code"] = self.exit_code
         p, c = self.tokens_per_paper()
         d["prompt_tokens_per_paper"] = round(p, 1)

@@ -44,9 +44,12 @@ def _human(stats: dict[str, Any]) -> str:
     if run:
         end = run["ended_at"] or "still running or interrupted"
         lines.append(f"Last run    #{run['run_id']} {run['command']}: {run['started_at']} -> {end}")
-        if run["summary"]:
-            summary = ", ".join(f"{k}={v}" for k, v in run["summary"].items())
-            lines.append(f"            {summary}")
+        summary = run["summary"] or {}
+        text = summary.get("line") or ", ".join(
+            f"{k}={v}" for k, v in summary.items() if isinstance(v, (str, int, float))
+        )
+        if text:
+            lines.append(f"            {text}")
     else:
         lines.append("Last run    none")
     lines.append(f"Size        {_size(stats['size_on_disk'])} on disk")
