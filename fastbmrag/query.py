@@ -384,7 +384,7 @@ def relaxations(spec: FilterSpec, fallback: bool) -> list[tuple[str | None, Filt
             cur = flags_left
             out.append(("without the entities linked in the question, keeping the flags", cur))
     if fallback and not cur.is_empty():
-        out.append(("no filter: searched every edge", FilterSpec()))
+        out.append(("all filters dropped", FilterSpec()))
     return out
 
 

@@ -274,7 +274,7 @@ def test_all_returns_every_matching_edge(workdir: Path, fake: FakeOllama) -> Non
 def test_fallback_to_unfiltered_search_is_reported(workdir: Path, fake: FakeOllama) -> None:
     result, _ = ask(workdir, fake, "BRCA1", no_answer=True, entities=("BRCA1",), min_score=-1)
     assert result.filters["fallback"].startswith("no edge matched the filters (HGNC:1100)")
-    assert "no filter: searched every edge" in result.filters["fallback"]
+    assert "searched every edge (all filters dropped)" in result.filters["fallback"]
     assert result.filters["matched"] == 13 and len(result.edges) == 13
 
     strict, _ = ask(workdir, fake, "BRCA1", no_answer=True, entities=("BRCA1",), fallback=False)
