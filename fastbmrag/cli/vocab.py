@@ -13,7 +13,14 @@ from fastbmrag.vocab import build
 
 @click.group()
 def vocab() -> None:
-    """Manage the HGNC and MeSH vocabularies used to normalise names."""
+    """Manage the HGNC and MeSH vocabularies used to normalise names.
+
+    \b
+    Example:
+      fastbmrag vocab info
+      fastbmrag vocab update                     # download current HGNC + MeSH, rebuild
+      fastbmrag vocab update --hgnc hgnc_complete_set.txt --mesh desc2025.xml
+    """
 
 
 @vocab.command()
