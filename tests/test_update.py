@@ -353,5 +353,5 @@ def test_server_gone_mid_run_stops_with_exit_2_and_keeps_finished_papers(
         done = [
             p for p in real_papers() if (s := coll.paper_state(p.paper_id)) and s.status == "done"
         ]
-        assert 1 <= len(done) <= 3
+        assert 0 < len(done) < len(real_papers())  # the papers finished before it went are kept
         assert not coll.failed_papers()  # nothing was marked failed for the server's absence
