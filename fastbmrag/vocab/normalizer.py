@@ -83,6 +83,7 @@ from fastbmrag.vocab.build import (
     GENE_WORDS,
     GREEK_LETTER,
     MANIFEST,
+    _forms,
     _words,
     raw_tokens,
     token_forms,
@@ -743,14 +744,14 @@ class DictionaryNormalizer:
 
     def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         if t == GENE:
-            toks = raw_tokens(clean)
-            hit = self._gene_codes(self._gene_index.get(_gene_key_from(toks)), ctx)
+            raw = raw_tokens(clean)
+            hit = self._gene_codes(self._gene_index.get(_gene_key_from(raw)), ctx)
             if hit is None:
-                core = _strip_gene_words(toks)
-                if core and core != toks:
+                core = _strip_gene_words(raw)
+                if core and core != raw:
                     hit = self._gene_codes(self._gene_index.get(_gene_key_from(core)), ctx)
             return hit
-        plain, toks = token_forms(clean)
+        plain, toks = _name_forms(clean)
         hit = self._mesh_codes(self._mesh_index.get("".join(toks)), t, ctx, 0, "".join(plain))
         if hit is None:
             bag = " ".join(sorted(x for x in toks if x not in BAG_STOP))
@@ -777,16 +778,11 @@ class DictionaryNormalizer:
         return None if codes is None else self._mesh_codes(codes, t, ctx, 0)
 
     def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
-        toks = tokens(clean)
+        toks = _name_forms(clean)[1]
         if not toks:
             return None
-        last = toks[-1]
-        variants = [
-            [*toks[:-1], last[: len(last) - len(old)] + new]
-            for old, new in VARIANT_SUFFIXES
-            if last.endswith(old) and len(last) - len(old) >= 2
-        ]
-        tries = [*variants]
+        variants = [[*toks[:-1], v] for v in _suffix_variants(toks[-1], 2)]
+        tries: list[Sequence[str]] = [*variants]
         if t == DISEASE:
             tries += _rewrites(toks)
             tries += [[*v, head] for v in (toks, *variants) for head in DISEASE_HEADS]
@@ -1112,14 +1108,14 @@ def _formula_name(text: str) -> list[str]:
 def _condition_key(text: str) -> tuple[str, bool]:
     """(bag key of the condition, whether the text says it is induced): "levodopa-induced
     dyskinesias" -> ("dyskinesia", True)."""
-    toks = tokens(text)
+    toks = _name_forms(text)[1]
     induced = "induced" in toks[:-1]
     if induced:
         toks = toks[len(toks) - toks[::-1].index("induced") :]
     return " ".join(sorted(x for x in toks if x not in BAG_STOP)), induced
 
 
-def _rewrites(toks: Sequence[str]) -> list[list[str]]:
+def _rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
     """Disease names rewritten towards MeSH's wording, most literal first:
 
     - the condition of an "X-induced Y" ("contrast media-induced nephropathy" -> nephropathy);
@@ -1129,7 +1125,7 @@ def _rewrites(toks: Sequence[str]) -> list[list[str]]:
     - organ adjectives as MeSH's organ nouns ("gastric" -> stomach, "visual" -> vision),
       alone and with the head rewrites.
     """
-    out: list[list[str]] = []
+    out: list[Sequence[str]] = []
     base = list(toks)
     if "induced" in base[:-1]:
         base = base[len(base) - base[::-1].index("induced") :]
@@ -1153,7 +1149,7 @@ def _rewrites(toks: Sequence[str]) -> list[list[str]]:
     return out
 
 
-def _more_rewrites(toks: Sequence[str]) -> list[list[str]]:
+def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
     """Further rewrites of a disease name, tried after :func:`_rewrites`:
 
     - likeness words dropped ("tic-like symptoms" -> tic disorder);
@@ -1164,7 +1160,7 @@ def _more_rewrites(toks: Sequence[str]) -> list[list[str]]:
       pressure, "QT prolongation" -> long QT + syndrome), and an impaired organ function
       as the organ's insufficiency or disease ("decreased renal function").
     """
-    out: list[list[str]] = []
+    out: list[Sequence[str]] = []
     base = [w for n, w in enumerate(toks) if not (n and w in LIKE_WORDS)] or list(toks)
     if base != list(toks):
         out.append(base)
@@ -1197,17 +1193,45 @@ def _more_rewrites(toks: Sequence[str]) -> list[list[str]]:
     return out
 
 
-def _variants(word: str) -> list[str]:
+def _variants(word: str) -> tuple[str, ...]:
     """Derived forms of one word by :data:`VARIANT_SUFFIXES` ("bruising" -> "bruise")."""
-    return [
+    return _suffix_variants(word, 3)
+
+
+@functools.lru_cache(maxsize=FREE_CACHE_SIZE)
+def _suffix_variants(word: str, min_stem: int) -> tuple[str, ...]:
+    """The forms of ``word`` by :data:`VARIANT_SUFFIXES`, in rule order, keeping a stem of at
+    least ``min_stem`` letters. Memoised: the same words end many names."""
+    return tuple(
         word[: len(word) - len(old)] + new
         for old, new in VARIANT_SUFFIXES
-        if word.endswith(old) and len(word) - len(old) >= 3
-    ]
+        if word.endswith(old) and len(word) - len(old) >= min_stem
+    )
 
 
-def _organ_phrases(toks: Sequence[str]) -> list[list[str]]:
-    """ "renal damage", "nephrotoxicity", "nephropathy" -> [["kidney", "disease"], ...]."""
+@functools.lru_cache(maxsize=FREE_CACHE_SIZE)
+def _name_forms(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """:func:`~fastbmrag.vocab.build.token_forms` of a name as tuples, memoised: one name
+    is tokenised by the direct lookup, the fallback rules and the drug-induced check."""
+    plain, toks = token_forms(text)
+    return tuple(plain), tuple(toks)
+
+
+def clear_caches() -> None:
+    """Empty the per-process word and name memos (for benchmarks that start cold)."""
+    for cached in (_forms, _condition_key, _suffix_variants, _name_forms, _organ_phrases_of):
+        cached.cache_clear()
+
+
+def _organ_phrases(toks: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """ "renal damage", "nephrotoxicity", "nephropathy" -> (("kidney", "disease"), ...)."""
+    if len(toks) > 2:
+        return ()
+    return _organ_phrases_of(tuple(toks))
+
+
+@functools.lru_cache(maxsize=FREE_CACHE_SIZE)
+def _organ_phrases_of(toks: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     organ = damage = None
     if len(toks) == 2 and toks[0] in ORGAN_ADJECTIVES and toks[1] in ORGAN_DAMAGE:
         organ, damage = ORGAN_ADJECTIVES[toks[0]], toks[1]
@@ -1218,14 +1242,14 @@ def _organ_phrases(toks: Sequence[str]) -> list[list[str]]:
                 organ, damage = name, rest
                 break
     if organ is None or damage is None:
-        return []
+        return ()
     words = organ.split()
-    out = []
+    out: list[tuple[str, ...]] = []
     if damage in TOXIC:
-        out.append(["drug", "induced", *words, "injury"])
-        out.append([*words, "toxicity"])
-    out.append([*words, "disease"])
-    return out
+        out.append(("drug", "induced", *words, "injury"))
+        out.append((*words, "toxicity"))
+    out.append((*words, "disease"))
+    return tuple(out)
 
 
 def _unique_best(items: Sequence[int], support: Any) -> int | None:
