@@ -133,6 +133,9 @@ _INVARIANT = _words(
 
 def _fold(text: str) -> str:
     """Greek letters to words, accents dropped, lower case, British spellings folded."""
+    if text.isascii():  # no Greek letters, no accents
+        text = text.lower()
+        return _POSSESSIVE_RE.sub("", text) if "'" in text else text
     if _GREEK_RE.search(text):
         text = _GREEK_RE.sub(lambda m: " " + GREEK[m.group(0).lower()] + " ", text)
     if not text.isascii():
@@ -193,8 +196,17 @@ def plain_tokens(text: str) -> list[str]:
 
 def token_forms(text: str) -> tuple[list[str], list[str]]:
     """(:func:`plain_tokens`, :func:`tokens`) of ``text`` in one pass."""
-    forms = [_forms(t) for t in _TOKEN_RE.findall(_fold(text))]
-    return [f[0] for f in forms], [f[1] for f in forms]
+    plain, toks = token_form_tuples(text)
+    return list(plain), list(toks)
+
+
+def token_form_tuples(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """:func:`token_forms` as tuples."""
+    forms = list(map(_forms, _TOKEN_RE.findall(_fold(text))))
+    if not forms:
+        return (), ()
+    plain, toks = zip(*forms, strict=True)
+    return plain, toks
 
 
 def raw_tokens(text: str) -> list[str]:
@@ -530,7 +542,8 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
     term). ``index`` is keyed by :func:`term_key`, ``bag`` by :func:`bag_key` (word order free),
     ``exact`` by the unfolded key (plurals kept) where folding made keys collide.
 
-    Derived from the tree structure (disease descriptors only):
+    ``bag_words`` lists every word of a ``bag`` key. Derived from the tree structure (disease
+    descriptors only):
 
     - ``drug_induced``: ``{bag key: descriptor}``, the drug-induced form of a condition, keyed
       by the condition's words ("hepatitis" -> Chemical and Drug Induced Liver Injury, from
@@ -600,6 +613,8 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
         "descriptors": table,
         "index": _encode(index, 2),
         "bag": _encode(bag, 2),
+        # Every word of a bag key: a phrase with another word has no bag key (a lookup filter).
+        "bag_words": sorted({w for key in bag for w in key.split()}),
         "exact": _encode(exact, 2),
         "extend": _encode(extend, 2),
         "head": head,
@@ -737,11 +752,23 @@ def _induced_children(table: list[list[str]], trees: list[list[str]]) -> dict[in
     return {x: next(iter(ys)) for x, ys in sorted(found.items()) if len(ys) == 1}
 
 
+def _frozen(value: Any) -> Any:
+    """Lists as tuples, recursively (dicts kept)."""
+    if isinstance(value, list):
+        return tuple(_frozen(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _frozen(v) for k, v in value.items()}
+    return value
+
+
 def _write_data(path: Path, data: dict[str, Any]) -> None:
-    # Plain dicts, lists, strings and ints pickled (protocol 4, readable by every Python 3.8+):
-    # loading takes about half the time of the same data as JSON, which the cold start of
-    # every `fastbmrag query` pays.
-    raw = pickle.dumps(data, protocol=4)
+    # Plain dicts, tuples, strings and ints pickled (protocol 4, readable by every Python
+    # 3.8+): loading takes about half the time of the same data as JSON, which the cold start
+    # of every `fastbmrag query` pays. Tuples, not lists: a tuple of strings and ints (and a
+    # dict of such) drops out of the garbage collector's tracking, so the ~66,000 rows and
+    # code lists no longer make every full collection of the process walk them (30-120 ms
+    # each, while normalising).
+    raw = pickle.dumps(_frozen(data), protocol=4)
     tmp = path.with_suffix(path.suffix + ".tmp")
     with open(tmp, "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0) as gz:
         gz.write(raw)

@@ -69,6 +69,7 @@ import json
 import pickle
 import re
 import threading
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,7 +87,7 @@ from fastbmrag.vocab.build import (
     _forms,
     _words,
     raw_tokens,
-    token_forms,
+    token_form_tuples,
     tokens,
 )
 
@@ -482,6 +483,12 @@ class DictionaryNormalizer:
         self._desc: list[list[str]] = mesh["descriptors"]
         self._mesh_index: dict[str, int | list[int]] = mesh["index"]
         self._mesh_bag: dict[str, int | list[int]] = mesh["bag"]
+        # Every word of a bag key (and the stop words bag keys leave out): a phrase with any
+        # other word cannot be a bag key, so its key need not be built.
+        bag_words = mesh.get("bag_words")
+        if bag_words is None:  # built before the table was added
+            bag_words = " ".join(self._mesh_bag).split()
+        self._bag_words: frozenset[str] = frozenset(bag_words) | BAG_STOP
         self._mesh_exact: dict[str, int | list[int]] = mesh.get("exact", {})
         self._mesh_extend: dict[str, int | list[int]] = mesh.get("extend", {})
         self._mesh_head: dict[str, int] = mesh.get("head", {})
@@ -490,9 +497,20 @@ class DictionaryNormalizer:
         self._induced_child: dict[int, int] = mesh.get("induced_child", {})
         self._superset: dict[str, int | list[int]] = mesh.get("superset", {})
         self._processes: frozenset[int] = frozenset(mesh.get("processes", ()))
-        # Context-free results, memoised: names repeat a lot when a corpus is indexed.
-        self._free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(self._normalize_free)
-        self._match_free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(self._match_uncached)
+        # Context-free results, memoised: names repeat a lot when a corpus is indexed. The
+        # memos reach the normaliser through a weak reference, so that they form no cycle
+        # with it: a dropped normaliser (~100 MB) is freed at once, not by a later full
+        # collection of the garbage collector in the middle of someone's work.
+        ref = weakref.ref(self)
+
+        def free(name: str, type_hint: str) -> Normalized:
+            return _alive(ref)._normalize(name, type_hint, None)
+
+        def match_free(clean: str, t: str) -> _Hit | None:
+            return _alive(ref)._match_uncached(clean, t)
+
+        self._free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(free)
+        self._match_free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(match_free)
         self._contexts: dict[str, _Context] = {}
         self._lock = threading.Lock()
 
@@ -518,9 +536,6 @@ class DictionaryNormalizer:
         if not context:
             return self._free(name, type_hint)
         return self._normalize(name, type_hint, self._context(context))
-
-    def _normalize_free(self, name: str, type_hint: str) -> Normalized:
-        return self._normalize(name, type_hint, None)
 
     def _normalize(self, name: str, type_hint: str, ctx: _Context | None) -> Normalized:
         clean = _clean(name)
@@ -649,6 +664,12 @@ class DictionaryNormalizer:
             return None
         if ctx is not None and clean in ctx.windows:
             clean = ctx.abbreviations.get(clean, clean)
+        if (
+            (ctx is None or not ctx.drug_cause)
+            and clean.isascii()
+            and "induced" not in clean.lower()
+        ):
+            return None  # neither said to be induced nor in a text about a drug's effects
         key, induced = _condition_key(clean)
         if not induced and (ctx is None or not ctx.drug_cause):
             return None
@@ -753,9 +774,8 @@ class DictionaryNormalizer:
             return hit
         plain, toks = _name_forms(clean)
         hit = self._mesh_codes(self._mesh_index.get("".join(toks)), t, ctx, 0, "".join(plain))
-        if hit is None:
-            bag = " ".join(sorted(x for x in toks if x not in BAG_STOP))
-            hit = self._mesh_codes(self._mesh_bag.get(bag), t, ctx, WORD_ORDER_SCORE)
+        if hit is None and self._bag_words.issuperset(toks):
+            hit = self._mesh_codes(self._mesh_bag.get(_bag_key(toks)), t, ctx, WORD_ORDER_SCORE)
             if hit is not None and hit.item >= 0:
                 hit = _Hit(hit.type, hit.item, "word_order", WORD_ORDER_SCORE, hit.candidates)
         if hit is None and "-" in clean:
@@ -772,22 +792,23 @@ class DictionaryNormalizer:
             hit = self._mesh_codes(codes, t, ctx, 0)
             if hit is not None:
                 return hit
-        if len(toks) == 1:  # a one-word bag key is the index key
-            return None
-        codes = self._mesh_bag.get(" ".join(sorted(x for x in toks if x not in BAG_STOP)))
+        if len(toks) == 1 or not self._bag_words.issuperset(toks):
+            return None  # a one-word bag key is the index key
+        codes = self._mesh_bag.get(_bag_key(toks))
         return None if codes is None else self._mesh_codes(codes, t, ctx, 0)
 
     def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         toks = _name_forms(clean)[1]
         if not toks:
             return None
-        variants = [[*toks[:-1], v] for v in _suffix_variants(toks[-1], 2)]
+        body = toks[:-1]
+        variants = [(*body, v) for v in _suffix_variants(toks[-1], 2)]
         tries: list[Sequence[str]] = [*variants]
         if t == DISEASE:
             tries += _rewrites(toks)
-            tries += [[*v, head] for v in (toks, *variants) for head in DISEASE_HEADS]
+            tries += [(*v, head) for v in (toks, *variants) for head in DISEASE_HEADS]
             if len(toks) == 1:
-                tries.append(["drug", *toks])  # "toxicity", "overdose": of the drug studied
+                tries.append(("drug", *toks))  # "toxicity", "overdose": of the drug studied
             tries += _organ_phrases(toks)
             tries += _more_rewrites(toks)
             for k in range(len(toks) - 1, 0, -1):
@@ -796,7 +817,14 @@ class DictionaryNormalizer:
                     tries.append(["drug", *toks[k:]])
                     tries.append(["substance", *toks[k:]])
                     break
+        # Most tries name no term: both keys are looked up inline first (as _mesh_tokens
+        # does), and only a phrase with a key goes through _mesh_tokens.
+        index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
         for phrase in dict.fromkeys(map(tuple, tries)):
+            if "".join(phrase) not in index and (
+                len(phrase) == 1 or not bag_words.issuperset(phrase) or _bag_key(phrase) not in bag
+            ):
+                continue
             hit = self._mesh_tokens(phrase, t, ctx)
             if hit is not None and hit.item >= 0:
                 return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
@@ -828,6 +856,10 @@ class DictionaryNormalizer:
                 if n == 1 and (part[0] in GENERIC or len(part[0]) < 4):
                     continue
                 if part[0] in BAG_STOP or part[-1] in BAG_STOP:
+                    continue
+                if "".join(part) not in index and (
+                    n == 1 or not bag_words.issuperset(part) or _bag_key(part) not in bag
+                ):
                     continue
                 hit = self._mesh_tokens(part, t, ctx)
                 if hit is not None and hit.item >= 0:
@@ -1064,6 +1096,20 @@ class DictionaryNormalizer:
         return None
 
 
+def _bag_key(toks: Sequence[str]) -> str:
+    """:func:`~fastbmrag.vocab.build.bag_key` of a name's tokens."""
+    if BAG_STOP.isdisjoint(toks):
+        return " ".join(sorted(toks))
+    return " ".join(sorted([x for x in toks if x not in BAG_STOP]))
+
+
+def _alive(ref: weakref.ReferenceType[DictionaryNormalizer]) -> DictionaryNormalizer:
+    norm = ref()
+    if norm is None:  # only a memo kept past its normaliser could get here
+        raise ReferenceError("the normaliser of this memo is gone")
+    return norm
+
+
 def _abbreviation(hit: _Hit, factor: float) -> _Hit:
     return _Hit(hit.type, hit.item, "abbreviation", round(hit.score * factor, 3), hit.candidates)
 
@@ -1202,19 +1248,27 @@ def _variants(word: str) -> tuple[str, ...]:
 def _suffix_variants(word: str, min_stem: int) -> tuple[str, ...]:
     """The forms of ``word`` by :data:`VARIANT_SUFFIXES`, in rule order, keeping a stem of at
     least ``min_stem`` letters. Memoised: the same words end many names."""
+    n = len(word)
     return tuple(
-        word[: len(word) - len(old)] + new
-        for old, new in VARIANT_SUFFIXES
-        if word.endswith(old) and len(word) - len(old) >= min_stem
+        word[: n - len(old)] + new
+        for old, new in _SUFFIXES_BY_LAST.get(word[-1:], _SUFFIXES_ANY)
+        if n - len(old) >= min_stem and word.endswith(old)
     )
+
+
+# VARIANT_SUFFIXES that can apply to a word, by its last letter (rule order kept).
+_SUFFIXES_ANY = tuple((old, new) for old, new in VARIANT_SUFFIXES if not old)
+_SUFFIXES_BY_LAST = {
+    c: tuple((old, new) for old, new in VARIANT_SUFFIXES if not old or old.endswith(c))
+    for c in {old[-1] for old, _new in VARIANT_SUFFIXES if old}
+}
 
 
 @functools.lru_cache(maxsize=FREE_CACHE_SIZE)
 def _name_forms(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """:func:`~fastbmrag.vocab.build.token_forms` of a name as tuples, memoised: one name
     is tokenised by the direct lookup, the fallback rules and the drug-induced check."""
-    plain, toks = token_forms(text)
-    return tuple(plain), tuple(toks)
+    return token_form_tuples(text)
 
 
 def clear_caches() -> None:

@@ -1,0 +1,74 @@
+"""How the normaliser keeps its speed: tables the garbage collector need not walk, memos that
+hold no reference cycle, per-word memos that give the same answers as the rules they cache."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+
+from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
+from fastbmrag.vocab.build import token_form_tuples, token_forms
+from fastbmrag.vocab.normalizer import (
+    BUNDLED_DIR,
+    VARIANT_SUFFIXES,
+    _suffix_variants,
+    clear_caches,
+)
+
+
+@pytest.fixture(scope="module")
+def norm() -> DictionaryNormalizer:
+    return load_normalizer()
+
+
+def test_bundled_tables_hold_tuples(norm: DictionaryNormalizer) -> None:
+    # Tuples of strings and ints drop out of the collector's tracking; lists never do.
+    assert norm._desc[0] == ("D000001", "Calcimycin", "D")
+    assert norm._genes[0][:2] == ("HGNC:5", "A1BG")
+    several = next(v for v in norm._mesh_index.values() if not isinstance(v, int))
+    assert isinstance(several, tuple)
+    gc.collect()
+    assert not gc.is_tracked(norm._desc[0])
+
+
+def test_a_dropped_normaliser_is_freed_without_the_cycle_collector() -> None:
+    fresh = DictionaryNormalizer.from_dir(BUNDLED_DIR)
+    assert fresh.normalize("IL-1β", "gene").ontology_id == "HGNC:5992"  # fills the memos
+    ref = weakref.ref(fresh)
+    gc.disable()
+    try:
+        del fresh
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
+def test_bag_words_cover_every_bag_key(norm: DictionaryNormalizer) -> None:
+    assert {"endometriosis", "breast", "neoplasm"} <= norm._bag_words
+    assert all(norm._bag_words.issuperset(key.split()) for key in norm._mesh_bag)
+    assert "endometriomas" not in norm._bag_words  # words are folded, as keys are
+
+
+def test_suffix_variants_keep_rule_order() -> None:
+    clear_caches()
+    for word in ("epileptic", "hypotensive", "bruising", "thrombi", "blind", "anginal", "ab"):
+        expected = tuple(
+            word[: len(word) - len(old)] + new
+            for old, new in VARIANT_SUFFIXES
+            if word.endswith(old) and len(word) - len(old) >= 2
+        )
+        assert _suffix_variants(word, 2) == expected
+    assert _suffix_variants("epileptic", 3)[:2] == ("epilepsy", "epilepsis")
+    assert _suffix_variants("blind", 2) == ("blindness",)
+
+
+def test_token_form_tuples_match_token_forms() -> None:
+    for text in ("Non-Hodgkin's Lymphomas", "IL-1β", "anaemias", "Sulphates", "", "Ödema"):
+        plain, toks = token_forms(text)
+        assert token_form_tuples(text) == (tuple(plain), tuple(toks))
+    assert token_form_tuples("Tumour of the Breasts") == (
+        ("tumor", "of", "the", "breasts"),
+        ("tumor", "of", "the", "breast"),
+    )
