@@ -9,7 +9,7 @@ import weakref
 import pytest
 
 from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
-from fastbmrag.vocab.build import token_form_tuples, token_forms
+from fastbmrag.vocab.build import COMPLETION_HEADS, token_form_tuples, token_forms
 from fastbmrag.vocab.normalizer import (
     BUNDLED_DIR,
     VARIANT_SUFFIXES,
@@ -72,3 +72,19 @@ def test_token_form_tuples_match_token_forms() -> None:
         ("tumor", "of", "the", "breasts"),
         ("tumor", "of", "the", "breast"),
     )
+
+
+def test_head_completion_tables(norm: DictionaryNormalizer) -> None:
+    # "hepatorenal" + syndrome is a MeSH term (Hepatorenal Syndrome); + disease is not.
+    mask = norm._completions["hepatorenal"]
+    assert [h for bit, h in enumerate(COMPLETION_HEADS) if mask >> bit & 1] == ["syndrome"]
+    assert norm.normalize("parkinson", "disease").ontology_id == "D010300"  # Parkinson Disease
+    # An older build without the tables: computed at load, the same.
+    older = DictionaryNormalizer(
+        {"genes": norm._genes, "index": norm._gene_index},
+        {"descriptors": norm._desc, "index": norm._mesh_index, "bag": norm._mesh_bag},
+        norm.manifest,
+    )
+    assert older._completions == norm._completions
+    assert older._bag_completions == norm._bag_completions
+    assert older._bag_words == norm._bag_words

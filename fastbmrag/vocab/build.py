@@ -115,6 +115,9 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+# Head nouns MeSH disease names often carry that writers leave out ("neurotoxicity" ->
+# Neurotoxicity Syndromes, "parkinson" -> Parkinson Disease); see completion_tables.
+COMPLETION_HEADS = ("syndrome", "disease", "disorder", "infection")
 # Function words dropped from order-free (bag) keys: "cancer of the breast" ~ "breast cancer".
 BAG_STOP = _words("of the a an and in on by with for to from or as at induced associated due")
 # Words that say which kind of molecule a gene name refers to, not which gene.
@@ -615,6 +618,7 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
         "bag": _encode(bag, 2),
         # Every word of a bag key: a phrase with another word has no bag key (a lookup filter).
         "bag_words": sorted({w for key in bag for w in key.split()}),
+        **completion_tables(index, bag),
         "exact": _encode(exact, 2),
         "extend": _encode(extend, 2),
         "head": head,
@@ -627,6 +631,34 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
         "processes": sorted(
             i for i, tns in enumerate(trees) if tns and all(t.startswith(PROCESS_TREE) for t in tns)
         ),
+    }
+
+
+def completion_tables(index: Iterable[str], bag: Iterable[str]) -> dict[str, Any]:
+    """Which :data:`COMPLETION_HEADS` complete a phrase to a MeSH key, as bit masks (bit i =
+    head i): ``completions`` keyed by an index key less a final head ("renalfailure" ->
+    syndrome? "hepatorenal" -> "hepatorenalsyndrome"), ``bag_completions`` by a bag key less
+    one head word. The normaliser tries "name + head" for every head only where the mask
+    says that the phrase is a key."""
+    completions: dict[str, int] = {}
+    for key in index:
+        for bit, head in enumerate(COMPLETION_HEADS):
+            if key.endswith(head):
+                stem = key[: len(key) - len(head)]
+                completions[stem] = completions.get(stem, 0) | 1 << bit
+    bag_completions: dict[str, int] = {}
+    for key in bag:
+        words = key.split()
+        for bit, head in enumerate(COMPLETION_HEADS):
+            if head in words:
+                rest = list(words)
+                rest.remove(head)
+                stem = " ".join(rest)
+                bag_completions[stem] = bag_completions.get(stem, 0) | 1 << bit
+    return {
+        "completion_heads": list(COMPLETION_HEADS),
+        "completions": completions,
+        "bag_completions": bag_completions,
     }
 
 

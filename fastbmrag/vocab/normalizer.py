@@ -80,12 +80,14 @@ from fastbmrag.errors import VocabError
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, Normalized
 from fastbmrag.vocab.build import (
     BAG_STOP,
+    COMPLETION_HEADS,
     GENE_KINDS,
     GENE_WORDS,
     GREEK_LETTER,
     MANIFEST,
     _forms,
     _words,
+    completion_tables,
     raw_tokens,
     token_form_tuples,
     tokens,
@@ -180,7 +182,7 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
 )
 # Head nouns MeSH disease names often carry that writers leave out ("neurotoxicity" ->
 # Neurotoxicity Syndromes, "parkinson" -> Parkinson Disease).
-DISEASE_HEADS = ("syndrome", "disease", "disorder", "infection")
+DISEASE_HEADS = COMPLETION_HEADS
 # Organ adjectives and combining forms -> the organ word MeSH disease names use.
 ORGAN_ADJECTIVES = {
     "renal": "kidney",
@@ -240,6 +242,7 @@ EPISODE_HEADS = _words(
     "attack episode event movement activity lesion reaction feature manifestation state "
     "behavior behaviour"
 )
+_EPISODE_OR_SIGN = EPISODE_HEADS | SIGN_HEADS
 # Words for the course or severity of a condition, which writers add to a term.
 COURSE_WORDS = _words("acute chronic severe mild moderate early late transient recurrent")
 # Words that mark likeness ("tic-like symptoms", "hepatitis-like illness").
@@ -329,6 +332,7 @@ _WORD_RE = re.compile(r"\w+(?:[-/.'’]\w+)*")
 _WS_RE = re.compile(r"\s+")
 _CONJ_RE = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and/or|and|or)\s+")
 _PLAIN_WORD_RE = re.compile(r"[^\W_]+(?:'s)?")
+_AND_OR_RE = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)
 
 
 def _clean(name: str) -> str:
@@ -489,6 +493,10 @@ class DictionaryNormalizer:
         if bag_words is None:  # built before the table was added
             bag_words = " ".join(self._mesh_bag).split()
         self._bag_words: frozenset[str] = frozenset(bag_words) | BAG_STOP
+        if tuple(mesh.get("completion_heads", ())) != DISEASE_HEADS:  # an older build
+            mesh = {**mesh, **completion_tables(self._mesh_index, self._mesh_bag)}
+        self._completions: dict[str, int] = mesh["completions"]
+        self._bag_completions: dict[str, int] = mesh["bag_completions"]
         self._mesh_exact: dict[str, int | list[int]] = mesh.get("exact", {})
         self._mesh_extend: dict[str, int | list[int]] = mesh.get("extend", {})
         self._mesh_head: dict[str, int] = mesh.get("head", {})
@@ -512,6 +520,7 @@ class DictionaryNormalizer:
         self._free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(free)
         self._match_free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(match_free)
         self._contexts: dict[str, _Context] = {}
+        self._site_heads: dict[str, bool] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -642,7 +651,7 @@ class DictionaryNormalizer:
         return best
 
     def _match(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
-        hit = self._match_free(clean, t)
+        hit = self._match_free(_free_key(clean, t), t)
         if ctx is not None and (
             hit is None
             or hit.item < 0
@@ -797,6 +806,19 @@ class DictionaryNormalizer:
         codes = self._mesh_bag.get(_bag_key(toks))
         return None if codes is None else self._mesh_codes(codes, t, ctx, 0)
 
+    def _head_completions(self, stems: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
+        """``(*stem, head)`` for each stem and each of :data:`DISEASE_HEADS` (in that order),
+        kept only where it is an index or a bag key (see
+        :func:`~fastbmrag.vocab.build.completion_tables`): the others cannot match."""
+        out: list[tuple[str, ...]] = []
+        for stem in stems:
+            mask = self._completions.get("".join(stem), 0)
+            if self._bag_words.issuperset(stem):
+                mask |= self._bag_completions.get(_bag_key(stem), 0)
+            if mask:
+                out += [(*stem, h) for bit, h in enumerate(DISEASE_HEADS) if mask >> bit & 1]
+        return out
+
     def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         toks = _name_forms(clean)[1]
         if not toks:
@@ -806,7 +828,7 @@ class DictionaryNormalizer:
         tries: list[Sequence[str]] = [*variants]
         if t == DISEASE:
             tries += _rewrites(toks)
-            tries += [(*v, head) for v in (toks, *variants) for head in DISEASE_HEADS]
+            tries += self._head_completions((toks, *variants))
             if len(toks) == 1:
                 tries.append(("drug", *toks))  # "toxicity", "overdose": of the drug studied
             tries += _organ_phrases(toks)
@@ -890,6 +912,15 @@ class DictionaryNormalizer:
     def _site_head(self, word: str) -> bool:
         """Whether a head word says only that its site is diseased: a pathologic process
         (MeSH C23.550: inflammation, necrosis, sclerosis), or no disease term at all."""
+        known = self._site_heads.get(word)
+        if known is None:
+            known = self._site_head_uncached(word)
+            if len(self._site_heads) >= FREE_CACHE_SIZE:
+                self._site_heads.clear()
+            self._site_heads[word] = known
+        return known
+
+    def _site_head_uncached(self, word: str) -> bool:
         hit = self._mesh_tokens([word], DISEASE, None)
         if hit is None:
             hit = next(
@@ -1096,6 +1127,23 @@ class DictionaryNormalizer:
         return None
 
 
+def _free_key(clean: str, t: str) -> str:
+    """The key of the context-free memo: the name in lower case where case cannot change the
+    context-free match ("Renal failure" = "renal failure"): ASCII, no element symbol
+    ("Ca2+") for a chemical, and "and"/"or" already in lower case where written as words
+    (coordination is split on the lower-case words only)."""
+    if not clean.isascii():
+        return clean
+    low = clean.lower()
+    if low == clean:
+        return clean
+    if t == CHEMICAL and _formula_name(clean):
+        return clean
+    if any(not m.islower() for m in _AND_OR_RE.findall(clean)):
+        return clean
+    return low
+
+
 def _bag_key(toks: Sequence[str]) -> str:
     """:func:`~fastbmrag.vocab.build.bag_key` of a name's tokens."""
     if BAG_STOP.isdisjoint(toks):
@@ -1186,12 +1234,12 @@ def _rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
     elif last in NEOPLASM_WORDS:
         heads.append([*body, "neoplasm"])
     out += heads
-    if any(w in ORGAN_ADJECTIVES for w in base[:-1]):
+    if not ORGAN_ADJECTIVES.keys().isdisjoint(base[:-1]):
         organ = [x for w in base[:-1] for x in ORGAN_ADJECTIVES.get(w, w).split()]
         out.append([*organ, last])
         out += [[*organ, h[-1]] for h in heads]
     if len(base) > 1:
-        out += _organ_phrases(base[-1:])
+        out += _organ_phrases_of((last,))
     return out
 
 
@@ -1207,14 +1255,16 @@ def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
       as the organ's insufficiency or disease ("decreased renal function").
     """
     out: list[Sequence[str]] = []
-    base = [w for n, w in enumerate(toks) if not (n and w in LIKE_WORDS)] or list(toks)
-    if base != list(toks):
+    if LIKE_WORDS.isdisjoint(toks[1:]):
+        base = list(toks)
+    else:
+        base = [w for n, w in enumerate(toks) if not (n and w in LIKE_WORDS)]
         out.append(base)
         out += _rewrites(base)
     body, last = base[:-1], base[-1]
     if body and last in DISEASE_SYNONYMS:
         out += [[*body, to] for to in SYNONYM_TO if to != last]
-    if body and last in (EPISODE_HEADS | SIGN_HEADS):
+    if body and last in _EPISODE_OR_SIGN:
         while len(body) > 1 and body[-1] in SIGN_HEADS:
             body = body[:-1]
         out.append(body)
@@ -1228,8 +1278,8 @@ def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
         out += _rewrites(inverted)
     if len(base) > 1:
         # "peripheral neurotoxicity" -> peripheral nervous system disease
-        out += [[*base[:-1], *p] for p in _organ_phrases(base[-1:])]
-    quantity = [QUANTITY.get(w, w) for w in base]
+        out += [[*base[:-1], *p] for p in _organ_phrases_of((base[-1],))]
+    quantity = base if QUANTITY.keys().isdisjoint(base) else [QUANTITY.get(w, w) for w in base]
     if quantity != base:
         out.append(quantity)
         out.append([*quantity, "syndrome"])
