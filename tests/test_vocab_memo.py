@@ -23,14 +23,27 @@ def norm() -> DictionaryNormalizer:
     return load_normalizer()
 
 
-def test_bundled_tables_hold_tuples(norm: DictionaryNormalizer) -> None:
+def test_bundled_tables_are_not_tracked_by_the_garbage_collector(
+    norm: DictionaryNormalizer,
+) -> None:
     # Tuples of strings and ints drop out of the collector's tracking; lists never do.
     assert norm._desc[0] == ("D000001", "Calcimycin", "D")
     assert norm._genes[0][:2] == ("HGNC:5", "A1BG")
-    several = next(v for v in norm._mesh_index.values() if not isinstance(v, int))
-    assert isinstance(several, tuple)
     gc.collect()
     assert not gc.is_tracked(norm._desc[0])
+    # Code tables hold ints only (a code list is ~p, its position in "multi"), so that the
+    # dicts are never tracked, not even right after loading.
+    fresh = DictionaryNormalizer.from_dir(BUNDLED_DIR)
+    for table in (fresh._gene_index, fresh._mesh_index, fresh._mesh_bag, fresh._superset):
+        assert not gc.is_tracked(table)
+        assert all(isinstance(v, int) for v in table.values())
+    # "amphetamine" folds Amphetamine and Amphetamines together; the written number decides.
+    packed = fresh._mesh_index["amphetamine"]
+    assert isinstance(packed, int) and packed < 0
+    codes = fresh._mesh_multi[~packed]
+    assert [fresh._desc[c // 2][0] for c in codes] == ["D000661", "D000662"]
+    assert fresh.normalize("amphetamines", "chemical").ontology_id == "D000662"
+    assert fresh.normalize("Amphetamine", "chemical").ontology_id == "D000661"
 
 
 def test_a_dropped_normaliser_is_freed_without_the_cycle_collector() -> None:
@@ -81,8 +94,13 @@ def test_head_completion_tables(norm: DictionaryNormalizer) -> None:
     assert norm.normalize("parkinson", "disease").ontology_id == "D010300"  # Parkinson Disease
     # An older build without the tables: computed at load, the same.
     older = DictionaryNormalizer(
-        {"genes": norm._genes, "index": norm._gene_index},
-        {"descriptors": norm._desc, "index": norm._mesh_index, "bag": norm._mesh_bag},
+        {"genes": norm._genes, "index": norm._gene_index, "multi": norm._gene_multi},
+        {
+            "descriptors": norm._desc,
+            "index": norm._mesh_index,
+            "bag": norm._mesh_bag,
+            "multi": norm._mesh_multi,
+        },
         norm.manifest,
     )
     assert older._completions == norm._completions

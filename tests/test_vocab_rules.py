@@ -107,9 +107,10 @@ def test_mental_disorders_are_marked_in_the_table(norm: DictionaryNormalizer) ->
 
 def test_context_free_results_are_memoised(norm: DictionaryNormalizer) -> None:
     fresh = DictionaryNormalizer(
-        {"genes": norm._genes, "index": norm._gene_index},
+        {"genes": norm._genes, "index": norm._gene_index, "multi": norm._gene_multi},
         {
             "descriptors": norm._desc,
+            "multi": norm._mesh_multi,
             "index": norm._mesh_index,
             "bag": norm._mesh_bag,
             "head": norm._mesh_head,

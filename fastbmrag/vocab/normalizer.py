@@ -71,9 +71,8 @@ import re
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from fastbmrag import config
 from fastbmrag.errors import VocabError
@@ -336,6 +335,8 @@ _AND_OR_RE = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)
 
 
 def _clean(name: str) -> str:
+    if name.isprintable() and "  " not in name:  # no whitespace but single plain spaces
+        return name.strip().strip(".,;:")
     return _WS_RE.sub(" ", name).strip().strip(".,;:")
 
 
@@ -406,8 +407,7 @@ def _abbreviations(text: str) -> tuple[dict[str, str], dict[str, str]]:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Hit:
+class _Hit(NamedTuple):  # a tuple: built several times per name, cheaply
     type: str
     item: int  # gene or descriptor number; -1 when ambiguous
     matched_by: str
@@ -482,11 +482,15 @@ class DictionaryNormalizer:
 
     def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
         self.manifest = manifest
+        # Code tables: a code, or ~p for the code list at position p of "multi" (files
+        # written since the lists were packed; older ones hold the lists themselves).
+        self._gene_multi: Sequence[Sequence[int]] = genes.get("multi", ())
+        self._mesh_multi: Sequence[Sequence[int]] = mesh.get("multi", ())
         self._genes: list[list[str]] = genes["genes"]
-        self._gene_index: dict[str, int | list[int]] = genes["index"]
+        self._gene_index: dict[str, int | Sequence[int]] = genes["index"]
         self._desc: list[list[str]] = mesh["descriptors"]
-        self._mesh_index: dict[str, int | list[int]] = mesh["index"]
-        self._mesh_bag: dict[str, int | list[int]] = mesh["bag"]
+        self._mesh_index: dict[str, int | Sequence[int]] = mesh["index"]
+        self._mesh_bag: dict[str, int | Sequence[int]] = mesh["bag"]
         # Every word of a bag key (and the stop words bag keys leave out): a phrase with any
         # other word cannot be a bag key, so its key need not be built.
         bag_words = mesh.get("bag_words")
@@ -497,13 +501,13 @@ class DictionaryNormalizer:
             mesh = {**mesh, **completion_tables(self._mesh_index, self._mesh_bag)}
         self._completions: dict[str, int] = mesh["completions"]
         self._bag_completions: dict[str, int] = mesh["bag_completions"]
-        self._mesh_exact: dict[str, int | list[int]] = mesh.get("exact", {})
-        self._mesh_extend: dict[str, int | list[int]] = mesh.get("extend", {})
+        self._mesh_exact: dict[str, int | Sequence[int]] = mesh.get("exact", {})
+        self._mesh_extend: dict[str, int | Sequence[int]] = mesh.get("extend", {})
         self._mesh_head: dict[str, int] = mesh.get("head", {})
         self._head_partners: dict[str, list[list[Any]]] = mesh.get("head_partners", {})
         self._drug_induced: dict[str, int] = mesh.get("drug_induced", {})
         self._induced_child: dict[int, int] = mesh.get("induced_child", {})
-        self._superset: dict[str, int | list[int]] = mesh.get("superset", {})
+        self._superset: dict[str, int | Sequence[int]] = mesh.get("superset", {})
         self._processes: frozenset[int] = frozenset(mesh.get("processes", ()))
         # Context-free results, memoised: names repeat a lot when a corpus is indexed. The
         # memos reach the normaliser through a weak reference, so that they form no cycle
@@ -782,7 +786,11 @@ class DictionaryNormalizer:
                     hit = self._gene_codes(self._gene_index.get(_gene_key_from(core)), ctx)
             return hit
         plain, toks = _name_forms(clean)
-        hit = self._mesh_codes(self._mesh_index.get("".join(toks)), t, ctx, 0, "".join(plain))
+        codes = self._mesh_index.get("".join(toks))
+        # The unfolded key only tells apart several descriptors under one key.
+        several = codes is not None and (not isinstance(codes, int) or codes < 0)
+        exact = "".join(plain) if several else ""
+        hit = self._mesh_codes(codes, t, ctx, 0, exact)
         if hit is None and self._bag_words.issuperset(toks):
             hit = self._mesh_codes(self._mesh_bag.get(_bag_key(toks)), t, ctx, WORD_ORDER_SCORE)
             if hit is not None and hit.item >= 0:
@@ -805,6 +813,15 @@ class DictionaryNormalizer:
             return None  # a one-word bag key is the index key
         codes = self._mesh_bag.get(_bag_key(toks))
         return None if codes is None else self._mesh_codes(codes, t, ctx, 0)
+
+    def _is_key(self, phrase: Sequence[str]) -> bool:
+        """Whether the phrase is an index or a bag key (of any category): else
+        :meth:`_mesh_tokens` finds nothing for it."""
+        return "".join(phrase) in self._mesh_index or (
+            len(phrase) > 1
+            and self._bag_words.issuperset(phrase)
+            and _bag_key(phrase) in self._mesh_bag
+        )
 
     def _head_completions(self, stems: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
         """``(*stem, head)`` for each stem and each of :data:`DISEASE_HEADS` (in that order),
@@ -835,7 +852,7 @@ class DictionaryNormalizer:
             tries += _more_rewrites(toks)
             for k in range(len(toks) - 1, 0, -1):
                 # A substance named as the cause: "cocaine overdose" -> drug overdose.
-                if self._mesh_tokens(toks[:k], CHEMICAL, None) is not None:
+                if self._is_key(toks[:k]) and self._mesh_tokens(toks[:k], CHEMICAL, None):
                     tries.append(["drug", *toks[k:]])
                     tries.append(["substance", *toks[k:]])
                     break
@@ -897,7 +914,7 @@ class DictionaryNormalizer:
         if toks[-1] in DISEASE_SYNONYMS or not self._site_head(toks[-1]):
             return None
         for k in range(len(toks) - 1):
-            if self._mesh_tokens(toks[k:], DISEASE, None) is not None:
+            if self._is_key(toks[k:]) and self._mesh_tokens(toks[k:], DISEASE, None):
                 return None
         site = [w for w in toks[:-1] if w not in COURSE_WORDS and w not in BAG_STOP]
         if not site:
@@ -935,6 +952,8 @@ class DictionaryNormalizer:
         codes = self._superset.get(" ".join(sorted(x for x in toks if x not in BAG_STOP)))
         if codes is None:
             return None
+        if isinstance(codes, int) and codes < 0:
+            codes = self._mesh_multi[~codes]
         core = [x for x in toks if x not in COURSE_WORDS]
         if len(core) < len(toks) and core and self._mesh_tokens(core, DISEASE, None) is not None:
             return None  # "acute myocardial infarction": a course word on a term of its own
@@ -1018,6 +1037,8 @@ class DictionaryNormalizer:
         codes = self._mesh_extend.get(word)
         if codes is None:
             return None
+        if isinstance(codes, int) and codes < 0:
+            codes = self._mesh_multi[~codes]
         cat = _CAT[t]
         items = {c // 2 for c in ([codes] if isinstance(codes, int) else codes)}
         fitting = [i for i in items if cat in self._desc[i][2]]
@@ -1025,10 +1046,12 @@ class DictionaryNormalizer:
             return None
         return _Hit(t, fitting[0], "partial", 0.6)
 
-    def _gene_codes(self, codes: int | list[int] | None, ctx: _Context | None) -> _Hit | None:
+    def _gene_codes(self, codes: int | Sequence[int] | None, ctx: _Context | None) -> _Hit | None:
         if codes is None:
             return None
         if isinstance(codes, int):
+            if codes < 0:
+                return self._gene_codes(self._gene_multi[~codes], ctx)
             kind = GENE_KINDS[codes % 8]
             return _Hit(GENE, codes // 8, kind, GENE_SCORES[kind])
         best_kind = codes[0] % 8
@@ -1043,7 +1066,7 @@ class DictionaryNormalizer:
 
     def _mesh_codes(
         self,
-        codes: int | list[int] | None,
+        codes: int | Sequence[int] | None,
         t: str,
         ctx: _Context | None,
         fixed: float,
@@ -1052,6 +1075,8 @@ class DictionaryNormalizer:
         if codes is None:
             return None
         cat = _CAT[t]
+        if isinstance(codes, int) and codes < 0:
+            codes = self._mesh_multi[~codes]
         if isinstance(codes, int):
             if cat not in self._desc[codes // 2][2]:
                 return None
@@ -1107,7 +1132,9 @@ class DictionaryNormalizer:
     # ---- output ----------------------------------------------------------------------------
 
     def _result(self, name: str, type_: str, hit: _Hit) -> Normalized:
-        if hit.type == GENE:
+        if not hit.candidates:
+            ids: tuple[str, ...] = ()
+        elif hit.type == GENE:
             ids = tuple(self._genes[i][0] for i in hit.candidates)
         else:
             ids = tuple(self._desc[i][0] for i in hit.candidates)
@@ -1329,7 +1356,9 @@ def clear_caches() -> None:
 
 def _organ_phrases(toks: Sequence[str]) -> tuple[tuple[str, ...], ...]:
     """ "renal damage", "nephrotoxicity", "nephropathy" -> (("kidney", "disease"), ...)."""
-    if len(toks) > 2:
+    if len(toks) > 2 or (
+        len(toks) == 2 and (toks[0] not in ORGAN_ADJECTIVES or toks[1] not in ORGAN_DAMAGE)
+    ):
         return ()
     return _organ_phrases_of(tuple(toks))
 
