@@ -311,6 +311,22 @@ class Ledger:
                 out[pid].add((s, r, t))
         return out
 
+    @staticmethod
+    def _triple_counts(conn: sqlite3.Connection, triples: Sequence[Triple]) -> dict[Triple, int]:
+        """n_papers of each triple present in the ledger (one query per chunk of triples)."""
+        out: dict[Triple, int] = {}
+        for chunk in _chunks(triples, _CHUNK // 3):
+            values = ",".join(["(?, ?, ?)"] * len(chunk))
+            for s, r, t, n in conn.execute(
+                "SELECT t.source_key, t.relationship_type, t.target_key, t.n_papers "
+                f"FROM (VALUES {values}) AS v CROSS JOIN triples AS t "
+                "ON t.source_key = v.column1 AND t.relationship_type = v.column2 "
+                "AND t.target_key = v.column3",  # CROSS JOIN: look each one up by primary key
+                [x for tr in chunk for x in tr],
+            ):
+                out[(s, r, t)] = int(n)
+        return out
+
     def _plan(self, conn: sqlite3.Connection, replacements: dict[str, set[Triple]]) -> DegreePlan:
         old = self._old_triples(conn, list(replacements))
         change: Counter[Triple] = Counter()
@@ -319,15 +335,11 @@ class Ledger:
                 change[tr] -= 1
             for tr in new:
                 change[tr] += 1
+        existing = self._triple_counts(conn, list(change))
         counts: dict[Triple, int] = {}
         delta: Counter[str] = Counter()
         for tr, d in change.items():
-            row = conn.execute(
-                "SELECT n_papers FROM triples WHERE source_key = ? AND relationship_type = ? "
-                "AND target_key = ?",
-                tr,
-            ).fetchone()
-            before = int(row[0]) if row else 0
+            before = existing.get(tr, 0)
             after = before + d
             if after < 0:
                 raise StoreError(
@@ -373,20 +385,16 @@ class Ledger:
             return {k: current[k] + plan.delta.get(k, 0) for k in nodes}
 
     def _apply_plan(self, conn: sqlite3.Connection, plan: DegreePlan) -> set[str]:
-        for tr, n in plan.counts.items():
-            if n > 0:
-                conn.execute(
-                    "INSERT INTO triples (source_key, relationship_type, target_key, n_papers) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT (source_key, relationship_type, target_key) "
-                    "DO UPDATE SET n_papers = excluded.n_papers",
-                    (*tr, n),
-                )
-            else:
-                conn.execute(
-                    "DELETE FROM triples WHERE source_key = ? AND relationship_type = ? "
-                    "AND target_key = ?",
-                    tr,
-                )
+        conn.executemany(
+            "INSERT INTO triples (source_key, relationship_type, target_key, n_papers) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (source_key, relationship_type, target_key) "
+            "DO UPDATE SET n_papers = excluded.n_papers",
+            [(*tr, n) for tr, n in plan.counts.items() if n > 0],
+        )
+        conn.executemany(
+            "DELETE FROM triples WHERE source_key = ? AND relationship_type = ? AND target_key = ?",
+            [tr for tr, n in plan.counts.items() if n <= 0],
+        )
         changed = plan.changed
         conn.executemany(
             "UPDATE entities SET degree = degree + ? WHERE key = ?",
