@@ -205,11 +205,14 @@ def token_forms(text: str) -> tuple[list[str], list[str]]:
 
 def token_form_tuples(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """:func:`token_forms` as tuples."""
-    forms = list(map(_forms, _TOKEN_RE.findall(_fold(text))))
-    if not forms:
+    words = _TOKEN_RE.findall(_fold(text))
+    if len(words) == 1:  # most chemical names
+        plain, tok = _forms(words[0])
+        return (plain,), (tok,)
+    if not words:
         return (), ()
-    plain, toks = zip(*forms, strict=True)
-    return plain, toks
+    plain_forms, toks = zip(*map(_forms, words), strict=True)
+    return plain_forms, toks
 
 
 def raw_tokens(text: str) -> list[str]:
