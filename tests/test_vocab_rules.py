@@ -244,3 +244,29 @@ def test_hyphen_inside_a_word(norm: DictionaryNormalizer) -> None:
         "D054556",
         "name",
     )
+
+
+# ---- fourth pass: morphology and MeSH wording -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "mesh_id"),
+    [
+        ("migraineurs", "D008881"),  # -eur person noun -> Migraine Disorders
+        ("epileptiform activity", "D004827"),  # -iform as -ic -> Epilepsy
+        ("psychomotor retardation", "D011596"),  # the site's disorder -> Psychomotor Disorders
+        ("cardiovascular malformations", "D018376"),  # -> Cardiovascular Abnormalities
+        ("cytotoxicity", "D064420"),  # head of the compound -> Drug Toxicity (entry term)
+        ("hematotoxicity", "D006402"),  # hemato- -> Hematologic Diseases
+        ("leucocytoclastic vasculitis", "D018366"),  # leuc- spelt leuk-
+    ],
+)
+def test_fourth_pass_rules(norm: DictionaryNormalizer, name: str, mesh_id: str) -> None:
+    assert norm.normalize(name, "disease").ontology_id == mesh_id
+
+
+def test_leuc_spelling_folds_both_sides(norm: DictionaryNormalizer) -> None:
+    # The descriptor names keep their own spelling; both spellings find them.
+    assert norm.normalize("leucine", "chemical").normalized_name == "Leucine"
+    assert norm.normalize("Leucovorin", "chemical").ontology_id == "D002955"
+    assert norm.normalize("leucopenia", "disease").normalized_name == "Leukopenia"

@@ -151,13 +151,16 @@ def _fold(text: str) -> str:
 
 
 def _spelling(tok: str) -> str:
-    """American spelling: anaemia, oedema, tumour, sulphate, aluminium -> anemia, edema, ..."""
+    """American spelling: anaemia, oedema, tumour, sulphate, leucocyte, aluminium -> anemia,
+    edema, ..."""
     if len(tok) < 4 or not tok.isalpha():
         return tok
     if "ae" in tok[:-1] or "oe" in tok[:-1]:  # not a final -ae/-oe (vertebrae, aloe)
         tok = tok[:-1].replace("ae", "e").replace("oe", "e") + tok[-1:]
     if "sulph" in tok:
         tok = tok.replace("sulph", "sulf")
+    if "leuc" in tok:  # leucocyte, leucopenia, leucaemia
+        tok = tok.replace("leuc", "leuk")
     if tok.endswith("our") and len(tok) > 4:
         tok = tok[:-3] + "or"
     if tok == "aluminium":

@@ -173,8 +173,8 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("genic", "genesis"),  # carcinogenic -> carcinogenesis
     ("ting", "tion"),  # constipating -> constipation
     ("sis", "sia"),  # akinesis -> akinesia
-    ("iform", "y"),  # epileptiform -> epilepsy
-    ("eur", ""),  # migraineur -> migraine
+    ("ptiform", "psy"),  # epileptiform -> epilepsy (as epileptic)
+    ("eur", "e"),  # migraineur -> migraine
     ("ive", "ivity"),  # hyperactive -> hyperactivity
     ("i", "us"),  # thrombi -> thrombus (Latin plural)
     ("", "ness"),  # blind -> blindness
@@ -261,6 +261,9 @@ QUANTITY = {
 IMPAIRED = _words("low impaired abnormal abnormality deteriorated deterioration altered")
 # Tumour words -> MeSH's "Neoplasms" ("liver tumors" -> Liver Neoplasms).
 NEOPLASM_WORDS = _words("tumor cancer carcinoma adenocarcinoma malignancy neoplasia neoplasm")
+# Words for a malformation -> MeSH's "Abnormalities" ("cardiovascular malformations" ->
+# Cardiovascular Abnormalities).
+ABNORMALITY_WORDS = _words("anomaly malformation deformity")
 ORGAN_PREFIXES = {
     "nephro": "kidney",
     "hepato": "liver",
@@ -274,6 +277,8 @@ ORGAN_PREFIXES = {
     "dermato": "skin",
     "myo": "muscular",
     "glomerulo": "kidney",
+    "hemato": "hematologic",
+    "vestibulo": "vestibular",
 }
 ORGAN_DAMAGE = _words(
     "toxicity toxic pathy pathic dysfunction damage injury impairment disorder disease "
@@ -849,6 +854,8 @@ class DictionaryNormalizer:
             if len(toks) == 1:
                 tries.append(("drug", *toks))  # "toxicity", "overdose": of the drug studied
             tries += _organ_phrases(toks)
+            if len(toks) == 1 and toks[0].endswith("toxicity") and len(toks[0]) > 9:
+                tries.append(("drug", "toxicity"))  # "cytotoxicity": the compound's head
             tries += _more_rewrites(toks)
             for k in range(len(toks) - 1, 0, -1):
                 # A substance named as the cause: "cocaine overdose" -> drug overdose.
@@ -920,7 +927,12 @@ class DictionaryNormalizer:
         if not site:
             return None
         organ = [x for w in site for x in ORGAN_ADJECTIVES.get(w, w).split()]
-        for phrase in ([*site, "disease"], [*organ, "disease"]):
+        for phrase in (
+            [*site, "disease"],
+            [*organ, "disease"],
+            [*site, "disorder"],
+            [*organ, "disorder"],
+        ):
             hit = self._mesh_tokens(phrase, DISEASE, ctx)
             if hit is not None and hit.item >= 0:
                 return _Hit(DISEASE, hit.item, "variant", VARIANT_SCORE, hit.candidates)
@@ -1260,6 +1272,8 @@ def _rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
         heads += [[*body, to] for to in SIGN_TO]
     elif last in NEOPLASM_WORDS:
         heads.append([*body, "neoplasm"])
+    elif last in ABNORMALITY_WORDS:
+        heads.append([*body, "abnormality"])
     out += heads
     if not ORGAN_ADJECTIVES.keys().isdisjoint(base[:-1]):
         organ = [x for w in base[:-1] for x in ORGAN_ADJECTIVES.get(w, w).split()]
