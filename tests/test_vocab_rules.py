@@ -270,3 +270,17 @@ def test_leuc_spelling_folds_both_sides(norm: DictionaryNormalizer) -> None:
     assert norm.normalize("leucine", "chemical").normalized_name == "Leucine"
     assert norm.normalize("Leucovorin", "chemical").ontology_id == "D002955"
     assert norm.normalize("leucopenia", "disease").normalized_name == "Leukopenia"
+
+
+def test_toxic_alone_does_not_make_a_term_drug_induced(norm: DictionaryNormalizer) -> None:
+    # "Toxic Encephalopathy" (Neurotoxicity Syndromes) names no drug: in a text on a drug's
+    # effects "encephalopathy" stays Brain Diseases; "hepatitis" still becomes the drug-induced
+    # liver injury its entry term "Hepatitis, Drug-Induced" names.
+    assert norm.normalize("encephalopathy", "disease", ABSTRACT).ontology_id == "D001927"
+    assert norm.normalize("optic neuropathy", "disease", ABSTRACT).ontology_id == "D009901"
+    assert norm.normalize("hepatitis", "disease", ABSTRACT).ontology_id == "D056486"
+
+
+def test_british_plural_spelling(norm: DictionaryNormalizer) -> None:
+    assert norm.normalize("tumours", "disease").ontology_id == "D009369"  # Neoplasms
+    assert norm.normalize("bladder tumours", "disease").ontology_id == "D001749"

@@ -54,7 +54,7 @@ MENTAL_TREE = "F03"
 # C25 Chemically-Induced Disorders, and words that name the cause in a drug-induced form.
 CHEMICALLY_INDUCED_TREE = "C25"
 PROCESS_TREE = "C23.550"
-DRUG_CAUSE_WORDS = frozenset(["drug", "substance", "medication", "chemical", "chemically", "toxic"])
+DRUG_CAUSE_WORDS = frozenset(["drug", "substance", "medication", "chemical", "chemically"])
 
 # --------------------------------------------------------------------------------------------
 # Text keys. The same functions run at build time and at lookup time.
@@ -163,6 +163,8 @@ def _spelling(tok: str) -> str:
         tok = tok.replace("leuc", "leuk")
     if tok.endswith("our") and len(tok) > 4:
         tok = tok[:-3] + "or"
+    elif tok.endswith("ours") and len(tok) > 5:  # tumours (folded before the plural is)
+        tok = tok[:-4] + "ors"
     if tok == "aluminium":
         tok = "aluminum"
     return tok
