@@ -284,3 +284,27 @@ def test_toxic_alone_does_not_make_a_term_drug_induced(norm: DictionaryNormalize
 def test_british_plural_spelling(norm: DictionaryNormalizer) -> None:
     assert norm.normalize("tumours", "disease").ontology_id == "D009369"  # Neoplasms
     assert norm.normalize("bladder tumours", "disease").ontology_id == "D001749"
+
+
+@pytest.mark.parametrize(
+    ("name", "mesh_id"),
+    [
+        ("veno-occlusive disease of the liver", "D006504"),  # liver -> hepatic
+        ("central nervous system (CNS) complications", "D002493"),  # aside dropped
+        ("overdosage", "D062787"),  # -age -> Drug Overdose
+        ("purpuric lesions", "D011693"),  # -ic -> -a: Purpura
+        ("supraventricular tachyarrhythmias", "D013617"),  # head as its descriptor's name
+        ("parkinsonian", "D010300"),  # parkinson + disease before parkinsonian + disorder
+    ],
+)
+def test_fourth_pass_rewrites(norm: DictionaryNormalizer, name: str, mesh_id: str) -> None:
+    assert norm.normalize(name, "disease").ontology_id == mesh_id
+
+
+def test_drug_cause_cues_in_the_text(norm: DictionaryNormalizer) -> None:
+    given = "Akathisia after administration of intravenous prochlorperazine was recorded."
+    assert norm.normalize("akathisia", "disease", given).ontology_id == "D017109"
+    exposed = "Acute hepatitis after exposure to isoflurane in a healthy woman."
+    assert norm.normalize("hepatitis", "disease", exposed).ontology_id == "D056486"
+    # Without such a cue, the condition itself.
+    assert norm.normalize("akathisia", "disease", "Akathisia was rated.").ontology_id == "D011595"

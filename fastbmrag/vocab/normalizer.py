@@ -177,6 +177,8 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("eur", "e"),  # migraineur -> migraine
     ("ive", "ivity"),  # hyperactive -> hyperactivity
     ("i", "us"),  # thrombi -> thrombus (Latin plural)
+    ("age", "e"),  # overdosage -> overdose
+    ("ic", "a"),  # purpuric -> purpura
     ("", "ness"),  # blind -> blindness
 )
 # Head nouns MeSH disease names often carry that writers leave out ("neurotoxicity" ->
@@ -222,6 +224,17 @@ ORGAN_ADJECTIVES = {
     "hematologic": "hematologic",
     "haematological": "hematologic",
     "hematological": "hematologic",
+}
+# Organ nouns -> the adjective MeSH names also use ("Hepatic Veno-Occlusive Disease").
+ORGAN_NOUN_ADJECTIVES = {
+    "liver": "hepatic",
+    "kidney": "renal",
+    "heart": "cardiac",
+    "lung": "pulmonary",
+    "brain": "cerebral",
+    "stomach": "gastric",
+    "skin": "cutaneous",
+    "eye": "ocular",
 }
 # Head nouns of a sign or a vague complaint, and the head MeSH disorder names use instead:
 # "extrapyramidal symptoms" -> Extrapyramidal Disorders, "memory impairment" -> Memory
@@ -329,7 +342,8 @@ STOP_WORDS = _words(
 _DRUG_CAUSE_RE = re.compile(
     r"\b(?:\w+-induced|induced by|induces?|induction of|toxicity|toxic|adverse (?:effect|event|"
     r"reaction)s?|side[- ]effects?|overdoses?|intoxication|poisoning|(?:allergic|allergy|"
-    r"hypersensitivity|reactions?) to)\b",
+    r"hypersensitivity|reactions?) to|exposure to|after (?:the )?(?:administration|exposure|"
+    r"ingestion|infusion|injection|intake|use) of|(?:drug|medication) use)\b",
     re.IGNORECASE,
 )
 _WORD_RE = re.compile(r"\w+(?:[-/.'’]\w+)*")
@@ -350,6 +364,7 @@ def _clean(name: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 _PAREN_RE = re.compile(r"\(([^()]{1,20})\)")
+_PARENS_RE = re.compile(r"\s*\([^()]*\)")
 
 
 def _best_long_form(short: str, long: str) -> str | None:
@@ -842,6 +857,15 @@ class DictionaryNormalizer:
         return out
 
     def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        if "(" in clean:
+            # A parenthesised aside dropped: "central nervous system (CNS) complications".
+            bare = _clean(_PARENS_RE.sub("", clean))
+            if bare and bare != clean:
+                hit = self._direct(bare, t, ctx) or self._fallback(bare, t, ctx)
+                if hit is not None and hit.item >= 0:
+                    if hit.matched_by in _CONTEXT_SENSITIVE:
+                        return hit
+                    return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
         toks = _name_forms(clean)[1]
         if not toks:
             return None
@@ -850,7 +874,7 @@ class DictionaryNormalizer:
         tries: list[Sequence[str]] = [*variants]
         if t == DISEASE:
             tries += _rewrites(toks)
-            tries += self._head_completions((toks, *variants))
+            tries += self._head_completions((*variants, toks))
             if len(toks) == 1:
                 tries.append(("drug", *toks))  # "toxicity", "overdose": of the drug studied
             tries += _organ_phrases(toks)
@@ -866,6 +890,14 @@ class DictionaryNormalizer:
         # Most tries name no term: both keys are looked up inline first (as _mesh_tokens
         # does), and only a phrase with a key goes through _mesh_tokens.
         index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
+        if len(toks) > 1:
+            # The head word as its descriptor's own name: "supraventricular
+            # tachyarrhythmia" -> supraventricular tachycardia.
+            head = self._mesh_tokens(toks[-1:], t, None)
+            if head is not None and head.item >= 0:
+                name = _name_forms(self._desc[head.item][1])[1]
+                if name != toks[-1:]:
+                    tries.append((*toks[:-1], *name))
         for phrase in dict.fromkeys(map(tuple, tries)):
             if "".join(phrase) not in index and (
                 len(phrase) == 1 or not bag_words.issuperset(phrase) or _bag_key(phrase) not in bag
@@ -1279,6 +1311,9 @@ def _rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
         organ = [x for w in base[:-1] for x in ORGAN_ADJECTIVES.get(w, w).split()]
         out.append([*organ, last])
         out += [[*organ, h[-1]] for h in heads]
+    if not ORGAN_NOUN_ADJECTIVES.keys().isdisjoint(base[:-1]):
+        # The other way: "veno-occlusive liver disease" -> Hepatic Veno-Occlusive Disease.
+        out.append([*(ORGAN_NOUN_ADJECTIVES.get(w, w) for w in base[:-1]), last])
     if len(base) > 1:
         out += _organ_phrases_of((last,))
     return out
