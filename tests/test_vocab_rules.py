@@ -308,3 +308,15 @@ def test_drug_cause_cues_in_the_text(norm: DictionaryNormalizer) -> None:
     assert norm.normalize("hepatitis", "disease", exposed).ontology_id == "D056486"
     # Without such a cue, the condition itself.
     assert norm.normalize("akathisia", "disease", "Akathisia was rated.").ontology_id == "D011595"
+
+
+@pytest.mark.parametrize(
+    ("name", "mesh_id"),
+    [
+        ("cholestatic disease", "D002779"),  # adjective + "disease" -> Cholestasis
+        ("impaired consciousness", "D003244"),  # -> Consciousness Disorders
+        ("drug dependency", "D019966"),  # -ency -> -ence: Substance-Related Disorders
+    ],
+)
+def test_fourth_pass_adjectives(norm: DictionaryNormalizer, name: str, mesh_id: str) -> None:
+    assert norm.normalize(name, "disease").ontology_id == mesh_id

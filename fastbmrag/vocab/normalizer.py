@@ -178,6 +178,7 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("ive", "ivity"),  # hyperactive -> hyperactivity
     ("i", "us"),  # thrombi -> thrombus (Latin plural)
     ("age", "e"),  # overdosage -> overdose
+    ("ency", "ence"),  # dependency -> dependence
     ("ic", "a"),  # purpuric -> purpura
     ("", "ness"),  # blind -> blindness
 )
@@ -272,6 +273,8 @@ QUANTITY = {
 # Words saying that an organ's function is impaired: "decreased renal function" -> Renal
 # Insufficiency, "impaired heart function" -> Heart Diseases.
 IMPAIRED = _words("low impaired abnormal abnormality deteriorated deterioration altered")
+# Adjectives that say a faculty is impaired, before its name.
+IMPAIRED_ADJECTIVES = _words("impaired abnormal disturbed deficient")
 # Tumour words -> MeSH's "Neoplasms" ("liver tumors" -> Liver Neoplasms).
 NEOPLASM_WORDS = _words("tumor cancer carcinoma adenocarcinoma malignancy neoplasia neoplasm")
 # Words for a malformation -> MeSH's "Abnormalities" ("cardiovascular malformations" ->
@@ -1340,6 +1343,9 @@ def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
     body, last = base[:-1], base[-1]
     if body and last in DISEASE_SYNONYMS:
         out += [[*body, to] for to in SYNONYM_TO if to != last]
+    if len(body) == 1 and (last in DISEASE_SYNONYMS or last == "syndrome"):
+        # An adjective and a word for disease: "cholestatic disease" -> cholestasis.
+        out += [[v] for v in _variants(body[0])]
     if body and last in _EPISODE_OR_SIGN:
         while len(body) > 1 and body[-1] in SIGN_HEADS:
             body = body[:-1]
@@ -1359,6 +1365,10 @@ def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
     if quantity != base:
         out.append(quantity)
         out.append([*quantity, "syndrome"])
+    if len(base) > 1 and base[0] in IMPAIRED_ADJECTIVES:
+        # "impaired memory" -> memory disorder, "impaired consciousness" -> consciousness
+        # disorder (as "memory impairment").
+        out += [[*base[1:], to] for to in SIGN_TO]
     if base[-1] == "function" and len(base) > 2 and quantity[0] in IMPAIRED:
         organ = [x for w in base[1:-1] for x in ORGAN_ADJECTIVES.get(w, w).split()]
         out += [[*base[1:-1], "insufficiency"], [*organ, "insufficiency"], [*organ, "disease"]]
