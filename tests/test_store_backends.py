@@ -222,3 +222,51 @@ def test_embedded_optimize_indexes_points(tmp_path: Path) -> None:
         assert hits[0].payload["source"] == "nitroprusside"
     finally:
         s.close()
+
+
+def test_embedded_shard_of_an_earlier_layout_gets_on_disk_indexes(tmp_path: Path) -> None:
+    """A shard whose payload indexes were loaded onto the heap (and one lacking an index) is
+    given this version's indexes by its next writer, and its data and filters stay intact."""
+    import qdrant_edge as qe
+
+    from fastbmrag.store.base import vector_list
+    from fastbmrag.store.edge import INDEX_MEMORY
+
+    path = tmp_path / "shard"
+    shard = qe.EdgeShard.create(
+        str(path), qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine))
+    )
+    for name in KEYWORD_FIELDS[:-1]:  # relationship_type left without an index
+        shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
+    for name in INTEGER_FIELDS:
+        shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Integer))
+    rows = cid_rows()
+    shard.update(
+        qe.UpdateOperation.upsert_points(
+            [qe.Point(p.id, vector_list(p.vector), p.payload) for p in map(point, rows)]
+        )
+    )
+    shard.flush()
+    shard.close()
+
+    s = EdgeStore(path)
+    try:
+        assert "relationship_type" not in s.indexed_fields()
+        s.ensure_collection(DIM)
+        kinds = s.indexed_fields()
+        assert {k: kinds[k] for k in KEYWORD_FIELDS} == dict.fromkeys(KEYWORD_FIELDS, "Keyword")
+        assert {k: kinds[k] for k in INTEGER_FIELDS} == dict.fromkeys(INTEGER_FIELDS, "Integer")
+        assert {k: kinds[k] for k in FLOAT_FIELDS} == dict.fromkeys(FLOAT_FIELDS, "Float")
+        assert s.count() == 57
+        assert s.count(Filter(must=(Match("pmid", "2696505"),))) == 3
+        assert s.count(Filter(must=(Range("year", gte=1990),))) == 57
+    finally:
+        s.close()
+    again = qe.EdgeShard.load(str(path))
+    try:
+        memory = {
+            k: getattr(v.params, "memory", None) for k, v in again.info().payload_schema.items()
+        }
+        assert memory == dict.fromkeys(KEYWORD_FIELDS + INTEGER_FIELDS + FLOAT_FIELDS, INDEX_MEMORY)
+    finally:
+        again.close()

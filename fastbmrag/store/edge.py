@@ -34,6 +34,28 @@ from fastbmrag.store.base import (
 CONFIG_FILE = "edge_config.json"
 UPSERT_BATCH = 512
 
+# Payload indexes stay on disk (memory-mapped, read on first use) instead of being loaded onto
+# the heap when the shard opens: loading ~17 indexes was most of the open time, which every
+# `fastbmrag query` call pays (docs/benchmarks.md, "Storage"). Filtered queries read the few
+# index pages they need; the first one after an open pays the page faults.
+INDEX_MEMORY = qe.Memory.Cold
+
+
+def _index_params(kind: str) -> Any:
+    if kind == "keyword":
+        return qe.KeywordIndexParams(memory=INDEX_MEMORY)
+    if kind == "integer":
+        return qe.IntegerIndexParams(lookup=True, range=True, memory=INDEX_MEMORY)
+    return qe.FloatIndexParams(memory=INDEX_MEMORY)
+
+
+def _wanted_indexes() -> dict[str, str]:
+    return {
+        **dict.fromkeys(KEYWORD_FIELDS, "keyword"),
+        **dict.fromkeys(INTEGER_FIELDS, "integer"),
+        **dict.fromkeys(FLOAT_FIELDS, "float"),
+    }
+
 
 def _condition(cond: Match | Range | Filter) -> Any:
     if isinstance(cond, Filter):
@@ -120,20 +142,34 @@ class EdgeStore(Store):
                     f"The store {self.path} holds {self._size}-d vectors, not {vector_size}-d: "
                     "use the embedding model the collection was built with, or a new collection"
                 )
+            self._upgrade_indexes()
             return
         self.path.mkdir(parents=True, exist_ok=True)
         config = qe.EdgeConfig(
             vectors=qe.EdgeVectorParams(size=vector_size, distance=qe.Distance.Cosine)
         )
         shard = qe.EdgeShard.create(str(self.path), config)
-        for name in KEYWORD_FIELDS:
-            shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
-        for name in INTEGER_FIELDS:
-            shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Integer))
-        for name in FLOAT_FIELDS:
-            shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Float))
+        for name, kind in _wanted_indexes().items():
+            shard.update(qe.UpdateOperation.create_field_index(name, _index_params(kind)))
         shard.flush()
         self._shard, self._size = shard, vector_size
+
+    def _upgrade_indexes(self) -> None:
+        """Give a shard made by an earlier version the payload indexes of this one (missing
+        fields, or indexes loaded onto the heap at open): rebuilt from the stored payloads."""
+        shard = self._require()
+        schema = shard.info().payload_schema
+        changed = False
+        for name, kind in _wanted_indexes().items():
+            have = schema.get(name)
+            if have is not None and getattr(have.params, "memory", None) == INDEX_MEMORY:
+                continue
+            if have is not None:
+                shard.update(qe.UpdateOperation.delete_field_index(name))
+            shard.update(qe.UpdateOperation.create_field_index(name, _index_params(kind)))
+            changed = True
+        if changed:
+            shard.flush()
 
     def indexed_fields(self) -> dict[str, str]:
         """Payload field -> index type name, as the shard reports it."""
