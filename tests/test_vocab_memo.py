@@ -4,12 +4,21 @@ hold no reference cycle, per-word memos that give the same answers as the rules 
 from __future__ import annotations
 
 import gc
+import json
+import shutil
 import weakref
+from pathlib import Path
 
 import pytest
 
+from fastbmrag.errors import VocabError
 from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
-from fastbmrag.vocab.build import COMPLETION_HEADS, token_form_tuples, token_forms
+from fastbmrag.vocab.build import (
+    COMPLETION_HEADS,
+    FORMAT_VERSION,
+    token_form_tuples,
+    token_forms,
+)
 from fastbmrag.vocab.normalizer import (
     BUNDLED_DIR,
     VARIANT_SUFFIXES,
@@ -106,3 +115,17 @@ def test_head_completion_tables(norm: DictionaryNormalizer) -> None:
     assert older._completions == norm._completions
     assert older._bag_completions == norm._bag_completions
     assert older._bag_words == norm._bag_words
+
+
+def test_files_of_a_newer_format_are_refused(tmp_path: Path) -> None:
+    for name in ("genes.pickle.gz", "mesh.pickle.gz"):
+        shutil.copy(BUNDLED_DIR / name, tmp_path / name)
+    manifest = json.loads((BUNDLED_DIR / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["format"] == FORMAT_VERSION == 2
+    (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "format": 3}))
+    with pytest.raises(VocabError, match="built by a newer fastbmrag"):
+        DictionaryNormalizer.from_dir(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "format": 1}))
+    assert DictionaryNormalizer.from_dir(tmp_path).normalize("IL-1β", "gene").ontology_id == (
+        "HGNC:5992"
+    )

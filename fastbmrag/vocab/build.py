@@ -37,7 +37,9 @@ from typing import IO, Any
 
 from fastbmrag.errors import VocabError
 
-FORMAT_VERSION = 1
+# 2: code lists packed into a shared "multi" table (negative codes), lists written as tuples,
+# bag_words and head completion masks; the loader reads 1 and 2 and refuses newer ones.
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 GENES_FILE = "genes.pickle.gz"
 MESH_FILE = "mesh.pickle.gz"

@@ -80,6 +80,7 @@ from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, Normalized
 from fastbmrag.vocab.build import (
     BAG_STOP,
     COMPLETION_HEADS,
+    FORMAT_VERSION,
     GENE_KINDS,
     GENE_WORDS,
     GREEK_LETTER,
@@ -555,6 +556,12 @@ class DictionaryNormalizer:
         """Load manifest.json and the two data files it names from ``path``."""
         try:
             manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+            if int(manifest.get("format", 1)) > FORMAT_VERSION:
+                raise VocabError(
+                    f"The vocabularies in {path} were built by a newer fastbmrag (format "
+                    f"{manifest['format']}, this one reads up to {FORMAT_VERSION}); run "
+                    "`fastbmrag vocab update` to rebuild them, or upgrade fastbmrag."
+                )
             files = manifest["files"]
             genes = _read_data(path / files["genes"])
             mesh = _read_data(path / files["mesh"])
