@@ -10,10 +10,11 @@ fields of DESIGN.md, unit 1024-d vectors. Each backend runs in its own process s
     python scripts/bench_store.py --n 20000 --local-n 5000
     python scripts/bench_store.py --backend edge --n 200000 --json
 
-Embedded phases: load (Collection.commit_papers in batches, ledger + flush included), weight
+Embedded phases: load (Collection.commit_papers in batches, ledger + flush included; the
+store's own share, upsert + delete + flush, is reported beside it as store_edges_per_s), weight
 refresh, reopen + search before HNSW, optimise, reopen + search after, a nightly update of 500
 edges (commit + refresh + the optimise policy, which skips), and what forcing the optimise after
-that small update would cost.
+that small update would cost (``--no-forced`` skips that full rebuild).
 """
 
 from __future__ import annotations
@@ -95,6 +96,32 @@ class Vocabulary:
         return self.rng.choice(self.n, size=k, p=self.p)
 
 
+class Vectors:
+    """Unit vectors for edge descriptions and questions.
+
+    ``random``: isotropic Gaussian directions, every pair nearly orthogonal: no neighbourhood
+    structure, the worst case for an HNSW graph. ``clustered``: each paper has one of
+    ``TOPICS`` topics (the same for every seed) and its vectors are the topic direction plus noise (cosine ~0.7 to the
+    topic, ~0.5 between two edges of one topic, ~0 across topics), closer to text embeddings,
+    which group by subject. Questions are drawn the same way.
+    """
+
+    TOPICS = 512
+    kind = "random"
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(10_000 + seed)
+        topics = np.random.default_rng(0).standard_normal((self.TOPICS, DIM)).astype(np.float32)
+        self.topics = topics / np.linalg.norm(topics, axis=1, keepdims=True)
+
+    def draw(self, k: int) -> np.ndarray:
+        noise = self.rng.standard_normal((k, DIM)).astype(np.float32)
+        if self.kind == "clustered":
+            topic = self.topics[int(self.rng.integers(self.TOPICS))]
+            noise = topic + noise * np.float32(1.02 / np.sqrt(DIM))
+        return noise / np.linalg.norm(noise, axis=1, keepdims=True)
+
+
 def sentence(rng: np.random.Generator, n_words: int) -> str:
     return " ".join(rng.choice(WORDS, size=n_words))
 
@@ -103,14 +130,14 @@ def papers(n_edges: int, seed: int, start: int = 0) -> Iterator[PaperEdges]:
     """Papers of EDGES_PER_PAPER edges each, deterministic for a seed."""
     rng = np.random.default_rng(seed)
     vocab = Vocabulary(max(1000, n_edges // 8), np.random.default_rng(seed + 1))
+    vector_model = Vectors(seed)
     for paper_no in range(start, start + n_edges // EDGES_PER_PAPER):
         pid = f"PMID:{30000000 + paper_no}"
         title = sentence(rng, 14)
         year = int(rng.integers(1990, 2025))
         journal = JOURNALS[int(rng.integers(len(JOURNALS)))]
         src, tgt = vocab.draw(EDGES_PER_PAPER), vocab.draw(EDGES_PER_PAPER)
-        vectors = rng.standard_normal((EDGES_PER_PAPER, DIM)).astype(np.float32)
-        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        vectors = vector_model.draw(EDGES_PER_PAPER)
         points: list[Point] = []
         refs: list[EdgeRef] = []
         seen: set[str] = set()
@@ -156,11 +183,11 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 def time_searches(store: Store, flt: Filter | None, n: int, seed: int) -> dict[str, Any]:
-    rng = np.random.default_rng(seed)
+    questions = Vectors(seed)
     samples = []
     hits = 0
     for _ in range(n):
-        q = rng.standard_normal(DIM).astype(np.float32)
+        q = questions.draw(1)[0]
         t = time.perf_counter()
         res = store.search(q, flt, limit=10)
         samples.append(time.perf_counter() - t)
@@ -193,9 +220,36 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - t, out
 
 
-def bench_edge(n: int, workdir: Path, queries: int, batch_papers: int) -> dict[str, Any]:
-    r: dict[str, Any] = {"backend": "qdrant-edge (Collection)", "n_edges": n}
+class StoreClock:
+    """Seconds spent in the store's own upsert, delete and flush during the load (the rest of a
+    commit is the ledger), counted by wrapping the methods of the one store instance."""
+
+    def __init__(self, store: Store) -> None:
+        self.seconds = 0.0
+        for name in ("upsert", "delete", "flush"):
+            setattr(store, name, self._timed(getattr(store, name)))
+
+    def _timed(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - t
+
+        return wrapper
+
+
+def bench_edge(
+    n: int, workdir: Path, queries: int, batch_papers: int, forced: bool
+) -> dict[str, Any]:
+    r: dict[str, Any] = {
+        "backend": "qdrant-edge (Collection)",
+        "n_edges": n,
+        "vectors": Vectors.kind,
+    }
     coll = Collection.open(workdir, "bench", write=True, create=True)
+    clock = StoreClock(coll.store)
     loaded = 0
     load_s = 0.0  # time inside commit_papers only: generating the synthetic data is not counted
     batch: list[PaperEdges] = []
@@ -218,6 +272,8 @@ def bench_edge(n: int, workdir: Path, queries: int, batch_papers: int) -> dict[s
         "edges": loaded,
         "seconds": round(load_s, 2),
         "edges_per_s": round(loaded / load_s),
+        "store_seconds": round(clock.seconds, 2),
+        "store_edges_per_s": round(loaded / clock.seconds),
         "peak_rss_mb": peak_rss_mb(),
     }
     note("load", r["load"])
@@ -266,8 +322,9 @@ def bench_edge(n: int, workdir: Path, queries: int, batch_papers: int) -> dict[s
         "nodes_refreshed": refreshed,
         "optimize_ran": ran,
     }
-    forced_s, _ = timed(lambda: coll.optimize(force=True))
-    r["nightly_500_edges"]["forced_optimize_s"] = round(forced_s, 1)
+    if forced:
+        forced_s, _ = timed(lambda: coll.optimize(force=True))
+        r["nightly_500_edges"]["forced_optimize_s"] = round(forced_s, 1)
     coll.close()
     r["nodes"] = nodes
     r["hub"] = hub
@@ -333,7 +390,7 @@ def bench_local(n: int, workdir: Path, queries: int) -> dict[str, Any]:
 def child(args: argparse.Namespace) -> None:
     workdir = Path(args.workdir)
     if args.backend == "edge":
-        result = bench_edge(args.n, workdir, args.queries, args.batch_papers)
+        result = bench_edge(args.n, workdir, args.queries, args.batch_papers, args.forced)
     else:
         result = bench_local(args.n, workdir, args.queries)
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -349,10 +406,23 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--batch-papers", type=int, default=100, help="papers per commit")
     ap.add_argument("--backend", choices=["edge", "local", "both"], default="both")
+    ap.add_argument(
+        "--vectors",
+        choices=["random", "clustered"],
+        default="random",
+        help="edge and question vectors: isotropic (worst case) or grouped by topic",
+    )
+    ap.add_argument(
+        "--no-forced",
+        dest="forced",
+        action="store_false",
+        help="skip timing a forced optimise after the nightly update (a full HNSW rebuild)",
+    )
     ap.add_argument("--workdir", default=None, help="where to build (default: a temp dir, removed)")
     ap.add_argument("--json", action="store_true", help="print only JSON")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    Vectors.kind = args.vectors
     if args.child:
         child(args)
         return
@@ -365,7 +435,8 @@ def main() -> None:
         tmp.mkdir(parents=True)
         cmd = [sys.executable, __file__, "--child", "--backend", backend, "--n", str(n),
                "--queries", str(args.queries), "--batch-papers", str(args.batch_papers),
-               "--workdir", str(tmp)]  # fmt: skip
+               "--workdir", str(tmp), "--vectors", args.vectors,
+               *([] if args.forced else ["--no-forced"])]  # fmt: skip
         out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
         if not args.workdir:

@@ -34,11 +34,12 @@ from fastbmrag.store.base import (
 CONFIG_FILE = "edge_config.json"
 UPSERT_BATCH = 512
 
-# Payload indexes stay on disk (memory-mapped, read on first use) instead of being loaded onto
-# the heap when the shard opens: loading ~17 indexes was most of the open time, which every
-# `fastbmrag query` call pays (docs/benchmarks.md, "Storage"). Filtered queries read the few
-# index pages they need; the first one after an open pays the page faults.
-INDEX_MEMORY = qe.Memory.Cold
+# Payload indexes are memory-mapped files pre-warmed into the page cache when the shard opens,
+# instead of being deserialised onto the heap: loading ~17 indexes that way was most of the open
+# time, which every `fastbmrag query` call pays. Cold (mapped, not pre-warmed) opens no faster
+# here and makes the first filtered query after an open 3-6x slower (docs/benchmarks.md,
+# "Storage").
+INDEX_MEMORY = qe.Memory.Cached
 
 
 def _index_params(kind: str) -> Any:
