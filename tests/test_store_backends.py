@@ -199,6 +199,8 @@ def test_embedded_reopen_keeps_everything(tmp_path: Path) -> None:
         assert again.count(Filter(must=(Match("pmid", "2696505"),))) == 3
         hits = again.search(vec("nitroprusside induces hypotension"), limit=1)
         assert hits[0].payload["target"] == "hypotension"
+        # durable through flush alone: shards are made without a write-ahead log
+        assert not (tmp_path / "shard" / "wal").exists()
         # the payload indexes of DESIGN.md survive a reopen
         kinds = again.indexed_fields()
         assert {k: kinds[k] for k in KEYWORD_FIELDS} == dict.fromkeys(KEYWORD_FIELDS, "Keyword")

@@ -168,25 +168,31 @@ from test_store_support import cid_papers, paper_edges
 from fastbmrag.store import Collection
 from fastbmrag.store.edge import EdgeStore
 
-class KillAfterFlush(EdgeStore):
-    # A real store that dies (SIGKILL) right after its edges are durable, before the ledger commit.
-    armed = False
+class Killed(EdgeStore):
+    # A real store that dies (SIGKILL) right after its edges are durable, before the ledger
+    # commit ("flush"), or after they were written but before they were made durable ("upsert").
+    armed = None
+
+    def upsert(self, points):
+        super().upsert(points)
+        if self.armed == "upsert":
+            os.kill(os.getpid(), signal.SIGKILL)
 
     def flush(self):
         super().flush()
-        if self.armed:
+        if self.armed == "flush":
             os.kill(os.getpid(), signal.SIGKILL)
 
 wd, scenario = Path(sys.argv[1]), sys.argv[2]
 papers = cid_papers()
-store = KillAfterFlush(wd / "cid" / "shard")
+store = Killed(wd / "cid" / "shard")
 coll = Collection.open(wd, "cid", write=True, create=True, store=store)
 for pid in ("PMID:2696505", "PMID:7881871"):
     points, refs = paper_edges(pid, papers[pid])
     coll.commit_paper(pid, "h1", points, refs)
 if scenario == "before-refresh":
     os.kill(os.getpid(), signal.SIGKILL)  # ledger committed, weights not yet refreshed
-store.armed = True
+store.armed = "upsert" if scenario == "reindex-unflushed" else "flush"
 if scenario == "new-paper":
     pid, rows = "PMID:12653683", papers["PMID:12653683"]
 else:  # re-index: the paper had 3 edges, now 2
@@ -198,7 +204,9 @@ print("not killed")
 """
 
 
-@pytest.mark.parametrize("scenario", ["new-paper", "reindex", "before-refresh"])
+@pytest.mark.parametrize(
+    "scenario", ["new-paper", "reindex", "reindex-unflushed", "before-refresh"]
+)
 def test_crash_between_store_write_and_ledger_commit(tmp_path: Path, scenario: str) -> None:
     result = run_child(CRASH_CHILD, str(tmp_path), scenario)
     assert result.returncode == -9, result.stdout + result.stderr
@@ -210,7 +218,7 @@ def test_crash_between_store_write_and_ledger_commit(tmp_path: Path, scenario: s
             assert states["PMID:12653683"].status == "pending"
             assert "PMID:12653683" not in present
             assert states["PMID:2696505"].status == "done"
-        elif scenario == "reindex":
+        elif scenario.startswith("reindex"):
             assert states["PMID:2696505"].status == "pending"
             assert states["PMID:2696505"].n_edges == 0
             assert "PMID:2696505" not in present

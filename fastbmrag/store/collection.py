@@ -471,6 +471,9 @@ class Collection:
             deletes = [pid for pid, op in journal.items() if op == "delete"]
             self._delete_points_of(list(journal))
             if journal:
+                # a crash inside a flush of a shard without a write-ahead log can leave a point
+                # whose payload was not written: no paper id, so no paper's filter finds it
+                self.store.delete(Filter(must=(Match("paper_id", None),)))
                 self.store.flush()
             if commits:
                 self.ledger.remove_papers(commits, keep_as_pending=True)

@@ -34,6 +34,14 @@ from fastbmrag.store.base import (
 CONFIG_FILE = "edge_config.json"
 UPSERT_BATCH = 512
 
+# No write-ahead log in shards created by this version: a write is durable once flush() returns,
+# which is all the collection relies on (it flushes before a paper is marked done in the ledger,
+# and after a crash deletes what journaled papers may have left, see Collection.recover). The WAL
+# only duplicated every vector on disk: without it upserts are ~1.5x faster and an open does not
+# re-read the log's last 32 MB segment (docs/benchmarks.md, "Storage"). Fixed when a shard is
+# created; older shards keep theirs.
+WAL_ENABLED = False
+
 # Payload indexes are memory-mapped files pre-warmed into the page cache when the shard opens,
 # instead of being deserialised onto the heap: loading ~17 indexes that way was most of the open
 # time, which every `fastbmrag query` call pays. Cold (mapped, not pre-warmed) opens no faster
@@ -147,7 +155,8 @@ class EdgeStore(Store):
             return
         self.path.mkdir(parents=True, exist_ok=True)
         config = qe.EdgeConfig(
-            vectors=qe.EdgeVectorParams(size=vector_size, distance=qe.Distance.Cosine)
+            vectors=qe.EdgeVectorParams(size=vector_size, distance=qe.Distance.Cosine),
+            wal_enabled=WAL_ENABLED,
         )
         shard = qe.EdgeShard.create(str(self.path), config)
         for name, kind in _wanted_indexes().items():
