@@ -241,7 +241,7 @@ class StoreClock:
 
 
 def bench_edge(
-    n: int, workdir: Path, queries: int, batch_papers: int, forced: bool
+    n: int, workdir: Path, queries: int, batch_papers: int, forced: bool, load_only: bool
 ) -> dict[str, Any]:
     r: dict[str, Any] = {
         "backend": "qdrant-edge (Collection)",
@@ -302,6 +302,8 @@ def bench_edge(
         note(label, r[label])
 
     reopen_and_search("before_optimize")
+    if load_only:
+        return r
     coll = Collection.open(workdir, "bench", write=True)
     opt_s, _ = timed(lambda: coll.optimize(force=True))
     r["optimize_s"] = round(opt_s, 1)
@@ -390,7 +392,9 @@ def bench_local(n: int, workdir: Path, queries: int) -> dict[str, Any]:
 def child(args: argparse.Namespace) -> None:
     workdir = Path(args.workdir)
     if args.backend == "edge":
-        result = bench_edge(args.n, workdir, args.queries, args.batch_papers, args.forced)
+        result = bench_edge(
+            args.n, workdir, args.queries, args.batch_papers, args.forced, args.load_only
+        )
     else:
         result = bench_local(args.n, workdir, args.queries)
     result["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -406,6 +410,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--batch-papers", type=int, default=100, help="papers per commit")
     ap.add_argument("--backend", choices=["edge", "local", "both"], default="both")
+    ap.add_argument(
+        "--load-only", action="store_true", help="stop after the load and a reopen (no HNSW)"
+    )
     ap.add_argument(
         "--vectors",
         choices=["random", "clustered"],
@@ -436,7 +443,8 @@ def main() -> None:
         cmd = [sys.executable, __file__, "--child", "--backend", backend, "--n", str(n),
                "--queries", str(args.queries), "--batch-papers", str(args.batch_papers),
                "--workdir", str(tmp), "--vectors", args.vectors,
-               *([] if args.forced else ["--no-forced"])]  # fmt: skip
+               *([] if args.forced else ["--no-forced"]),
+               *(["--load-only"] if args.load_only else [])]  # fmt: skip
         out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
         if not args.workdir:
