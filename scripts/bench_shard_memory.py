@@ -1,9 +1,10 @@
 """Shard open time and first queries vs Qdrant Edge memory placement.
 
 Builds an optimised Qdrant Edge shard of N synthetic 1024-d edges with the project's payload
-indexes (a hub entity on ~25 % of the edges), in one placement mode, then opens it three times,
-each in a fresh process (as `fastbmrag query` does), and times the open, an exact count with the
-hub filter, the first filtered top-50 query and a second one.
+indexes (a hub entity on ~25 % of the edges) and no write-ahead log, as EdgeStore makes them,
+in one placement mode, then opens it three times, each in a fresh process (as `fastbmrag query`
+does), and times the open, an exact count with the hub filter, the first filtered top-50 query
+and a second one.
 
 Modes:
   default    the engine's defaults (payload indexes deserialised onto the heap at open)
@@ -69,7 +70,8 @@ def build(path: Path, n: int, mode: str, ef_construct: int | None) -> dict[str, 
             full_scan_threshold=10000,
             **({"memory": qe.Memory.Cold} if cold else {}),
         )
-    shard = qe.EdgeShard.create(str(path), qe.EdgeConfig(vectors=vectors, hnsw_config=hnsw))
+    config = qe.EdgeConfig(vectors=vectors, hnsw_config=hnsw, wal_enabled=False)  # as EdgeStore
+    shard = qe.EdgeShard.create(str(path), config)
     memory = index_memory.get(mode)
     for names, kind in ((KEYWORD_FIELDS, "keyword"), (INTEGER_FIELDS, "integer"),
                         (FLOAT_FIELDS, "float")):  # fmt: skip
