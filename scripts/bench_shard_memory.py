@@ -4,7 +4,9 @@ Builds an optimised Qdrant Edge shard of N synthetic 1024-d edges with the proje
 indexes (a hub entity on ~25 % of the edges) and no write-ahead log, as EdgeStore makes them,
 in one placement mode, then opens it three times, each in a fresh process (as `fastbmrag query`
 does), and times the open, an exact count with the hub filter, the first filtered top-50 query
-and a second one.
+and a second one. ``--wal`` builds with the engine's write-ahead log, for comparison
+(upserts/s covers building the points, the updates and the flushes: one at the end, and one
+every ``--flush-every`` points as the indexer's commits do).
 
 Modes:
   default    the engine's defaults (payload indexes deserialised onto the heap at open)
@@ -52,7 +54,9 @@ def index_params(kind: str, memory: qe.Memory | None) -> object:
     return qe.FloatIndexParams(memory=memory)
 
 
-def build(path: Path, n: int, mode: str, ef_construct: int | None) -> dict[str, float]:
+def build(
+    path: Path, n: int, mode: str, ef_construct: int | None, wal: bool, flush_every: int
+) -> dict[str, float]:
     cold = mode == "cold"
     index_memory = {
         "idxcached": qe.Memory.Cached,
@@ -70,7 +74,7 @@ def build(path: Path, n: int, mode: str, ef_construct: int | None) -> dict[str, 
             full_scan_threshold=10000,
             **({"memory": qe.Memory.Cold} if cold else {}),
         )
-    config = qe.EdgeConfig(vectors=vectors, hnsw_config=hnsw, wal_enabled=False)  # as EdgeStore
+    config = qe.EdgeConfig(vectors=vectors, hnsw_config=hnsw, wal_enabled=wal)
     shard = qe.EdgeShard.create(str(path), config)
     memory = index_memory.get(mode)
     for names, kind in ((KEYWORD_FIELDS, "keyword"), (INTEGER_FIELDS, "integer"),
@@ -97,13 +101,18 @@ def build(path: Path, n: int, mode: str, ef_construct: int | None) -> dict[str, 
             }  # fmt: skip
             points.append(qe.Point(str(uuid.uuid4()), vecs[j].tolist(), payload))
         shard.update(qe.UpdateOperation.upsert_points(points))
+        if flush_every and (start + 1000) % flush_every == 0:
+            shard.flush()
     shard.flush()
     load_s = time.perf_counter() - t
     t = time.perf_counter()
     shard.optimize()
     shard.flush()
     shard.close()
-    return {"load_s": round(load_s, 1), "optimize_s": round(time.perf_counter() - t, 1)}
+    return {
+        "upserts_per_s": round(n / load_s),
+        "optimize_s": round(time.perf_counter() - t, 1),
+    }
 
 
 def probe(path: str) -> None:
@@ -140,6 +149,13 @@ def main() -> None:
         "--mode", choices=["default", "idxcached", "idxcold", "cold"], default="default"
     )
     ap.add_argument("--ef-construct", type=int, default=None)
+    ap.add_argument("--wal", action="store_true", help="with a write-ahead log (EdgeStore: none)")
+    ap.add_argument(
+        "--flush-every",
+        type=int,
+        default=0,
+        help="also flush after every N points while loading (a multiple of 1000; 0: only at the end)",
+    )
     ap.add_argument("--probe", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.probe:
@@ -147,8 +163,8 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "shard"
-        built = build(path, args.n, args.mode, args.ef_construct)
-        print(json.dumps({"mode": args.mode, "n": args.n, **built}), flush=True)
+        built = build(path, args.n, args.mode, args.ef_construct, args.wal, args.flush_every)
+        print(json.dumps({"mode": args.mode, "n": args.n, "wal": args.wal, **built}), flush=True)
         for _ in range(3):
             out = subprocess.run(
                 [sys.executable, __file__, "--probe", str(path)],
