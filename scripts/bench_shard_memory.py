@@ -40,7 +40,13 @@ from fastbmrag.store.base import FLOAT_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
 HUB = "D600000"
 
 
-def index_params(kind: str, memory: qe.Memory | None) -> object:
+# --payload-hnsw entity: the engine builds per-value HNSW links only for these keyword fields
+ENTITY_FIELDS = ("source_key", "target_key", "relationship_type")
+
+
+def index_params(kind: str, memory: qe.Memory | None, hnsw: bool | None = None) -> object:
+    if hnsw is not None and kind == "keyword":
+        return qe.KeywordIndexParams(memory=memory, enable_hnsw=hnsw)
     if memory is None:
         return {
             "keyword": qe.PayloadSchemaType.Keyword,
@@ -55,7 +61,13 @@ def index_params(kind: str, memory: qe.Memory | None) -> object:
 
 
 def build(
-    path: Path, n: int, mode: str, ef_construct: int | None, wal: bool, flush_every: int
+    path: Path,
+    n: int,
+    mode: str,
+    ef_construct: int | None,
+    wal: bool,
+    flush_every: int,
+    payload_hnsw: str,
 ) -> dict[str, float]:
     cold = mode == "cold"
     index_memory = {
@@ -80,7 +92,9 @@ def build(
     for names, kind in ((KEYWORD_FIELDS, "keyword"), (INTEGER_FIELDS, "integer"),
                         (FLOAT_FIELDS, "float")):  # fmt: skip
         for name in names:
-            shard.update(qe.UpdateOperation.create_field_index(name, index_params(kind, memory)))
+            hnsw = None if payload_hnsw == "all" else name in ENTITY_FIELDS
+            params = index_params(kind, memory, hnsw)
+            shard.update(qe.UpdateOperation.create_field_index(name, params))
     rng = np.random.default_rng(0)
     t = time.perf_counter()
     for start in range(0, n, 1000):
@@ -151,6 +165,13 @@ def main() -> None:
     ap.add_argument("--ef-construct", type=int, default=None)
     ap.add_argument("--wal", action="store_true", help="with a write-ahead log (EdgeStore: none)")
     ap.add_argument(
+        "--payload-hnsw",
+        choices=["all", "entity"],
+        default="all",
+        help="per-value HNSW links for every keyword index (engine default, EdgeStore) or only "
+        "for source_key, target_key and relationship_type",
+    )
+    ap.add_argument(
         "--flush-every",
         type=int,
         default=0,
@@ -163,8 +184,27 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "shard"
-        built = build(path, args.n, args.mode, args.ef_construct, args.wal, args.flush_every)
-        print(json.dumps({"mode": args.mode, "n": args.n, "wal": args.wal, **built}), flush=True)
+        built = build(
+            path,
+            args.n,
+            args.mode,
+            args.ef_construct,
+            args.wal,
+            args.flush_every,
+            args.payload_hnsw,
+        )
+        print(
+            json.dumps(
+                {
+                    "mode": args.mode,
+                    "n": args.n,
+                    "wal": args.wal,
+                    "payload_hnsw": args.payload_hnsw,
+                    **built,
+                }
+            ),  # fmt: skip
+            flush=True,
+        )
         for _ in range(3):
             out = subprocess.run(
                 [sys.executable, __file__, "--probe", str(path)],
