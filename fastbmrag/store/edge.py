@@ -37,13 +37,13 @@ UPSERT_BATCH = 512
 # No write-ahead log in shards created by this version: a write is durable once flush() returns,
 # which is all the collection relies on (it flushes before a paper is marked done in the ledger,
 # and after a crash deletes what journaled papers may have left, see Collection.recover). The WAL
-# only duplicated every vector on disk: without it upserts are ~1.5x faster and an open does not
-# re-read the log's last 32 MB segment (docs/benchmarks.md, "Storage"). Fixed when a shard is
-# created; older shards keep theirs.
+# only duplicated every vector on disk: without it loads that flush often are up to ~1.3x faster
+# and an open does not re-read the log's last 32 MB segment (~0.1 s; docs/benchmarks.md,
+# "Storage"). Fixed when a shard is created; older shards keep theirs.
 WAL_ENABLED = False
 
 # Payload indexes are memory-mapped files pre-warmed into the page cache when the shard opens,
-# instead of being deserialised onto the heap: loading ~17 indexes that way was most of the open
+# instead of being deserialised onto the heap: loading the 16 indexes that way was most of the open
 # time, which every `fastbmrag query` call pays. Cold (mapped, not pre-warmed) opens no faster
 # here and makes the first filtered query after an open 3-6x slower (docs/benchmarks.md,
 # "Storage").
@@ -58,12 +58,12 @@ def _index_params(kind: str) -> Any:
     return qe.FloatIndexParams(memory=INDEX_MEMORY)
 
 
-def _wanted_indexes() -> dict[str, str]:
-    return {
-        **dict.fromkeys(KEYWORD_FIELDS, "keyword"),
-        **dict.fromkeys(INTEGER_FIELDS, "integer"),
-        **dict.fromkeys(FLOAT_FIELDS, "float"),
-    }
+# payload field -> index kind
+INDEXES = {
+    **dict.fromkeys(KEYWORD_FIELDS, "keyword"),
+    **dict.fromkeys(INTEGER_FIELDS, "integer"),
+    **dict.fromkeys(FLOAT_FIELDS, "float"),
+}
 
 
 def _condition(cond: Match | Range | Filter) -> Any:
@@ -159,7 +159,7 @@ class EdgeStore(Store):
             wal_enabled=WAL_ENABLED,
         )
         shard = qe.EdgeShard.create(str(self.path), config)
-        for name, kind in _wanted_indexes().items():
+        for name, kind in INDEXES.items():
             shard.update(qe.UpdateOperation.create_field_index(name, _index_params(kind)))
         shard.flush()
         self._shard, self._size = shard, vector_size
@@ -170,7 +170,7 @@ class EdgeStore(Store):
         shard = self._require()
         schema = shard.info().payload_schema
         changed = False
-        for name, kind in _wanted_indexes().items():
+        for name, kind in INDEXES.items():
             have = schema.get(name)
             if have is not None and getattr(have.params, "memory", None) == INDEX_MEMORY:
                 continue
