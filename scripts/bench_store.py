@@ -20,7 +20,9 @@ that small update would cost (``--no-forced`` skips that full rebuild).
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
 import resource
 import shutil
 import statistics
@@ -241,7 +243,13 @@ class StoreClock:
 
 
 def bench_edge(
-    n: int, workdir: Path, queries: int, batch_papers: int, forced: bool, load_only: bool
+    n: int,
+    workdir: Path,
+    queries: int,
+    batch_papers: int,
+    forced: bool,
+    load_only: bool,
+    profile: bool = False,
 ) -> dict[str, Any]:
     r: dict[str, Any] = {
         "backend": "qdrant-edge (Collection)",
@@ -254,10 +262,15 @@ def bench_edge(
     load_s = 0.0  # time inside commit_papers only: generating the synthetic data is not counted
     batch: list[PaperEdges] = []
 
+    profiler = cProfile.Profile() if profile else None
+
     def commit() -> None:
         nonlocal loaded, load_s, batch
         t = time.perf_counter()
-        coll.commit_papers(batch)
+        if profiler is not None:
+            profiler.runcall(coll.commit_papers, batch)
+        else:
+            coll.commit_papers(batch)
         load_s += time.perf_counter() - t
         loaded += sum(len(p.points) for p in batch)
         batch = []
@@ -277,6 +290,8 @@ def bench_edge(
         "peak_rss_mb": peak_rss_mb(),
     }
     note("load", r["load"])
+    if profiler is not None:  # where the load's time goes, on stderr
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(15)
     refresh_s, refreshed = timed(coll.refresh_weights)
     r["refresh_weights"] = {"nodes": refreshed, "seconds": round(refresh_s, 2)}
     note("refresh_weights", r["refresh_weights"])
@@ -393,7 +408,13 @@ def child(args: argparse.Namespace) -> None:
     workdir = Path(args.workdir)
     if args.backend == "edge":
         result = bench_edge(
-            args.n, workdir, args.queries, args.batch_papers, args.forced, args.load_only
+            args.n,
+            workdir,
+            args.queries,
+            args.batch_papers,
+            args.forced,
+            args.load_only,
+            args.profile,
         )
     else:
         result = bench_local(args.n, workdir, args.queries)
@@ -412,6 +433,9 @@ def main() -> None:
     ap.add_argument("--backend", choices=["edge", "local", "both"], default="both")
     ap.add_argument(
         "--load-only", action="store_true", help="stop after the load and a reopen (no HNSW)"
+    )
+    ap.add_argument(
+        "--profile", action="store_true", help="cProfile the load, top functions on stderr"
     )
     ap.add_argument(
         "--vectors",
@@ -444,7 +468,8 @@ def main() -> None:
                "--queries", str(args.queries), "--batch-papers", str(args.batch_papers),
                "--workdir", str(tmp), "--vectors", args.vectors,
                *([] if args.forced else ["--no-forced"]),
-               *(["--load-only"] if args.load_only else [])]  # fmt: skip
+               *(["--load-only"] if args.load_only else []),
+               *(["--profile"] if args.profile else [])]  # fmt: skip
         out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
         results.append(json.loads(out.stdout.strip().splitlines()[-1]))
         if not args.workdir:
