@@ -273,7 +273,9 @@ QUANTITY = {
 }  # fmt: skip
 # Words saying that an organ's function is impaired: "decreased renal function" -> Renal
 # Insufficiency, "impaired heart function" -> Heart Diseases.
-IMPAIRED = _words("low impaired abnormal abnormality deteriorated deterioration altered")
+IMPAIRED = _words(
+    "low impaired abnormal abnormality deteriorated deterioration altered impairment loss decline"
+)
 # Adjectives that say a faculty is impaired, before its name.
 IMPAIRED_ADJECTIVES = _words("impaired abnormal disturbed deficient")
 # Tumour words -> MeSH's "Neoplasms" ("liver tumors" -> Liver Neoplasms).
@@ -1376,10 +1378,35 @@ def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
         # "impaired memory" -> memory disorder, "impaired consciousness" -> consciousness
         # disorder (as "memory impairment").
         out += [[*base[1:], to] for to in SIGN_TO]
-    if base[-1] == "function" and len(base) > 2 and quantity[0] in IMPAIRED:
-        organ = [x for w in base[1:-1] for x in ORGAN_ADJECTIVES.get(w, w).split()]
-        out += [[*base[1:-1], "insufficiency"], [*organ, "insufficiency"], [*organ, "disease"]]
+    out += _impaired_function(quantity)
     return out
+
+
+def _impaired_function(toks: Sequence[str]) -> list[Sequence[str]]:
+    """An organ's or a faculty's function said to be impaired, before or after it
+    ("decreased renal function", "impairment of hepatic function", "thyroid function
+    abnormalities") -> the organ's insufficiency, disease or disorder, the site's
+    dysfunction ("impaired cognitive functions" -> cognition disorder)."""
+    if "function" not in toks[1:] and "function" not in toks[:-1]:
+        return []
+    if toks[-1] == "function" and len(toks) > 2 and toks[0] in IMPAIRED:
+        site = toks[1:-1]
+    elif toks[0] in IMPAIRED and "of" in toks[1:-2] and toks[-1] == "function":
+        site = [w for w in toks[toks.index("of") + 1 : -1] if w not in BAG_STOP]
+    elif toks[-1] in IMPAIRED and len(toks) > 2 and toks[-2] == "function":
+        site = toks[:-2]
+    else:
+        return []
+    if not site:
+        return []
+    organ = [x for w in site for x in ORGAN_ADJECTIVES.get(w, w).split()]
+    return [
+        [*site, "insufficiency"],
+        [*organ, "insufficiency"],
+        [*organ, "disease"],
+        [*organ, "disorder"],
+        [*site, "dysfunction"],
+    ]
 
 
 def _variants(word: str) -> tuple[str, ...]:

@@ -1,0 +1,29 @@
+"""Disease rules of the fifth pass, each on real MeSH 2024 entries of the bundled data."""
+
+from __future__ import annotations
+
+import pytest
+
+from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
+
+
+@pytest.fixture(scope="module")
+def norm() -> DictionaryNormalizer:
+    return load_normalizer()
+
+
+@pytest.mark.parametrize(
+    ("name", "mesh_id"),
+    [
+        ("impairment of ventricular function", "D018754"),  # Ventricular Dysfunction
+        ("loss of kidney function", "D051437"),  # Renal Insufficiency
+        ("thyroid function abnormalities", "D013959"),  # Thyroid Diseases
+        ("deterioration of cognitive functions", "D003072"),  # Cognition Disorders
+        ("impaired cognitive function", "D003072"),
+    ],
+)
+def test_impaired_function_in_any_word_order(
+    norm: DictionaryNormalizer, name: str, mesh_id: str
+) -> None:
+    r = norm.normalize(name, "disease")
+    assert (r.ontology_id, r.matched_by) == (mesh_id, "variant")
