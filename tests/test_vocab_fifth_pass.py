@@ -27,3 +27,18 @@ def test_impaired_function_in_any_word_order(
 ) -> None:
     r = norm.normalize(name, "disease")
     assert (r.ontology_id, r.matched_by) == (mesh_id, "variant")
+
+
+@pytest.mark.parametrize(
+    ("name", "mesh_id"),
+    [
+        ("neuronal degeneration", "D009410"),  # Nerve Degeneration ("Neuron Degeneration")
+        ("olfactory disorders", "D000857"),  # Olfaction Disorders
+        ("dry mouth", "D014987"),  # Xerostomia ("Mouth Dryness")
+    ],
+)
+def test_adjective_before_the_head_as_its_noun(
+    norm: DictionaryNormalizer, name: str, mesh_id: str
+) -> None:
+    r = norm.normalize(name, "disease")
+    assert (r.ontology_id, r.matched_by) == (mesh_id, "variant")

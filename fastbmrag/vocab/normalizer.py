@@ -893,6 +893,11 @@ class DictionaryNormalizer:
             if len(toks) == 1 and toks[0].endswith("toxicity") and len(toks[0]) > 9:
                 tries.append(("drug", "toxicity"))  # "cytotoxicity": the compound's head
             tries += _more_rewrites(toks)
+            if len(toks) > 1:
+                # An adjective before the head as its noun: "neuronal degeneration" -> neuron
+                # degeneration, "olfactory disorder" -> olfaction disorder.
+                for i in range(len(toks) - 1):
+                    tries += [(*toks[:i], v, *toks[i + 1 :]) for v in _variants(toks[i])]
             for k in range(len(toks) - 1, 0, -1):
                 # A substance named as the cause: "cocaine overdose" -> drug overdose.
                 if self._is_key(toks[:k]) and self._mesh_tokens(toks[:k], CHEMICAL, None):
