@@ -42,3 +42,9 @@ def test_adjective_before_the_head_as_its_noun(
 ) -> None:
     r = norm.normalize(name, "disease")
     assert (r.ontology_id, r.matched_by) == (mesh_id, "variant")
+
+
+def test_latin_and_greek_plurals_of_the_head(norm: DictionaryNormalizer) -> None:
+    # "emboli" -> Embolus, an entry term of Embolism: the head as its descriptor's name.
+    assert norm.normalize("pulmonary emboli", "disease").ontology_id == "D011655"
+    assert norm.normalize("scotomata", "disease").ontology_id == "D012607"  # Scotoma

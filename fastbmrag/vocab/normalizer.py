@@ -181,6 +181,7 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("age", "e"),  # overdosage -> overdose
     ("ency", "ence"),  # dependency -> dependence
     ("ic", "a"),  # purpuric -> purpura
+    ("mata", "ma"),  # scotomata -> scotoma (Greek plural)
     ("", "ness"),  # blind -> blindness
 )
 # Head nouns MeSH disease names often carry that writers leave out ("neurotoxicity" ->
@@ -911,6 +912,11 @@ class DictionaryNormalizer:
             # The head word as its descriptor's own name: "supraventricular
             # tachyarrhythmia" -> supraventricular tachycardia.
             head = self._mesh_tokens(toks[-1:], t, None)
+            if head is None:  # a derived or Latin form of the head ("emboli" -> embolus)
+                head = next(
+                    (h for v in _variants(toks[-1]) if (h := self._mesh_tokens([v], t, None))),
+                    None,
+                )
             if head is not None and head.item >= 0:
                 name = _name_forms(self._desc[head.item][1])[1]
                 if name != toks[-1:]:
