@@ -48,3 +48,19 @@ def test_latin_and_greek_plurals_of_the_head(norm: DictionaryNormalizer) -> None
     # "emboli" -> Embolus, an entry term of Embolism: the head as its descriptor's name.
     assert norm.normalize("pulmonary emboli", "disease").ontology_id == "D011655"
     assert norm.normalize("scotomata", "disease").ontology_id == "D012607"  # Scotoma
+
+
+@pytest.mark.parametrize(
+    ("name", "mesh_id"),
+    [
+        ("prolonged QT interval", "D008133"),  # Long QT Syndrome
+        ("prolongation of the QT interval", "D008133"),
+        ("decrease in diastolic blood pressure", "D007022"),  # Hypotension ("Low Blood Pressure")
+        ("rise in arterial blood pressure", "D006973"),  # Hypertension ("High Blood Pressure")
+    ],
+)
+def test_quantity_on_the_measure_without_its_modifiers(
+    norm: DictionaryNormalizer, name: str, mesh_id: str
+) -> None:
+    r = norm.normalize(name, "disease")
+    assert (r.ontology_id, r.matched_by) == (mesh_id, "variant")

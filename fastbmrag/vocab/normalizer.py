@@ -272,6 +272,8 @@ QUANTITY = {
     "lowered": "low", "lower": "low", "diminished": "low", "poor": "low",
     "prolonged": "long", "prolongation": "long",
 }  # fmt: skip
+# Nouns naming what is measured, which MeSH terms leave out ("QT interval", "blood level").
+MEASURE_WORDS = _words("interval level concentration count value")
 # Words saying that an organ's function is impaired: "decreased renal function" -> Renal
 # Insufficiency, "impaired heart function" -> Heart Diseases.
 IMPAIRED = _words(
@@ -1385,6 +1387,15 @@ def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
     if quantity != base:
         out.append(quantity)
         out.append([*quantity, "syndrome"])
+        # The measure's own noun and its modifiers left out: "prolonged QT interval" -> long
+        # QT syndrome, "decrease in arterial blood pressure" -> low blood pressure.
+        core = [w for w in quantity if w not in MEASURE_WORDS and w not in BAG_STOP]
+        if core != quantity:
+            out.append(core)
+            out.append([*core, "syndrome"])
+        amount = next(w for w, q in zip(base, quantity, strict=True) if w != q)
+        rest = [w for w in core if w != QUANTITY[amount]]
+        out += [[QUANTITY[amount], *rest[-n:]] for n in (2, 1) if len(rest) > n]
     if len(base) > 1 and base[0] in IMPAIRED_ADJECTIVES:
         # "impaired memory" -> memory disorder, "impaired consciousness" -> consciousness
         # disorder (as "memory impairment").
