@@ -64,3 +64,12 @@ def test_quantity_on_the_measure_without_its_modifiers(
 ) -> None:
     r = norm.normalize(name, "disease")
     assert (r.ontology_id, r.matched_by) == (mesh_id, "variant")
+
+
+def test_site_one_word_short_of_a_descriptor_name(norm: DictionaryNormalizer) -> None:
+    r = norm.normalize("platelet aggregation", "disease")
+    assert (r.normalized_name, r.ontology_id) == ("Blood Platelet Disorders", "D001791")
+    assert norm.normalize("marrow suppression", "disease").ontology_id == "D001855"
+    # Only a descriptor whose name ends in the site and its head: "neuronal disorder" is one
+    # word short of "Neuronal Migration Disorders", a term of another descriptor's.
+    assert norm.normalize("neuronal dysfunction", "disease").ontology_id is None

@@ -993,6 +993,13 @@ class DictionaryNormalizer:
             hit = self._mesh_tokens(phrase, DISEASE, ctx)
             if hit is not None and hit.item >= 0:
                 return _Hit(DISEASE, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        for ends in ((*site, "disorder"), (*site, "disease")):
+            # One word short of a descriptor whose name ends in it: "platelet aggregation" ->
+            # platelet disorder -> Blood Platelet Disorders, "marrow suppression" -> Bone
+            # Marrow Diseases.
+            hit = self._superset_hit(ends, ctx)
+            if hit is not None and _name_forms(self._desc[hit.item][1])[1][-len(ends) :] == ends:
+                return hit
         return None
 
     def _site_head(self, word: str) -> bool:
