@@ -73,3 +73,10 @@ def test_site_one_word_short_of_a_descriptor_name(norm: DictionaryNormalizer) ->
     # Only a descriptor whose name ends in the site and its head: "neuronal disorder" is one
     # word short of "Neuronal Migration Disorders", a term of another descriptor's.
     assert norm.normalize("neuronal dysfunction", "disease").ontology_id is None
+
+
+def test_part_of_an_organ_as_the_organ(norm: DictionaryNormalizer) -> None:
+    assert norm.normalize("visual field loss", "disease").ontology_id == "D014786"  # Vision D.
+    assert norm.normalize("renal tissue damage", "disease").ontology_id == "D007674"  # Kidney D.
+    # Modifiers that name a disease keep it: Hypertension, Pulmonary.
+    assert norm.normalize("pulmonary hypertension syndrome", "disease").ontology_id == "D006976"

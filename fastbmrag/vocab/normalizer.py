@@ -993,6 +993,18 @@ class DictionaryNormalizer:
             hit = self._mesh_tokens(phrase, DISEASE, ctx)
             if hit is not None and hit.item >= 0:
                 return _Hit(DISEASE, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        if (
+            len(site) > 1
+            and site[0] in ORGAN_ADJECTIVES
+            and not (self._is_key(site) and self._mesh_tokens(site, DISEASE, None))
+        ):
+            # A part of an organ or a faculty: "visual field loss" -> vision disorder (not
+            # when the modifiers name a disease: "pulmonary hypertension syndrome").
+            organ = ORGAN_ADJECTIVES[site[0]].split()
+            for phrase in ([*organ, "disease"], [*organ, "disorder"]):
+                hit = self._mesh_tokens(phrase, DISEASE, ctx)
+                if hit is not None and hit.item >= 0:
+                    return _Hit(DISEASE, hit.item, "variant", VARIANT_SCORE, hit.candidates)
         for ends in ((*site, "disorder"), (*site, "disease")):
             # One word short of a descriptor whose name ends in it: "platelet aggregation" ->
             # platelet disorder -> Blood Platelet Disorders, "marrow suppression" -> Bone
