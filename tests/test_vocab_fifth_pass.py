@@ -80,3 +80,9 @@ def test_part_of_an_organ_as_the_organ(norm: DictionaryNormalizer) -> None:
     assert norm.normalize("renal tissue damage", "disease").ontology_id == "D007674"  # Kidney D.
     # Modifiers that name a disease keep it: Hypertension, Pulmonary.
     assert norm.normalize("pulmonary hypertension syndrome", "disease").ontology_id == "D006976"
+
+
+def test_loss_of_tissue_as_its_degeneration(norm: DictionaryNormalizer) -> None:
+    r = norm.normalize("neuronal loss", "disease")
+    assert (r.normalized_name, r.ontology_id) == ("Nerve Degeneration", "D009410")
+    assert norm.normalize("neuronal death", "disease").ontology_id == "D009410"

@@ -247,6 +247,8 @@ SIGN_HEADS = _words(
     "complication problem abnormality alteration change loss suppression"
 )
 SIGN_TO = ("disorder", "disease")
+# Heads saying that a tissue is lost or damaged, as MeSH's "degeneration" does.
+LOSS_HEADS = _words("loss death damage injury")
 # Head nouns that are another word for a disease ("thyroid illness", "HIV disease"): the
 # name is tried with each of these instead, an infection last ("adenovirus disease").
 DISEASE_SYNONYMS = _words("disease disorder illness condition")
@@ -896,6 +898,10 @@ class DictionaryNormalizer:
             if len(toks) == 1 and toks[0].endswith("toxicity") and len(toks[0]) > 9:
                 tries.append(("drug", "toxicity"))  # "cytotoxicity": the compound's head
             tries += _more_rewrites(toks)
+            if len(toks) == 2 and toks[1] in LOSS_HEADS:
+                # The loss of tissue as its degeneration: "neuronal loss" -> neuron
+                # degeneration (Nerve Degeneration).
+                tries += [(v, "degeneration") for v in (toks[0], *_variants(toks[0]))]
             if len(toks) > 1:
                 # An adjective before the head as its noun: "neuronal degeneration" -> neuron
                 # degeneration, "olfactory disorder" -> olfaction disorder.
