@@ -10,11 +10,12 @@ every ``--flush-every`` points as the indexer's commits do).
 
 Modes:
   default    the engine's defaults (payload indexes deserialised onto the heap at open)
-  idxcached  payload indexes as memory maps pre-warmed at open (what EdgeStore creates)
+  idxcached  payload indexes as memory maps pre-warmed at open
+  veccold    idxcached + vectors read on first use (what EdgeStore creates)
   idxcold    payload indexes as memory maps read on first use
   cold       idxcold + vectors and HNSW graph read on first use
 
-    python scripts/bench_shard_memory.py --n 200000 --mode idxcached --ef-construct 16
+    python scripts/bench_shard_memory.py --n 200000 --mode veccold --ef-construct 16
 
 ``--ef-construct`` only makes the HNSW build cheaper (the graph has the same size for a given
 m), so that large shards can be compared in minutes; the product uses the engine's default.
@@ -72,11 +73,15 @@ def build(
     cold = mode == "cold"
     index_memory = {
         "idxcached": qe.Memory.Cached,
+        "veccold": qe.Memory.Cached,
         "idxcold": qe.Memory.Cold,
         "cold": qe.Memory.Cold,
     }
+    cold_vectors = mode in ("veccold", "cold")
     vectors = qe.EdgeVectorParams(
-        size=1024, distance=qe.Distance.Cosine, **({"memory": qe.Memory.Cold} if cold else {})
+        size=1024,
+        distance=qe.Distance.Cosine,
+        **({"memory": qe.Memory.Cold} if cold_vectors else {}),
     )
     hnsw = None
     if cold or ef_construct:
@@ -160,7 +165,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--n", type=int, default=50000)
     ap.add_argument(
-        "--mode", choices=["default", "idxcached", "idxcold", "cold"], default="default"
+        "--mode", choices=["default", "idxcached", "veccold", "idxcold", "cold"], default="default"
     )
     ap.add_argument("--ef-construct", type=int, default=None)
     ap.add_argument("--wal", action="store_true", help="with a write-ahead log (EdgeStore: none)")

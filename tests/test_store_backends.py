@@ -3,6 +3,7 @@ for a server). Edges are real chemical-induced-disease relations of BC5CDR (PubM
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -201,6 +202,13 @@ def test_embedded_reopen_keeps_everything(tmp_path: Path) -> None:
         assert hits[0].payload["target"] == "hypotension"
         # durable through flush alone: shards are made without a write-ahead log
         assert not (tmp_path / "shard" / "wal").exists()
+        # vectors are mapped and read on use, not pre-warmed into RAM at every open
+        segments = [
+            json.loads(f.read_text()) for f in (tmp_path / "shard").glob("segments/*/segment.json")
+        ]
+        assert [seg["config"]["vector_data"][""]["storage_type"] for seg in segments] == [
+            "ChunkedMmap"
+        ]
         # the payload indexes of DESIGN.md survive a reopen
         kinds = again.indexed_fields()
         assert {k: kinds[k] for k in KEYWORD_FIELDS} == dict.fromkeys(KEYWORD_FIELDS, "Keyword")
@@ -220,6 +228,12 @@ def test_embedded_optimize_indexes_points(tmp_path: Path) -> None:
         s.optimize()
         assert before == 57
         assert s.count() == 57
+        # optimised segments keep the vectors mapped, read on use
+        segments = [
+            json.loads(f.read_text()) for f in (tmp_path / "shard").glob("segments/*/segment.json")
+        ]
+        storage = {seg["config"]["vector_data"][""]["storage_type"] for seg in segments}
+        assert storage <= {"Mmap", "ChunkedMmap"}, storage
         hits = s.search(vec("nitroprusside induces hypotension"), limit=1)
         assert hits[0].payload["source"] == "nitroprusside"
     finally:

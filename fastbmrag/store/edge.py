@@ -49,6 +49,14 @@ WAL_ENABLED = False
 # "Storage").
 INDEX_MEMORY = qe.Memory.Cached
 
+# Vectors are memory-mapped and read through the page cache on first use, not pre-warmed at
+# open: pre-warming the 800 MB of a 200k-edge shard was most of the ~0.9 s an open took, paid
+# by every `fastbmrag query` call, while a search touches only the vectors it scores. Opens at
+# 200k: ~0.3 s instead of ~0.9 s; in-process searches stay under the 50 ms target once the
+# pages are mapped (docs/benchmarks.md, "Query"). The OS may also evict the vectors under memory
+# pressure instead of the process holding them. Fixed when a segment is built.
+VECTOR_MEMORY = qe.Memory.Cold
+
 
 def _index_params(kind: str) -> Any:
     if kind == "keyword":
@@ -155,7 +163,9 @@ class EdgeStore(Store):
             return
         self.path.mkdir(parents=True, exist_ok=True)
         config = qe.EdgeConfig(
-            vectors=qe.EdgeVectorParams(size=vector_size, distance=qe.Distance.Cosine),
+            vectors=qe.EdgeVectorParams(
+                size=vector_size, distance=qe.Distance.Cosine, memory=VECTOR_MEMORY
+            ),
             wal_enabled=WAL_ENABLED,
         )
         shard = qe.EdgeShard.create(str(self.path), config)
