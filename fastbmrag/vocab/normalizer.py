@@ -898,23 +898,12 @@ class DictionaryNormalizer:
             if len(toks) == 1 and toks[0].endswith("toxicity") and len(toks[0]) > 9:
                 tries.append(("drug", "toxicity"))  # "cytotoxicity": the compound's head
             tries += _more_rewrites(toks)
-            if len(toks) == 2 and toks[1] in LOSS_HEADS:
-                # The loss of tissue as its degeneration: "neuronal loss" -> neuron
-                # degeneration (Nerve Degeneration).
-                tries += [(v, "degeneration") for v in (toks[0], *_variants(toks[0]))]
-            if len(toks) > 1:
-                # An adjective before the head as its noun: "neuronal degeneration" -> neuron
-                # degeneration, "olfactory disorder" -> olfaction disorder.
-                for i in range(len(toks) - 1):
-                    tries += [(*toks[:i], v, *toks[i + 1 :]) for v in _variants(toks[i])]
             for k in range(len(toks) - 1, 0, -1):
                 # A substance named as the cause: "cocaine overdose" -> drug overdose.
                 if self._is_key(toks[:k]) and self._mesh_tokens(toks[:k], CHEMICAL, None):
                     tries.append(["drug", *toks[k:]])
                     tries.append(["substance", *toks[k:]])
                     break
-        # Most tries name no term: both keys are looked up inline first (as _mesh_tokens
-        # does), and only a phrase with a key goes through _mesh_tokens.
         index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
         if len(toks) > 1:
             # The head word as its descriptor's own name: "supraventricular
@@ -922,22 +911,35 @@ class DictionaryNormalizer:
             head = self._mesh_tokens(toks[-1:], t, None)
             if head is None:  # a derived or Latin form of the head ("emboli" -> embolus)
                 head = next(
-                    (h for v in _variants(toks[-1]) if (h := self._mesh_tokens([v], t, None))),
+                    (
+                        h
+                        for v in _variants(toks[-1])
+                        if v in index and (h := self._mesh_tokens([v], t, None))
+                    ),
                     None,
                 )
             if head is not None and head.item >= 0:
                 name = _name_forms(self._desc[head.item][1])[1]
                 if name != toks[-1:]:
                     tries.append((*toks[:-1], *name))
-        for phrase in dict.fromkeys(map(tuple, tries)):
-            if "".join(phrase) not in index and (
-                len(phrase) == 1 or not bag_words.issuperset(phrase) or _bag_key(phrase) not in bag
-            ):
-                continue
-            hit = self._mesh_tokens(phrase, t, ctx)
-            if hit is not None and hit.item >= 0:
-                return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        hit = self._first_term(tries, t, ctx)
+        if hit is not None:
+            return hit
         if t == DISEASE and len(toks) > 1:
+            # Tried last, as few names get this far: an adjective before the head as its
+            # noun ("neuronal degeneration" -> neuron degeneration, "olfactory disorder" ->
+            # olfaction disorder), only where the noun is a word of some term; the loss of
+            # a tissue as its degeneration ("neuronal loss" -> Nerve Degeneration).
+            late: list[Sequence[str]] = []
+            for i in range(len(toks) - 1):
+                late += [
+                    (*toks[:i], v, *toks[i + 1 :]) for v in _variants(toks[i]) if v in bag_words
+                ]
+            if len(toks) == 2 and toks[1] in LOSS_HEADS:
+                late += [(v, "degeneration") for v in (toks[0], *_variants(toks[0]))]
+            hit = self._first_term(late, t, ctx)
+            if hit is not None:
+                return hit
             hit = self._superset_hit(toks, ctx)
             if hit is not None:
                 return hit
@@ -974,6 +976,23 @@ class DictionaryNormalizer:
                 if hit is not None and hit.item >= 0:
                     score = round(0.5 + 0.3 * n / n_all, 3)
                     return _Hit(hit.type, hit.item, "partial", score, hit.candidates)
+        return None
+
+    def _first_term(
+        self, tries: Iterable[Sequence[str]], t: str, ctx: _Context | None
+    ) -> _Hit | None:
+        """The first phrase of ``tries`` that is a term of the type, as a variant. Most
+        tries name no term: both keys are looked up inline first (as :meth:`_mesh_tokens`
+        does), and only a phrase with a key goes through :meth:`_mesh_tokens`."""
+        index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
+        for phrase in dict.fromkeys(map(tuple, tries)):
+            if "".join(phrase) not in index and (
+                len(phrase) == 1 or not bag_words.issuperset(phrase) or _bag_key(phrase) not in bag
+            ):
+                continue
+            hit = self._mesh_tokens(phrase, t, ctx)
+            if hit is not None and hit.item >= 0:
+                return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
         return None
 
     def _site_disease(self, toks: Sequence[str], ctx: _Context | None) -> _Hit | None:
@@ -1465,19 +1484,32 @@ def _variants(word: str) -> tuple[str, ...]:
 def _suffix_variants(word: str, min_stem: int) -> tuple[str, ...]:
     """The forms of ``word`` by :data:`VARIANT_SUFFIXES`, in rule order, keeping a stem of at
     least ``min_stem`` letters. Memoised: the same words end many names."""
+    rules = _SUFFIXES_BY_END.get(word[-2:])
+    if rules is None:
+        rules = _SUFFIXES_BY_END.get(word[-1:], _SUFFIXES_ANY)
     n = len(word)
     return tuple(
-        word[: n - len(old)] + new
-        for old, new in _SUFFIXES_BY_LAST.get(word[-1:], _SUFFIXES_ANY)
-        if n - len(old) >= min_stem and word.endswith(old)
+        [word[: n - k] + new for old, new, k in rules if n - k >= min_stem and word.endswith(old)]
     )
 
 
-# VARIANT_SUFFIXES that can apply to a word, by its last letter (rule order kept).
-_SUFFIXES_ANY = tuple((old, new) for old, new in VARIANT_SUFFIXES if not old)
-_SUFFIXES_BY_LAST = {
-    c: tuple((old, new) for old, new in VARIANT_SUFFIXES if not old or old.endswith(c))
-    for c in {old[-1] for old, _new in VARIANT_SUFFIXES if old}
+def _suffixes_ending(end: str) -> tuple[tuple[str, str, int], ...]:
+    """(old, new, len(old)) of the :data:`VARIANT_SUFFIXES` that can apply to a word whose
+    last letters are ``end`` and no others (rule order kept)."""
+    return tuple(
+        (old, new, len(old))
+        for old, new in VARIANT_SUFFIXES
+        if not old or (old.endswith(end) if len(old) >= len(end) else end.endswith(old))
+    )
+
+
+# VARIANT_SUFFIXES that can apply to a word, by its last two letters, else its last letter.
+_SUFFIXES_ANY = tuple((old, new, 0) for old, new in VARIANT_SUFFIXES if not old)
+_SUFFIXES_BY_END = {
+    end: _suffixes_ending(end)
+    for old, _new in VARIANT_SUFFIXES
+    for end in (old[-2:], old[-1:])
+    if old
 }
 
 
