@@ -157,8 +157,9 @@ def _spelling(tok: str) -> str:
     edema, ..."""
     if len(tok) < 4 or not tok.isalpha():
         return tok
-    if "ae" in tok[:-1] or "oe" in tok[:-1]:  # not a final -ae/-oe (vertebrae, aloe)
-        tok = tok[:-1].replace("ae", "e").replace("oe", "e") + tok[-1:]
+    stem = tok[:-1]
+    if "ae" in stem or "oe" in stem:  # not a final -ae/-oe (vertebrae, aloe)
+        tok = stem.replace("ae", "e").replace("oe", "e") + tok[-1:]
     if "sulph" in tok:
         tok = tok.replace("sulph", "sulf")
     if "leuc" in tok:  # leucocyte, leucopenia, leucaemia

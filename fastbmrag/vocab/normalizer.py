@@ -909,15 +909,6 @@ class DictionaryNormalizer:
             # The head word as its descriptor's own name: "supraventricular
             # tachyarrhythmia" -> supraventricular tachycardia.
             head = self._mesh_tokens(toks[-1:], t, None)
-            if head is None:  # a derived or Latin form of the head ("emboli" -> embolus)
-                head = next(
-                    (
-                        h
-                        for v in _variants(toks[-1])
-                        if v in index and (h := self._mesh_tokens([v], t, None))
-                    ),
-                    None,
-                )
             if head is not None and head.item >= 0:
                 name = _name_forms(self._desc[head.item][1])[1]
                 if name != toks[-1:]:
@@ -926,20 +917,29 @@ class DictionaryNormalizer:
         if hit is not None:
             return hit
         if t == DISEASE and len(toks) > 1:
-            # Tried last, as few names get this far: an adjective before the head as its
+            # Tried last, as few names get this far: an adjective before a head as its
             # noun ("neuronal degeneration" -> neuron degeneration, "olfactory disorder" ->
             # olfaction disorder), only where the noun is a word of some term; the loss of
-            # a tissue as its degeneration ("neuronal loss" -> Nerve Degeneration).
-            late: list[Sequence[str]] = []
-            for i in range(len(toks) - 1):
-                late += [
-                    (*toks[:i], v, *toks[i + 1 :]) for v in _variants(toks[i]) if v in bag_words
+            # a tissue as its degeneration ("neuronal loss" -> Nerve Degeneration); a
+            # derived form of the head as its descriptor's name.
+            if len(toks) == 2:
+                first, last = toks
+                late: list[tuple[str, ...]] = [
+                    (v, last) for v in _variants(first) if v in bag_words
                 ]
-            if len(toks) == 2 and toks[1] in LOSS_HEADS:
-                late += [(v, "degeneration") for v in (toks[0], *_variants(toks[0]))]
-            hit = self._first_term(late, t, ctx)
-            if hit is not None:
-                return hit
+                if last in LOSS_HEADS:
+                    late += [(v, "degeneration") for v in (first, *_variants(first))]
+                if last not in index:
+                    # A derived or Latin form of the head as its descriptor's name:
+                    # "pulmonary emboli" -> embolus (Embolism) -> pulmonary embolism.
+                    for v in _suffix_variants(last, 2):
+                        head = self._mesh_tokens((v,), t, None) if v in index else None
+                        if head is not None and head.item >= 0:
+                            late.append((first, *_name_forms(self._desc[head.item][1])[1]))
+                            break
+                hit = self._first_term(late, t, ctx)
+                if hit is not None:
+                    return hit
             hit = self._superset_hit(toks, ctx)
             if hit is not None:
                 return hit
@@ -983,9 +983,10 @@ class DictionaryNormalizer:
     ) -> _Hit | None:
         """The first phrase of ``tries`` that is a term of the type, as a variant. Most
         tries name no term: both keys are looked up inline first (as :meth:`_mesh_tokens`
-        does), and only a phrase with a key goes through :meth:`_mesh_tokens`."""
+        does), and only a phrase with a key goes through :meth:`_mesh_tokens`. A phrase
+        tried twice is looked up twice: cheaper than removing the few repeats."""
         index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
-        for phrase in dict.fromkeys(map(tuple, tries)):
+        for phrase in tries:
             if "".join(phrase) not in index and (
                 len(phrase) == 1 or not bag_words.issuperset(phrase) or _bag_key(phrase) not in bag
             ):
@@ -1030,10 +1031,13 @@ class DictionaryNormalizer:
                 hit = self._mesh_tokens(phrase, DISEASE, ctx)
                 if hit is not None and hit.item >= 0:
                     return _Hit(DISEASE, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        key = sorted(w for w in site if w not in BAG_STOP)
         for ends in ((*site, "disorder"), (*site, "disease")):
             # One word short of a descriptor whose name ends in it: "platelet aggregation" ->
             # platelet disorder -> Blood Platelet Disorders, "marrow suppression" -> Bone
             # Marrow Diseases.
+            if " ".join(sorted([*key, ends[-1]])) not in self._superset:
+                continue
             hit = self._superset_hit(ends, ctx)
             if hit is not None and _name_forms(self._desc[hit.item][1])[1][-len(ends) :] == ends:
                 return hit
@@ -1453,7 +1457,7 @@ def _impaired_function(toks: Sequence[str]) -> list[Sequence[str]]:
     ("decreased renal function", "impairment of hepatic function", "thyroid function
     abnormalities") -> the organ's insufficiency, disease or disorder, the site's
     dysfunction ("impaired cognitive functions" -> cognition disorder)."""
-    if "function" not in toks[1:] and "function" not in toks[:-1]:
+    if len(toks) < 3 or "function" not in toks:
         return []
     if toks[-1] == "function" and len(toks) > 2 and toks[0] in IMPAIRED:
         site = toks[1:-1]
@@ -1541,9 +1545,9 @@ def _organ_phrases_of(toks: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     if len(toks) == 2 and toks[0] in ORGAN_ADJECTIVES and toks[1] in ORGAN_DAMAGE:
         organ, damage = ORGAN_ADJECTIVES[toks[0]], toks[1]
     elif len(toks) == 1:
+        word = toks[0]
         for prefix, name in ORGAN_PREFIXES.items():
-            rest = toks[0][len(prefix) :]
-            if toks[0].startswith(prefix) and rest in ORGAN_DAMAGE:
+            if word.startswith(prefix) and (rest := word[len(prefix) :]) in ORGAN_DAMAGE:
                 organ, damage = name, rest
                 break
     if organ is None or damage is None:
