@@ -86,3 +86,13 @@ def test_loss_of_tissue_as_its_degeneration(norm: DictionaryNormalizer) -> None:
     r = norm.normalize("neuronal loss", "disease")
     assert (r.normalized_name, r.ontology_id) == ("Nerve Degeneration", "D009410")
     assert norm.normalize("neuronal death", "disease").ontology_id == "D009410"
+
+
+def test_combining_form_and_a_disease_word(norm: DictionaryNormalizer) -> None:
+    # "Immunodeficiency 5" (a numbered subtype, under Lymphoproliferative Disorders) no
+    # longer completes the word; the combining form does: immunologic deficiency (syndrome).
+    r = norm.normalize("immunodeficiency", "disease")
+    assert (r.normalized_name, r.ontology_id) == ("Immunologic Deficiency Syndromes", "D007153")
+    assert norm.normalize("myonecrosis", "disease").ontology_id == "D009135"  # Muscular Diseases
+    # The rest must be a word of some MeSH term.
+    assert norm.normalize("myoclonia", "disease").ontology_id is None

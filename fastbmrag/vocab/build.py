@@ -594,10 +594,14 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
             _add(exact, "".join(plain_tokens(text)), i, kind)
             words = key.split()
             if len(words) == 2 and words[0] != words[1]:
+                # A numbered subtype ("Immunodeficiency 5") is no completion of its word for
+                # the head table (it keeps its place in "extend").
+                numbered = words[0].isdigit() or words[1].isdigit()
                 for n_w, w in enumerate(words):
                     _add(extend, w, i, kind)
-                    uses[(w, i)] = uses.get((w, i), 0) + 1
-                    partners.setdefault(w, {}).setdefault(i, set()).add(words[1 - n_w])
+                    if not numbered:
+                        uses[(w, i)] = uses.get((w, i), 0) + 1
+                        partners.setdefault(w, {}).setdefault(i, set()).add(words[1 - n_w])
         bags_of.append(bags)
     # Plural folding merges some distinct descriptors (Amphetamine / Amphetamines); keep the
     # unfolded keys of those, so that the written number can still tell them apart.
@@ -700,7 +704,10 @@ def _heads(
             continue
         # Largest subtree, then most two-word terms with the word ("Rigidity, Muscle",
         # "Muscular Rigidity", "Cogwheel Rigidity" ... all name Muscle Rigidity).
-        ranked = sorted(((size[i], uses[(word, i)], i) for i in items if trees[i]), reverse=True)
+        ranked = sorted(
+            ((size[i], uses[(word, i)], i) for i in items if trees[i] and (word, i) in uses),
+            reverse=True,
+        )
         if ranked and (len(ranked) == 1 or ranked[0][:2] > ranked[1][:2]):
             out[word] = ranked[0][2]
     return out

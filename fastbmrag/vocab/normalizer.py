@@ -303,6 +303,7 @@ ORGAN_PREFIXES = {
     "glomerulo": "kidney",
     "hemato": "hematologic",
     "vestibulo": "vestibular",
+    "immuno": "immunologic",
 }
 ORGAN_DAMAGE = _words(
     "toxicity toxic pathy pathic dysfunction damage injury impairment disorder disease "
@@ -959,6 +960,14 @@ class DictionaryNormalizer:
             hit = self._head(toks, ctx)
             if hit is not None:
                 return hit
+        if t == DISEASE and len(toks) == 1:
+            # A combining form and a disease word: "myonecrosis" -> muscular necrosis,
+            # "immunodeficiency" -> immunologic deficiency.
+            split = _combining_split(toks[0])
+            if split and split.rsplit(" ", 1)[1] in self._bag_words:  # a word of some term
+                hit = self._direct(split, t, ctx) or self._fallback(split, t, ctx)
+                if hit is not None and hit.item >= 0 and hit.matched_by != "partial":
+                    return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
         n_all = len(toks)
         for n in range(n_all - 1, 0, -1):
             # Spans ending at the last word (the head noun in English) first.
@@ -1559,6 +1568,15 @@ def _organ_phrases_of(toks: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
         out.append((*words, "toxicity"))
     out.append((*words, "disease"))
     return tuple(out)
+
+
+def _combining_split(word: str) -> str:
+    """ "myonecrosis" -> "muscular necrosis": a word made of an organ's combining form
+    (:data:`ORGAN_PREFIXES`) and a word of four letters or more; "" when it is none."""
+    for prefix, organ in ORGAN_PREFIXES.items():
+        if word.startswith(prefix) and len(word) - len(prefix) >= 4:
+            return f"{organ} {word[len(prefix) :]}"
+    return ""
 
 
 def _unique_best(items: Sequence[int], support: Any) -> int | None:
