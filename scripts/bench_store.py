@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from fastbmrag.store import Collection, EdgeRef, Filter, Match, PaperEdges, Point, edge_point_id
-from fastbmrag.store.base import Range, Store
+from fastbmrag.store.base import Range, Store, vector_list
 
 DIM = 1024
 EDGES_PER_PAPER = 10
@@ -404,6 +404,48 @@ def bench_local(n: int, workdir: Path, queries: int) -> dict[str, Any]:
     return r
 
 
+def point_cost(reps: int = 5000) -> dict[str, Any]:
+    """Microseconds the Qdrant Edge bindings take to build one ``qdrant_edge.Point``: with this
+    benchmark's payload as stored (with the keys and degrees the collection adds and the
+    pipeline's chunk list), and per payload
+    value type (27 values of one type, the empty payload's cost subtracted, divided by 27)."""
+    import qdrant_edge as qe
+
+    paper = next(papers(EDGES_PER_PAPER, seed=1))
+    p = paper.points[0]
+    vector = vector_list(p.vector)
+    ref = paper.refs[0]
+    payload = {**p.payload, "chunks": [1, 4], "source_key": ref.source_key,
+               "target_key": ref.target_key, "source_degree": 12, "target_degree": 5000}  # fmt: skip
+
+    def us(body: dict[str, Any]) -> float:
+        t = time.perf_counter()
+        for _ in range(reps):
+            qe.Point(p.id, vector, body)
+        return (time.perf_counter() - t) / reps * 1e6
+
+    empty = us({})
+    per_type = {
+        kind: round((us({f"k{i}": value for i in range(27)}) - empty) / 27, 2)
+        for kind, value in (
+            ("str", "abc"),
+            ("int", 7),
+            ("float", 1.5),
+            ("bool", True),
+            ("null", None),
+            ("list of 2 ints", [1, 4]),
+        )  # fmt: skip
+    }
+    kinds = [type(v).__name__ for v in payload.values()]
+    return {
+        "payload_fields": len(payload),
+        "payload_field_types": {k: kinds.count(k) for k in sorted(set(kinds))},
+        "point_with_payload_us": round(us(payload), 1),
+        "point_without_payload_us": round(empty, 1),
+        "per_value_us": per_type,
+    }
+
+
 def child(args: argparse.Namespace) -> None:
     workdir = Path(args.workdir)
     if args.backend == "edge":
@@ -451,9 +493,17 @@ def main() -> None:
     )
     ap.add_argument("--workdir", default=None, help="where to build (default: a temp dir, removed)")
     ap.add_argument("--json", action="store_true", help="print only JSON")
+    ap.add_argument(
+        "--point-cost",
+        action="store_true",
+        help="only time how long the bindings take to build one point, by payload value type",
+    )
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     Vectors.kind = args.vectors
+    if args.point_cost:
+        print(json.dumps(point_cost(), indent=2))
+        return
     if args.child:
         child(args)
         return
