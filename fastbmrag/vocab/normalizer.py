@@ -590,8 +590,10 @@ class DictionaryNormalizer:
 
     def _normalize(self, name: str, type_hint: str, ctx: _Context | None) -> Normalized:
         clean = _clean(name)
-        hint = (type_hint or AUTO).strip().lower()
-        kind = TYPE_ALIASES.get(hint)
+        kind = TYPE_ALIASES.get(type_hint)  # as written, most often
+        hint = type_hint if kind is not None else (type_hint or AUTO).strip().lower()
+        if kind is None:
+            kind = TYPE_ALIASES.get(hint)
         if not clean:
             return Normalized(name, hint, clean, None, "none", 0.0)
         if kind is None and hint != AUTO:
@@ -965,8 +967,15 @@ class DictionaryNormalizer:
             # "immunodeficiency" -> immunologic deficiency.
             split = _combining_split(toks[0])
             if split and split.rsplit(" ", 1)[1] in self._bag_words:  # a word of some term
-                hit = self._direct(split, t, ctx) or self._fallback(split, t, ctx)
-                if hit is not None and hit.item >= 0 and hit.matched_by != "partial":
+                # The phrase, its head completions ("immunologic deficiency syndrome"), or
+                # a disease of the site ("muscular necrosis" -> muscular disease).
+                parts = _name_forms(split)[1]
+                hit = (
+                    self._direct(split, t, ctx)
+                    or self._first_term(self._head_completions((parts,)), t, ctx)
+                    or self._site_disease(parts, ctx)
+                )
+                if hit is not None and hit.item >= 0:
                     return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
         n_all = len(toks)
         for n in range(n_all - 1, 0, -1):
@@ -1019,15 +1028,13 @@ class DictionaryNormalizer:
         if not site:
             return None
         organ = [x for w in site for x in ORGAN_ADJECTIVES.get(w, w).split()]
-        for phrase in (
-            [*site, "disease"],
-            [*organ, "disease"],
-            [*site, "disorder"],
-            [*organ, "disorder"],
-        ):
-            hit = self._mesh_tokens(phrase, DISEASE, ctx)
-            if hit is not None and hit.item >= 0:
-                return _Hit(DISEASE, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        hit = self._first_term(
+            ([*site, "disease"], [*organ, "disease"], [*site, "disorder"], [*organ, "disorder"]),
+            DISEASE,
+            ctx,
+        )
+        if hit is not None:
+            return hit
         if (
             len(site) > 1
             and site[0] in ORGAN_ADJECTIVES
@@ -1036,11 +1043,10 @@ class DictionaryNormalizer:
             # A part of an organ or a faculty: "visual field loss" -> vision disorder (not
             # when the modifiers name a disease: "pulmonary hypertension syndrome").
             organ = ORGAN_ADJECTIVES[site[0]].split()
-            for phrase in ([*organ, "disease"], [*organ, "disorder"]):
-                hit = self._mesh_tokens(phrase, DISEASE, ctx)
-                if hit is not None and hit.item >= 0:
-                    return _Hit(DISEASE, hit.item, "variant", VARIANT_SCORE, hit.candidates)
-        key = sorted(w for w in site if w not in BAG_STOP)
+            hit = self._first_term(([*organ, "disease"], [*organ, "disorder"]), DISEASE, ctx)
+            if hit is not None:
+                return hit
+        key = sorted(site)
         for ends in ((*site, "disorder"), (*site, "disease")):
             # One word short of a descriptor whose name ends in it: "platelet aggregation" ->
             # platelet disorder -> Blood Platelet Disorders, "marrow suppression" -> Bone
