@@ -363,6 +363,7 @@ _WS_RE = re.compile(r"\s+")
 _CONJ_RE = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and/or|and|or)\s+")
 _PLAIN_WORD_RE = re.compile(r"[^\W_]+(?:'s)?")
 _AND_OR_RE = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)
+_AND_OR_CAPITALS = frozenset("ANDOR")  # an "and"/"or" not in lower case has one of these
 
 
 def _clean(name: str) -> str:
@@ -1298,7 +1299,9 @@ def _free_key(clean: str, t: str) -> str:
         return clean
     if t == CHEMICAL and _formula_name(clean):
         return clean
-    if any(not m.islower() for m in _AND_OR_RE.findall(clean)):
+    if not _AND_OR_CAPITALS.isdisjoint(clean) and any(
+        not m.islower() for m in _AND_OR_RE.findall(clean)
+    ):
         return clean
     return low
 
@@ -1379,13 +1382,15 @@ def _rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
       alone and with the head rewrites.
     """
     out: list[Sequence[str]] = []
-    base = list(toks)
-    if "induced" in base[:-1]:
-        base = base[len(base) - base[::-1].index("induced") :]
+    base = toks
+    modifiers = base[:-1]
+    if "induced" in modifiers:
+        base = base[len(base) - list(base)[::-1].index("induced") :]
+        modifiers = base[:-1]
         out.append(base)
         out += _organ_phrases(base)
     heads: list[list[str]] = []
-    body, last = base[:-1], base[-1]
+    body, last = modifiers, base[-1]
     while body and body[-1] in SIGN_HEADS:  # "side effects"
         body = body[:-1]
     if last in SIGN_HEADS and body:
@@ -1395,15 +1400,16 @@ def _rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
     elif last in ABNORMALITY_WORDS:
         heads.append([*body, "abnormality"])
     out += heads
-    if not ORGAN_ADJECTIVES.keys().isdisjoint(base[:-1]):
-        organ = [x for w in base[:-1] for x in ORGAN_ADJECTIVES.get(w, w).split()]
+    if not modifiers:
+        return out
+    if not ORGAN_ADJECTIVES.keys().isdisjoint(modifiers):
+        organ = [x for w in modifiers for x in ORGAN_ADJECTIVES.get(w, w).split()]
         out.append([*organ, last])
         out += [[*organ, h[-1]] for h in heads]
-    if not ORGAN_NOUN_ADJECTIVES.keys().isdisjoint(base[:-1]):
+    if not ORGAN_NOUN_ADJECTIVES.keys().isdisjoint(modifiers):
         # The other way: "veno-occlusive liver disease" -> Hepatic Veno-Occlusive Disease.
-        out.append([*(ORGAN_NOUN_ADJECTIVES.get(w, w) for w in base[:-1]), last])
-    if len(base) > 1:
-        out += _organ_phrases_of((last,))
+        out.append([*(ORGAN_NOUN_ADJECTIVES.get(w, w) for w in modifiers), last])
+    out += _organ_phrases_of((last,))
     return out
 
 
@@ -1419,9 +1425,8 @@ def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
       as the organ's insufficiency or disease ("decreased renal function").
     """
     out: list[Sequence[str]] = []
-    if LIKE_WORDS.isdisjoint(toks[1:]):
-        base = list(toks)
-    else:
+    base: Sequence[str] = toks
+    if not LIKE_WORDS.isdisjoint(toks[1:]):
         base = [w for n, w in enumerate(toks) if not (n and w in LIKE_WORDS)]
         out.append(base)
         out += _rewrites(base)
@@ -1440,14 +1445,14 @@ def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
     if "of" in base[1:-1]:
         # "calcification of the artery" -> artery calcification -> vascular calcification
         i = base.index("of")
-        inverted = [w for w in base[i + 1 :] if w not in BAG_STOP] + base[:i]
+        inverted = [w for w in base[i + 1 :] if w not in BAG_STOP] + list(base[:i])
         out.append(inverted)
         out += _rewrites(inverted)
     if len(base) > 1:
         # "peripheral neurotoxicity" -> peripheral nervous system disease
-        out += [[*base[:-1], *p] for p in _organ_phrases_of((base[-1],))]
+        out += [[*base[:-1], *p] for p in _organ_phrases_of((last,))]
     quantity = base if QUANTITY.keys().isdisjoint(base) else [QUANTITY.get(w, w) for w in base]
-    if quantity != base:
+    if quantity is not base:
         out.append(quantity)
         out.append([*quantity, "syndrome"])
         # The measure's own noun and its modifiers left out: "prolonged QT interval" -> long
