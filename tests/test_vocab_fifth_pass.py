@@ -96,3 +96,16 @@ def test_combining_form_and_a_disease_word(norm: DictionaryNormalizer) -> None:
     assert norm.normalize("myonecrosis", "disease").ontology_id == "D009135"  # Muscular Diseases
     # The rest must be a word of some MeSH term.
     assert norm.normalize("myoclonia", "disease").ontology_id is None
+
+
+@pytest.mark.parametrize(
+    ("name", "mesh_id"),
+    [
+        ("rheumatologic disease", "D012216"),  # Rheumatic Diseases (-ologic as -ic)
+        ("impaired memory functioning", "D008569"),  # Memory Disorders
+        ("neuropathic damage", "D009422"),  # Nervous System Diseases (neuropathy)
+    ],
+)
+def test_more_derived_forms(norm: DictionaryNormalizer, name: str, mesh_id: str) -> None:
+    r = norm.normalize(name, "disease")
+    assert (r.ontology_id, r.matched_by) == (mesh_id, "variant")

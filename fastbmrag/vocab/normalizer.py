@@ -182,6 +182,7 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("ency", "ence"),  # dependency -> dependence
     ("ic", "a"),  # purpuric -> purpura
     ("mata", "ma"),  # scotomata -> scotoma (Greek plural)
+    ("ologic", "ic"),  # rheumatologic -> rheumatic
     ("", "ness"),  # blind -> blindness
 )
 # Head nouns MeSH disease names often carry that writers leave out ("neurotoxicity" ->
@@ -933,6 +934,10 @@ class DictionaryNormalizer:
                 ]
                 if last in LOSS_HEADS:
                     late += [(v, "degeneration") for v in (first, *_variants(first))]
+                if last in SIGN_HEADS:
+                    # The organ of a derived adjective: "neuropathic damage" -> neuropathy ->
+                    # nervous system disease.
+                    late += [p for v in _variants(first) for p in _organ_phrases_of((v,))]
                 if last not in index:
                     # A derived or Latin form of the head as its descriptor's name:
                     # "pulmonary emboli" -> embolus (Embolism) -> pulmonary embolism.
@@ -1477,8 +1482,9 @@ def _impaired_function(toks: Sequence[str]) -> list[Sequence[str]]:
     ("decreased renal function", "impairment of hepatic function", "thyroid function
     abnormalities") -> the organ's insufficiency, disease or disorder, the site's
     dysfunction ("impaired cognitive functions" -> cognition disorder)."""
-    if len(toks) < 3 or "function" not in toks:
+    if len(toks) < 3 or ("function" not in toks and "functioning" not in toks):
         return []
+    toks = ["function" if w == "functioning" else w for w in toks]
     if toks[-1] == "function" and len(toks) > 2 and toks[0] in IMPAIRED:
         site = toks[1:-1]
     elif toks[0] in IMPAIRED and "of" in toks[1:-2] and toks[-1] == "function":
