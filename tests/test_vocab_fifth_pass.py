@@ -109,3 +109,16 @@ def test_combining_form_and_a_disease_word(norm: DictionaryNormalizer) -> None:
 def test_more_derived_forms(norm: DictionaryNormalizer, name: str, mesh_id: str) -> None:
     r = norm.normalize(name, "disease")
     assert (r.ontology_id, r.matched_by) == (mesh_id, "variant")
+
+
+def test_head_word_of_a_longer_name_completed(norm: DictionaryNormalizer) -> None:
+    r = norm.normalize("truncal rigidity", "disease")
+    assert (r.normalized_name, r.ontology_id, r.matched_by) == (
+        "Muscle Rigidity",
+        "D009127",
+        "head",
+    )
+    assert norm.normalize("blurred vision", "disease").ontology_id == "D014786"  # Vision D.
+    # Only to a descriptor named by the head word: "pressure" completes to Pressure Ulcer,
+    # whose head is "ulcer".
+    assert norm.normalize("elevated intraocular pressure", "disease").ontology_id is None

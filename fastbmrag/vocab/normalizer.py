@@ -337,6 +337,8 @@ GENERIC = _words(
     "acid acids salt cell cells drug drugs agent agents compound substance toxicity effect "
     "infection pain level levels chronic acute severe mild human patient patients"
 )
+# Head words too vague to complete on their own in a longer name.
+_VAGUE_HEADS = SIGN_HEADS | EPISODE_HEADS | GENERIC | DISEASE_SYNONYMS
 # Words never linked on their own in free text (find_mentions).
 STOP_WORDS = _words(
     """a about above after again against all also am an and any are as at be because been before
@@ -1000,7 +1002,24 @@ class DictionaryNormalizer:
                 if hit is not None and hit.item >= 0:
                     score = round(0.5 + 0.3 * n / n_all, 3)
                     return _Hit(hit.type, hit.item, "partial", score, hit.candidates)
+        if t == DISEASE and n_all > 1 and toks[-1] not in _VAGUE_HEADS:
+            # No part is a term: the head word completed ("chest wall rigidity" -> Muscle
+            # Rigidity), unless it is a word any condition can have ("lesion", "failure"),
+            # and only to a descriptor whose name has it as its head ("Muscle Rigidity",
+            # "Vision Disorders"; not "Pressure Ulcer" for "intraocular pressure").
+            hit = self._head(toks, ctx)
+            if hit is not None and self._names_head(hit.item, toks[-1]):
+                return hit
         return None
+
+    def _names_head(self, item: int, word: str) -> bool:
+        """Whether the descriptor's name ends in ``word`` (or a derived form of it), or in it
+        and a word for disease ("Vision Disorders")."""
+        name = _name_forms(self._desc[item][1])[1]
+        forms = (word, *_variants(word))
+        return name[-1] in forms or (
+            len(name) > 1 and name[-2] in forms and name[-1] in DISEASE_HEADS
+        )
 
     def _first_term(
         self, tries: Iterable[Sequence[str]], t: str, ctx: _Context | None
