@@ -35,7 +35,9 @@ matched_by       score  meaning
                         two-word term holding it (largest MeSH subtree): "rigidity" ->
                         Muscle Rigidity, "diabetes" -> Diabetes Mellitus; a tree sibling
                         instead when the context uses its other term word
-                        ("hyperactivity" + "locomotor" -> Hyperkinesis)
+                        ("hyperactivity" + "locomotor" -> Hyperkinesis); 0.55 for the
+                        head word of a longer name no part of which is a term
+                        ("truncal rigidity")
 ``partial``      0.50+  the longest part of the name that is a MeSH term ("severe
                         hypotension" -> Hypotension); 0.5 + 0.3 x covered fraction
 ``ambiguous``    0.50   the name fits several entries equally well and the context does not
