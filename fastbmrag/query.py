@@ -463,7 +463,8 @@ class QueryResult:
 
 
 def _edge_weight(nodes: int, payload: dict[str, Any]) -> float | None:
-    """min(source, target) degree / number of nodes (Collection.edge_weight, counted once)."""
+    """min(source, target) degree / number of nodes (Collection.edge_weight, counted once), of
+    a payload with current degrees (Collection.current_payload)."""
     try:
         degree = min(int(payload["source_degree"]), int(payload["target_degree"]))
     except (KeyError, TypeError, ValueError):
@@ -728,9 +729,11 @@ async def aquery(
     )
     timings["search_s"] = time.perf_counter() - t
     nodes = collection.node_count() if hits else 0
+    stale = collection.stale_degrees() if hits else {}
+    payloads = [collection.current_payload(h.payload, stale) for h in hits]
     edges = [
-        EdgeResult(i, h.id, h.score, _edge_weight(nodes, h.payload), h.payload)
-        for i, h in enumerate(hits, 1)
+        EdgeResult(i, h.id, h.score, _edge_weight(nodes, p), p)
+        for i, (h, p) in enumerate(zip(hits, payloads, strict=True), 1)
     ]
     if matched and not edges:
         warnings.append(

@@ -427,3 +427,44 @@ def test_several_collections_need_a_name(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"Several collections .*\(a, b\)"):
         choose_collection(tmp_path, None)
     assert choose_collection(tmp_path, "b") == "b"
+
+
+def test_min_weight_and_weights_exact_with_hubs_deferred(tmp_path: Path, fake: FakeOllama) -> None:
+    """With every changed node's payload refresh deferred to the optimise, --min-weight still
+    selects exactly the edges whose weight reaches it, and results show current degrees."""
+    papers = list(iter_papers([DATA / "papers.csv"], ReadReport()))
+    with Collection.open(tmp_path, NAME, write=True, create=True, defer_min_degree=1) as coll:
+        for paper in papers:  # one batch per paper: degrees change after edges are stored
+            index_papers(
+                [paper], coll, _llm(fake), load_normalizer(), UpdateOptions(), progress=False
+            )
+        assert coll.stale_degrees()
+    with Collection.open(tmp_path, NAME) as coll:
+        n_nodes = coll.node_count()
+        degrees = {key: degree for key, *_, degree in coll.ledger.entities()}
+
+        def current(payload: dict[str, Any]) -> tuple[int, int]:
+            return degrees[payload["source_key"]], degrees[payload["target_key"]]
+
+        every = query("cytokines", coll, _llm(fake), load_normalizer(),
+                      options=QueryOptions(no_answer=True, no_llm_parse=True, all=True, min_score=-1))  # fmt: skip
+        assert len(every.edges) == 13
+        # the case under test: some stored payloads are behind the ledger
+        assert any(
+            (h.payload["source_degree"], h.payload["target_degree"]) != current(h.payload)
+            for h in coll.store.scroll()
+        )
+        for e in every.edges:
+            assert (e.payload["source_degree"], e.payload["target_degree"]) == current(e.payload)
+            assert e.weight == min(current(e.payload)) / n_nodes
+        tested = 0
+        for k in range(1, max(degrees.values()) + 1):
+            expected = {e.id for e in every.edges if min(current(e.payload)) >= k}
+            if not expected:  # the query would fall back to an unfiltered search
+                continue
+            result = query("cytokines", coll, _llm(fake), load_normalizer(),
+                           options=QueryOptions(no_answer=True, no_llm_parse=True, all=True,
+                                                min_score=-1, min_weight=k / n_nodes))  # fmt: skip
+            assert {e.id for e in result.edges} == expected, k
+            tested += len(expected) < len(every.edges)
+        assert tested  # a threshold that excluded some edges

@@ -199,3 +199,37 @@ def test_help_has_an_example(command: str) -> None:
     assert code == 0
     assert "Example:" in out and f"fastbmrag {command} " in out
     assert "--working-dir" in out and "--collection" in out
+
+
+def test_export_gives_current_degrees_of_nodes_deferred_to_the_optimise(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    with Collection.open(work, "cid", write=True, create=True, defer_min_degree=1) as coll:
+        for pid in PAPERS:  # one batch each: every node whose degree grows is deferred
+            points, refs = paper_edges(pid, cid_papers()[pid])
+            coll.commit_papers([PaperEdges(pid, f"sha256:{pid}", points, refs)])
+        degrees = dict(coll.ledger.degrees([k for k, *_ in coll.ledger.entities()]))
+        current = {
+            h.id: (degrees[h.payload["source_key"]], degrees[h.payload["target_key"]])
+            for h in coll.store.scroll()
+        }
+        # the case under test: payloads stored before a later paper raised a degree
+        behind = [
+            h.id
+            for h in coll.store.scroll()
+            if (h.payload["source_degree"], h.payload["target_degree"]) != current[h.id]
+        ]
+        assert behind and coll.stale_degrees()
+        n_nodes = coll.node_count()
+    code, out, err = invoke(
+        "export", "-c", "cid", "--working-dir", str(work), "--format", "csv", "-o", "-"
+    )
+    assert code == 0, err
+    rows = {r["point_id"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert len(rows) == len(current)
+    for point_id, (source_degree, target_degree) in current.items():
+        row = rows[point_id]
+        assert (row["source_degree"], row["target_degree"]) == (
+            str(source_degree),
+            str(target_degree),
+        )
+        assert float(row["weight"]) == pytest.approx(min(source_degree, target_degree) / n_nodes)

@@ -19,18 +19,18 @@ from fastbmrag.store.collection import Collection, PaperEdges
 from fastbmrag.store.edge import EdgeStore
 from fastbmrag.store.server import ServerStore
 
-Opener = Callable[[str], Collection]
+Opener = Callable[..., Collection]
 
 
 @pytest.fixture(params=["embedded", "server"])
 def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
     client = QdrantClient(location=":memory:") if request.param == "server" else None
 
-    def open_(name: str) -> Collection:
+    def open_(name: str, **kw: Any) -> Collection:
         if client is None:
-            return Collection.open(tmp_path, name, write=True, create=True)
+            return Collection.open(tmp_path, name, write=True, create=True, **kw)
         return Collection.open(
-            tmp_path, name, write=True, create=True, store=ServerStore(client, name)
+            tmp_path, name, write=True, create=True, store=ServerStore(client, name), **kw
         )
 
     yield open_
@@ -221,3 +221,62 @@ def test_min_weight_threshold_matches_float_weights(tmp_path: Path) -> None:
         assert coll.min_weight_filter(0.0) == Filter()
         store: Store = coll.store
         assert store.count(coll.min_weight_filter(1.0)) == 0
+
+
+def test_hubs_deferred_to_the_optimise_keep_filters_and_weights_exact(opener: Opener) -> None:
+    """Nodes of degree >= defer_min_degree keep older degrees in their edges' payload until the
+    next optimise; the --min-weight filter, the weights and the payloads shown stay exact."""
+    papers = cid_papers()
+    ids = list(papers)
+    inc = opener("deferred", defer_min_degree=1)
+    with inc:
+        for start in range(0, 20, 5):
+            inc.commit_papers([batch_item(pid, papers[pid]) for pid in ids[start : start + 5]])
+        for pid in ids[20:]:
+            commit(inc, pid, papers[pid])
+        inc.delete_papers([*ids[:5], ids[25]])  # degrees go down as well as up
+
+    final = [p for p in ids[5:] if p != ids[25]]
+    degrees = expected_degrees(
+        {
+            pid: [(r["chemical_id"], "induces", r["disease_id"]) for r in papers[pid]]
+            for pid in final
+        }
+    )
+    n_nodes = len(degrees)
+    inc = opener("deferred", defer_min_degree=1)
+    with inc:
+        stale = inc.stale_degrees()
+        # the case under test: hubs deferred, their edges' payloads really behind
+        assert stale and all(degrees[k] == d for k, d in stale.items())
+        behind = [
+            h
+            for h in inc.store.scroll()
+            if (h.payload["source_degree"], h.payload["target_degree"])
+            != (degrees[h.payload["source_key"]], degrees[h.payload["target_key"]])
+        ]
+        assert behind
+        weights = {}
+        for hit in inc.store.scroll():
+            s, t = hit.payload["source_key"], hit.payload["target_key"]
+            shown = inc.current_payload(hit.payload, stale)
+            assert (shown["source_degree"], shown["target_degree"]) == (degrees[s], degrees[t])
+            weights[hit.id] = min(degrees[s], degrees[t]) / n_nodes
+            assert inc.edge_weight(hit.payload) == weights[hit.id]
+        # every degree threshold, those between a hub's stored and current degree included
+        # (in both directions: the deletes lowered some hubs' degrees)
+        stored = {(h.payload["source_key"], h.payload["source_degree"]) for h in behind}
+        stored |= {(h.payload["target_key"], h.payload["target_degree"]) for h in behind}
+        assert any(d > degrees[k] for k, d in stored) and any(d < degrees[k] for k, d in stored)
+        for k in range(max(degrees.values()) + 2):
+            expected = {pid for pid, w in weights.items() if w >= k / n_nodes}
+            assert filtered_ids(inc, k / n_nodes) == expected, k
+        # the optimise rewrites the deferred hubs
+        assert inc.optimize(force=True)
+        assert inc.stale_degrees() == {}
+        for hit in inc.store.scroll():
+            s, t = hit.payload["source_key"], hit.payload["target_key"]
+            assert (hit.payload["source_degree"], hit.payload["target_degree"]) == (
+                degrees[s],
+                degrees[t],
+            )

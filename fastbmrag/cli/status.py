@@ -39,7 +39,10 @@ def _human(stats: dict[str, Any]) -> str:
         + (f", {stats['vector_size']}-d vectors" if stats["vector_size"] else ""),
     ]
     if stats["weights_pending_refresh"]:
-        lines.append(f"Weights     {stats['weights_pending_refresh']:,} nodes awaiting a refresh")
+        lines.append(
+            f"Weights     {stats['weights_pending_refresh']:,} nodes with older degrees in their "
+            "edges (exact in queries and exports; rewritten by the next optimise)"
+        )
     run = stats["last_run"]
     if run:
         end = run["ended_at"] or "still running or interrupted"

@@ -60,7 +60,10 @@ def _text(value: Any, kind: str) -> str:
 
 
 def _edges(coll: Collection) -> Iterator[Hit]:
-    return coll.store.scroll(batch_size=_SCROLL_BATCH)
+    """Every edge, its payload with current degrees (Collection.current_payload)."""
+    stale = coll.stale_degrees()
+    for hit in coll.store.scroll(batch_size=_SCROLL_BATCH):
+        yield Hit(hit.id, hit.score, coll.current_payload(hit.payload, stale))
 
 
 def write_graphml(coll: Collection, out: IO[bytes]) -> tuple[int, int]:
@@ -127,7 +130,7 @@ def write_graphml(coll: Collection, out: IO[bytes]) -> tuple[int, int]:
                         written_nodes += 1
                 for hit in _edges(coll):
                     payload = dict(hit.payload)
-                    payload["weight"] = coll.edge_weight(payload, n_nodes)
+                    payload["weight"] = coll.edge_weight(payload, n_nodes, stale={})
                     el = etree.Element(
                         "edge",
                         {
@@ -169,7 +172,7 @@ def write_csv(coll: Collection, out: IO[str]) -> int:
     rows = 0
     for hit in _edges(coll):
         payload = hit.payload
-        row: list[Any] = [hit.id, coll.edge_weight(payload, n_nodes)]
+        row: list[Any] = [hit.id, coll.edge_weight(payload, n_nodes, stale={})]
         for key in columns:
             value = payload.get(key)
             row.append("" if value is None else _scalar(value))
