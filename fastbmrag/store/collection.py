@@ -23,7 +23,8 @@ conditions evaluated inside Qdrant. After a batch, :meth:`Collection.refresh_wei
 degree payload of the edges touching the nodes whose degree changed, and nothing else.
 
 Except for hubs: a hub's degree changes with nearly every batch and it touches a large share of
-all edges (a 500-edge nightly update of a 200k-edge collection rewrote 148k points, 45 s). A
+all edges (a 500-edge nightly update of a 200k-edge collection refreshed nodes whose degrees sum
+to 147,582, most of its points: 45 s, docs/benchmarks.md "Storage"). A
 changed node of degree >= ``defer_min_degree`` (at most ``MAX_DEFERRED`` of them, the largest)
 keeps older degrees in its edges' payload until the next optimise, and the ledger's queue of
 stale nodes holds its current degree. Filters and weights stay exact: the ``--min-weight``
