@@ -34,10 +34,9 @@ import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.errors import CollectionNotFound, InputError, LLMError
+from fastbmrag.errors import InputError, LLMError
 from fastbmrag.llm.base import KIND_QUERY, LLMClient
 from fastbmrag.prompts import (
     ENTITY_TYPES,
@@ -831,31 +830,6 @@ def query(
 
 
 run_query = query
-
-
-# --- which collection ---------------------------------------------------------------------------
-
-
-def choose_collection(working_dir: Path, name: str | None, *, qdrant_url: str | None = None) -> str:
-    """``name`` if given (flag or FASTBMRAG_COLLECTION), else the only collection there is."""
-    if name:
-        return name
-    if qdrant_url:
-        raise InputError("Name the collection to query on the Qdrant server: --collection NAME")
-    from fastbmrag.store.collection import list_collections
-
-    names = list_collections(working_dir)
-    if len(names) == 1:
-        return names[0]
-    if not names:
-        raise CollectionNotFound(
-            f"No collection in {working_dir}: index papers first (fastbmrag update -c NAME papers.csv) "
-            "or point --working-dir at the right directory"
-        )
-    raise InputError(
-        f"Several collections in {working_dir} ({', '.join(sorted(names))}): choose one with "
-        "--collection NAME or FASTBMRAG_COLLECTION"
-    )
 
 
 # --- rendering ----------------------------------------------------------------------------------

@@ -5,8 +5,10 @@ payloads and ``--dim``-d unit vectors written straight through the store API, th
 
 * in-process: :func:`fastbmrag.query.aquery` with one open collection and one LLM client
   (the question embedding comes from a fake Ollama over HTTP), p50/p95 over ``--repeat``;
-* cold CLI: ``python -m fastbmrag query ... --no-answer --format json`` as a subprocess,
-  p50/p95 over ``--cli-repeat`` runs (interpreter start, imports, vocab load, shard open).
+* cold CLI: ``python -m fastbmrag query ... --no-answer --format json --min-score -1`` as a
+  subprocess (top-50 edges with their payloads, like in-process), p50/p95 over ``--cli-repeat``
+  runs (interpreter start, imports, vocab load, shard open); ``--drop-caches`` empties the page
+  cache before each call, so that it reads the shard (and Python's own files) from disk.
 
     python scripts/bench_query.py --n 200000 --dim 1024
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -93,6 +96,12 @@ def build(wd: Path, n: int, dim: int) -> None:
         coll.optimize(force=True)
 
 
+def drop_page_cache() -> None:
+    """Empty the OS page cache (Linux, as root), so that a call reads the shard from disk."""
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("1\n")
+
+
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
@@ -126,6 +135,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=100)
     ap.add_argument("--cli-repeat", type=int, default=10)
     ap.add_argument(
+        "--drop-caches",
+        action="store_true",
+        help="empty the page cache before each CLI call (Linux, root): every call reads from disk",
+    )
+    ap.add_argument(
         "--dir", default=None, help="working dir (default /tmp/fastbmrag-bench-query-N-DIM)"
     )
     args = ap.parse_args()
@@ -148,12 +162,17 @@ def main() -> None:
         cold = []
         for i in range(args.cli_repeat):
             cmd = [sys.executable, "-m", "fastbmrag", "query", QUESTIONS[i % len(QUESTIONS)],
-                   "-c", "bench", "--no-answer", "--format", "json", "--no-cache"]  # fmt: skip
+                   "-c", "bench", "--no-answer", "--format", "json", "--no-cache",
+                   "--min-score", "-1"]  # fmt: skip
+            if args.drop_caches:
+                drop_page_cache()
             t = time.perf_counter()
             proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
             cold.append(time.perf_counter() - t)
             if proc.returncode != 0:
                 sys.exit(f"CLI failed: {proc.stderr.strip()}")
+            if not json.loads(proc.stdout)["edges"]:
+                sys.exit("CLI retrieved no edges")
         print(
             f"cold CLI --no-answer: p50 {pct(cold, 50):.2f} s, p95 {pct(cold, 95):.2f} s "
             f"({len(cold)} runs)"

@@ -23,11 +23,10 @@ from fastbmrag.query import (
     QueryOptions,
     QueryResult,
     check_citations,
-    choose_collection,
     query,
 )
 from fastbmrag.store.base import Filter, Match, Range
-from fastbmrag.store.collection import Collection
+from fastbmrag.store.collection import Collection, choose_collection
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import responder
 from fastbmrag.vocab.normalizer import load_normalizer

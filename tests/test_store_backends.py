@@ -24,7 +24,7 @@ from fastbmrag.store.base import (
     edge_point_id,
     node_key,
 )
-from fastbmrag.store.edge import EdgeStore
+from fastbmrag.store.edge import EdgeStore, readahead, readahead_files
 from fastbmrag.store.server import ServerStore
 
 
@@ -109,6 +109,46 @@ def test_upsert_counts_and_replaces_exactly(loaded: Store) -> None:
     # no value: the field is missing (no pmcid here) or empty
     assert loaded.count(Filter(must=(Match("pmcid"),))) == 57
     assert loaded.count(Filter(must_not=(Match("pmid"),))) == 57
+
+
+def _many_points(copies: int) -> list[Point]:
+    """``copies`` x the 57 relations, each copy as another relation type (distinct ids), the
+    copy's number in the payload's ``year``."""
+    points = []
+    for k in range(copies):
+        for r in cid_rows():
+            p = point(r, year=k)
+            rel = f"induces_{k}"
+            pid = edge_point_id(p.payload["paper_id"], r["chemical_id"], rel, r["disease_id"])
+            points.append(Point(pid, p.vector, {**p.payload, "relationship_type": rel}))
+    return points
+
+
+def test_upsert_of_several_batches_and_an_error_inside_one(store: Store) -> None:
+    """Large upserts go to the engine in batches: every point lands, and an error in one batch
+    reaches the caller and stops the call (no later batch is written), leaving the store
+    usable."""
+    store.ensure_collection(DIM)
+    points = _many_points(10)  # 570 points: several batches on both backends
+    store.upsert(points)
+    store.flush()
+    assert store.count() == 570
+    assert store.count(Filter(must=(Range("year", gte=9),))) == 57
+
+    store.delete(Filter(must=(Range("year", gte=0),)))
+    store.flush()
+    assert store.count() == 0
+    bad = list(points)
+    bad[5] = Point(bad[5].id, [0.5] * (DIM + 1), bad[5].payload)  # in the first batch
+    with pytest.raises(Exception, match=r"(?i)dim"):
+        store.upsert(bad)
+    store.flush()
+    # copy 9 (points 513-569) lies after the first batch of either backend (512, 256 points)
+    assert store.count(Filter(must=(Range("year", gte=9),))) == 0
+    # the store stays usable: the same points, all valid, land in full
+    store.upsert(points)
+    store.flush()
+    assert store.count() == 570
 
 
 def test_delete_by_paper(loaded: Store) -> None:
@@ -216,6 +256,30 @@ def test_embedded_reopen_keeps_everything(tmp_path: Path) -> None:
         assert {k: kinds[k] for k in FLOAT_FIELDS} == dict.fromkeys(FLOAT_FIELDS, "Float")
     finally:
         again.close()
+
+
+def test_embedded_readahead_reads_what_an_open_reads(tmp_path: Path) -> None:
+    """The readahead a query starts before its imports covers the payload indexes (and the HNSW
+    graph, where the shard is large enough to have one), never the vectors or payloads (read on
+    use), and is a no-op where no shard is."""
+    assert readahead(tmp_path / "nothing") is None
+    s = EdgeStore(tmp_path / "shard")
+    try:
+        s.ensure_collection(DIM)
+        s.upsert([point(r) for r in cid_rows()])
+        s.flush()
+    finally:
+        s.close()
+    files = [Path(f).relative_to(tmp_path / "shard") for f in readahead_files(tmp_path / "shard")]
+    folders = {part for f in files for part in f.parts}
+    assert "payload_index" in folders and any(f.name == "segment.json" for f in files)
+    assert not folders & {"vector_storage", "payload_storage"}
+    # every payload index of DESIGN.md is read ahead
+    assert all(any(name[:8] in part for part in folders) for name in KEYWORD_FIELDS)
+    thread = readahead(tmp_path / "shard")
+    assert thread is not None
+    thread.join(timeout=10)
+    assert not thread.is_alive()
 
 
 def test_embedded_optimize_indexes_points(tmp_path: Path) -> None:

@@ -116,14 +116,18 @@ def query(question: str, **kw: Any) -> None:
       fastbmrag query "IL1B" --entity IL1B -r upregulated_in --no-answer --json
     """
     from fastbmrag import config
-    from fastbmrag.query import DEFAULT_MIN_SCORE, choose_collection, options_from, render
-    from fastbmrag.query import query as run
-    from fastbmrag.store.collection import Collection
+    from fastbmrag.store.collection import Collection, choose_collection, readahead
 
     fmt = "json" if kw.pop("as_json") else kw.pop("fmt")
     working_dir = config.working_dir(kw["working_dir"])
     qdrant_url = config.qdrant_url(kw["qdrant_url"])
     name = choose_collection(working_dir, kw["collection"], qdrant_url=qdrant_url)
+    if not qdrant_url:  # the disk reads the shard while the modules and vocabularies load
+        readahead(working_dir, name)
+
+    from fastbmrag.query import DEFAULT_MIN_SCORE, options_from, render
+    from fastbmrag.query import query as run
+
     opts = options_from(
         {
             **kw,

@@ -109,6 +109,36 @@ def list_collections(working_dir: Path) -> list[str]:
     return sorted(p.name for p in root.iterdir() if (p / LEDGER_FILE).is_file())
 
 
+def choose_collection(working_dir: Path, name: str | None, *, qdrant_url: str | None = None) -> str:
+    """``name`` if given (flag or FASTBMRAG_COLLECTION), else the only collection there is."""
+    if name:
+        return name
+    if qdrant_url:
+        raise InputError("Name the collection to query on the Qdrant server: --collection NAME")
+    names = list_collections(working_dir)
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise CollectionNotFound(
+            f"No collection in {working_dir}: index papers first (fastbmrag update -c NAME papers.csv) "
+            "or point --working-dir at the right directory"
+        )
+    raise InputError(
+        f"Several collections in {working_dir} ({', '.join(sorted(names))}): choose one with "
+        "--collection NAME or FASTBMRAG_COLLECTION"
+    )
+
+
+def readahead(working_dir: Path, name: str) -> None:
+    """Have the OS start reading, in the background, the files that opening collection
+    ``name``'s embedded shard reads (:func:`fastbmrag.store.edge.readahead`). A command calls
+    it before its imports and vocabulary load, which then overlap the disk reads of the open.
+    A hint only: nothing happens where the collection has no embedded shard."""
+    from fastbmrag.store.edge import readahead as shard_readahead
+
+    shard_readahead(Path(working_dir).expanduser() / name / SHARD_DIR)
+
+
 def check_name(name: str) -> str:
     if not name or not _NAME.match(name):
         raise InputError(

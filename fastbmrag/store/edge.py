@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,53 @@ INDEX_MEMORY = qe.Memory.Cached
 # pages are mapped (docs/benchmarks.md, "Query"). The OS may also evict the vectors under memory
 # pressure instead of the process holding them. Fixed when a segment is built.
 VECTOR_MEMORY = qe.Memory.Cold
+
+
+# Segment folders an open does not read in full: the vectors and the payloads are read on use
+# (a search reads those of the points it visits or returns).
+READ_ON_USE = frozenset({"vector_storage", "payload_storage"})
+
+
+def readahead_files(path: Path) -> list[str]:
+    """The files of the shard at ``path`` that opening it reads in full: the payload indexes
+    (pre-warmed, see ``INDEX_MEMORY``), the HNSW graph, the id trackers, the segment configs."""
+    out: list[str] = []
+    for root, dirs, files in os.walk(path / "segments"):
+        dirs[:] = [d for d in dirs if d not in READ_ON_USE]
+        out.extend(os.path.join(root, name) for name in files)
+    return out
+
+
+def readahead(path: Path) -> threading.Thread | None:
+    """Start the disk reads of an open of the shard at ``path`` without waiting for them.
+
+    A background thread asks the OS to read :func:`readahead_files` into the page cache
+    (``posix_fadvise(WILLNEED)``: the kernel queues the reads and returns). A command that
+    calls this first, then spends a few hundred ms importing modules and loading vocabularies,
+    finds the files in memory when it opens the shard: on a cold page cache the open of a
+    200k-edge shard goes from ~0.32 s to ~0.10 s (docs/benchmarks.md, "Query"). Returns the
+    thread, or None where there is no shard or the platform has no ``posix_fadvise``.
+    """
+    advise = getattr(os, "posix_fadvise", None)
+    if advise is None or not (path / CONFIG_FILE).is_file():
+        return None
+
+    def run() -> None:
+        for name in readahead_files(path):
+            try:
+                fd = os.open(name, os.O_RDONLY)
+            except OSError:  # replaced by a writer's optimise meanwhile
+                continue
+            try:
+                advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+    thread = threading.Thread(target=run, name="shard-readahead", daemon=True)
+    thread.start()
+    return thread
 
 
 def _index_params(kind: str) -> Any:
@@ -210,13 +258,13 @@ class EdgeStore(Store):
         if not points:
             return
         shard = self._require()
+        self._dirty = True
         for i in range(0, len(points), UPSERT_BATCH):
             batch = [
                 qe.Point(p.id, vector_list(p.vector), p.payload)
                 for p in points[i : i + UPSERT_BATCH]
             ]
             shard.update(qe.UpdateOperation.upsert_points(batch))
-        self._dirty = True
 
     def delete(self, flt: Filter) -> None:
         if self._shard is None:
