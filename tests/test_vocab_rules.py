@@ -40,6 +40,22 @@ def test_no_drug_induced_form_without_a_cause(norm: DictionaryNormalizer) -> Non
     assert norm.normalize("hypotension", "disease", ABSTRACT).ontology_id == "D007022"
 
 
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("viral hepatitis", "D006505"),  # Hepatitis: the name says a virus caused it
+        ("autoimmune hepatitis", "D019693"),  # Hepatitis, Autoimmune
+        ("alcoholic liver disease", "D008108"),  # Liver Diseases, Alcoholic
+        ("radiation-induced pneumonitis", "D017564"),  # Radiation Pneumonitis
+    ],
+)
+def test_no_drug_induced_form_when_the_name_gives_another_cause(
+    norm: DictionaryNormalizer, name: str, expected: str
+) -> None:
+    r = norm.normalize(name, "disease", ABSTRACT)  # a text about a drug's effects
+    assert r.ontology_id == expected and r.matched_by != "drug_induced", r
+
+
 def test_induced_by_a_named_substance(norm: DictionaryNormalizer) -> None:
     r = norm.normalize("levodopa-induced dyskinesia", "disease")
     assert (r.normalized_name, r.ontology_id) == ("Dyskinesia, Drug-Induced", "D004409")

@@ -26,7 +26,8 @@ matched_by       score  meaning
                         "hepatitis" -> Chemical and Drug Induced Liver Injury (MeSH's own
                         entry term "Hepatitis, Drug-Induced"); also the drug-induced
                         form of the descriptor found ("dyskinetic" -> Dyskinesias ->
-                        Dyskinesia, Drug-Induced); see ``compile_mesh``
+                        Dyskinesia, Drug-Induced); never when the name states another
+                        cause ("viral hepatitis", "radiation-induced"); see ``compile_mesh``
 ``variant``      0.70   a derived form: "hypotensive" -> hypotension, "psychotic" -> psychosis;
                         or a rewrite towards MeSH wording: "extrapyramidal symptoms" ->
                         Extrapyramidal Disorders, "liver tumors" -> Liver Neoplasms,
@@ -353,6 +354,14 @@ STOP_WORDS = _words(
     patients study studies cell cells type types role function functions expression involved
     associated association treatment therapy risk case cases use used using show shown find
     found new high low increased decreased via among known related"""
+)
+
+# Words by which a name gives its condition a cause other than a drug: such a name never gets
+# a drug-induced descriptor, whatever the text says of drugs ("viral hepatitis" in a paper on
+# isoniazid stays hepatitis; "radiation-induced pneumonitis" is not drug-induced).
+_OTHER_CAUSES = _words(
+    "viral virus bacterial infectious infective fungal parasitic autoimmune alcoholic alcohol "
+    "radiation irradiation hereditary inherited congenital familial genetic traumatic idiopathic"
 )
 
 # Phrases that present a condition as caused by a drug or chemical.
@@ -729,6 +738,8 @@ class DictionaryNormalizer:
             and "induced" not in clean.lower()
         ):
             return None  # neither said to be induced nor in a text about a drug's effects
+        if not _OTHER_CAUSES.isdisjoint(_name_forms(clean)[1]):
+            return None
         key, induced = _condition_key(clean)
         if not induced and (ctx is None or not ctx.drug_cause):
             return None
