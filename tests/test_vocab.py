@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import json
+import os
+import weakref
 from pathlib import Path
 
 import pytest
@@ -97,6 +100,23 @@ def test_build_from_small_files_and_load(tmp_path: Path) -> None:
     assert small.normalize("IL-1 beta", "chemical").ontology_id == "D053583"
     assert small.normalize("TP53", "gene").ontology_id is None  # not in the slice
     assert vocab_info(tmp_path / "out")["origin"] == "custom"
+
+
+def test_a_rebuilt_directory_is_reloaded_and_the_old_normaliser_freed(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    build_from_files(VOCAB / "hgnc_slice.tsv", out, mesh_xml=VOCAB / "desc_excerpt.xml")
+    first = load_normalizer(out)
+    assert load_normalizer(out) is first
+    old = weakref.ref(first)
+    del first
+    manifest = out / "manifest.json"
+    stat = manifest.stat()  # a rebuild rewrites the manifest: a newer modification time
+    os.utime(manifest, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    second = load_normalizer(out)
+    assert second is not old()
+    assert second.normalize("endometrioma", "disease").ontology_id == "D004715"
+    gc.collect()
+    assert old() is None  # a long-lived process keeps one normaliser per directory
 
 
 def test_bundled_vocab_is_complete() -> None:

@@ -1657,7 +1657,8 @@ def _gene_like(word: str) -> bool:
 # Loading (memoised per process)
 # --------------------------------------------------------------------------------------------
 
-_MEMO: dict[tuple[str, int], DictionaryNormalizer] = {}
+# directory -> (manifest mtime, its normaliser): one normaliser per directory, the newest build
+_MEMO: dict[str, tuple[int, DictionaryNormalizer]] = {}
 _MEMO_LOCK = threading.Lock()
 
 
@@ -1679,7 +1680,8 @@ def vocab_dir(path: Path | None = None) -> tuple[Path, str]:
 def load_normalizer(path: Path | None = None) -> DictionaryNormalizer:
     """The normaliser over ``path``, else the user's rebuilt cache, else the bundled files.
 
-    Loaded once per process and directory (reloaded when the directory is rebuilt).
+    Loaded once per process and directory; reloaded when the directory is rebuilt, and the
+    previous build's normaliser is then dropped (freed once its callers let go of it).
     """
     directory, _origin = vocab_dir(path)
     try:
@@ -1689,12 +1691,13 @@ def load_normalizer(path: Path | None = None) -> DictionaryNormalizer:
             f"No vocabularies in {directory} (missing {MANIFEST}); "
             "run `fastbmrag vocab update` or reinstall fastbmrag."
         ) from err
-    key = (str(directory.resolve()), stamp)
+    key = str(directory.resolve())
     with _MEMO_LOCK:
-        norm = _MEMO.get(key)
-        if norm is None:
-            norm = DictionaryNormalizer.from_dir(directory)
-            _MEMO[key] = norm
+        held = _MEMO.get(key)
+        if held is not None and held[0] == stamp:
+            return held[1]
+        norm = DictionaryNormalizer.from_dir(directory)
+        _MEMO[key] = (stamp, norm)
     return norm
 
 
