@@ -81,7 +81,7 @@ def readahead(path: Path) -> threading.Thread | None:
     (``posix_fadvise(WILLNEED)``: the kernel queues the reads and returns). A command that
     calls this first, then spends a few hundred ms importing modules and loading vocabularies,
     finds the files in memory when it opens the shard: on a cold page cache the open of a
-    200k-edge shard goes from ~0.32 s to ~0.10 s (docs/benchmarks.md, "Query"). Returns the
+    200k-edge shard goes from ~0.32 s to ~0.12 s (docs/benchmarks.md, "Query"). Returns the
     thread, or None where there is no shard or the platform has no ``posix_fadvise``.
     """
     advise = getattr(os, "posix_fadvise", None)
