@@ -337,7 +337,10 @@ def test_server_gone_mid_run_stops_with_exit_2_and_keeps_finished_papers(
     def dies_after_three(request: dict[str, Any]) -> dict[str, Any] | None:
         nonlocal calls
         calls += 1
-        if calls == 4:  # from another thread: the server cannot stop from inside a handler
+        if calls == 4:
+            # Every later request hangs until the server is gone, so none is answered while
+            # the stop (from another thread: a handler cannot stop its own server) takes effect.
+            fake.fail_next("hang", 10_000)
             threading.Thread(target=fake.refuse_connections).start()
         return pipeline_responder(request)
 
