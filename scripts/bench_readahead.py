@@ -27,7 +27,8 @@ from pathlib import Path
 import numpy as np
 import qdrant_edge as qe
 
-from fastbmrag.store.edge import readahead, readahead_files
+from fastbmrag.store.base import Filter, Match
+from fastbmrag.store.edge import readahead, readahead_files, to_edge_filter
 
 MODES = ("none", "readahead", "read")
 
@@ -47,12 +48,7 @@ def probe(path: Path, mode: str, work: float, entity: str) -> dict[str, object]:
     t = time.perf_counter()
     shard = qe.EdgeShard.load(str(path))
     open_s = time.perf_counter() - t
-    flt = qe.Filter(
-        should=[
-            qe.FieldCondition("source_key", match=qe.MatchValue(entity)),
-            qe.FieldCondition("target_key", match=qe.MatchValue(entity)),
-        ]
-    )
+    flt = to_edge_filter(Filter(should=(Match("source_key", entity), Match("target_key", entity))))
     q = np.random.default_rng(3).standard_normal(1024).astype(np.float32).tolist()
     t = time.perf_counter()
     hits = shard.query(
