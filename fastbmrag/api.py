@@ -21,7 +21,7 @@ from fastbmrag import config
 from fastbmrag.llm.base import LLMClient
 from fastbmrag.papers.model import Paper
 from fastbmrag.pipeline import RunSummary, UpdateOptions, index_papers
-from fastbmrag.store.collection import Collection
+from fastbmrag.store.collection import Collection, readahead
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
 
 
@@ -141,6 +141,8 @@ class RAG:
             options.setdefault("answer_model", self.answer_model)
         opts = QueryOptions(**options)
         llm = None if opts.no_answer and opts.no_llm_parse else self._llm_factory()
+        if not self.qdrant_url:
+            readahead(self.working_dir, self.collection_name)
         with self._open(write=False) as coll:
             return run_query(question, coll, llm, self._normalizer(), options=opts).to_dict()
 

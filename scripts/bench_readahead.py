@@ -36,8 +36,8 @@ MODES = ("none", "readahead", "read")
 def probe(path: Path, mode: str, work: float, entity: str) -> dict[str, object]:
     t = time.perf_counter()
     if mode == "readahead":
-        thread = readahead(path)
-        assert thread is not None, f"no shard at {path}"
+        reader = readahead(path)
+        assert reader is not None, f"no shard at {path}"
         time.sleep(work)
     elif mode == "read":
         for name in readahead_files(path):

@@ -276,10 +276,9 @@ def test_embedded_readahead_reads_what_an_open_reads(tmp_path: Path) -> None:
     assert not folders & {"vector_storage", "payload_storage"}
     # every payload index of DESIGN.md is read ahead
     assert all(any(name[:8] in part for part in folders) for name in KEYWORD_FIELDS)
-    thread = readahead(tmp_path / "shard")
-    assert thread is not None
-    thread.join(timeout=10)
-    assert not thread.is_alive()
+    reader = readahead(tmp_path / "shard")
+    assert reader is not None
+    assert reader.wait(timeout=30) == 0
 
 
 def test_embedded_optimize_indexes_points(tmp_path: Path) -> None:

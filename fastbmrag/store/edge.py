@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ import numpy as np
 import qdrant_edge as qe
 
 from fastbmrag.errors import DimensionMismatch, StoreBusy, StoreError
+from fastbmrag.store import pagecache
 from fastbmrag.store.base import (
     FLOAT_FIELDS,
     INTEGER_FIELDS,
@@ -74,36 +74,19 @@ def readahead_files(path: Path) -> list[str]:
     return out
 
 
-def readahead(path: Path) -> threading.Thread | None:
+def readahead(path: Path) -> Any:
     """Start the disk reads of an open of the shard at ``path`` without waiting for them.
 
-    A background thread asks the OS to read :func:`readahead_files` into the page cache
-    (``posix_fadvise(WILLNEED)``: the kernel queues the reads and returns). A command that
-    calls this first, then spends a few hundred ms importing modules and loading vocabularies,
-    finds the files in memory when it opens the shard: on a cold page cache the open of a
-    200k-edge shard goes from ~0.32 s to ~0.12 s (docs/benchmarks.md, "Query"). Returns the
-    thread, or None where there is no shard or the platform has no ``posix_fadvise``.
+    A separate process reads :func:`readahead_files` into the page cache
+    (:mod:`fastbmrag.store.pagecache`). A command that calls this first, then spends a few
+    hundred ms importing modules and loading vocabularies, finds the files in memory when it
+    opens the shard: on a cold page cache the open of a 200k-edge shard goes from ~0.32 s to
+    ~0.12 s (docs/benchmarks.md, "Query"). Returns the reader's ``subprocess.Popen``, or None
+    where there is no shard or no reader could start.
     """
-    advise = getattr(os, "posix_fadvise", None)
-    if advise is None or not (path / CONFIG_FILE).is_file():
+    if not (path / CONFIG_FILE).is_file():
         return None
-
-    def run() -> None:
-        for name in readahead_files(path):
-            try:
-                fd = os.open(name, os.O_RDONLY)
-            except OSError:  # replaced by a writer's optimise meanwhile
-                continue
-            try:
-                advise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
-
-    thread = threading.Thread(target=run, name="shard-readahead", daemon=True)
-    thread.start()
-    return thread
+    return pagecache.start(readahead_files(path))
 
 
 def _index_params(kind: str) -> Any:
