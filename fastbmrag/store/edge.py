@@ -80,8 +80,8 @@ def readahead(path: Path) -> Any:
     A separate process reads :func:`readahead_files` into the page cache
     (:mod:`fastbmrag.store.pagecache`). A command that calls this first, then spends a few
     hundred ms importing modules and loading vocabularies, finds the files in memory when it
-    opens the shard: on a cold page cache the open of a 200k-edge shard goes from ~0.32 s to
-    ~0.12 s (docs/benchmarks.md, "Query"). Returns the reader's ``subprocess.Popen``, or None
+    opens the shard: on a cold page cache the open of a 200k-edge shard goes from ~0.3 s to
+    ~0.09 s (docs/benchmarks.md, "Query"). Returns the reader's ``subprocess.Popen``, or None
     where there is no shard or no reader could start.
     """
     if not (path / CONFIG_FILE).is_file():

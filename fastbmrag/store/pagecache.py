@@ -2,6 +2,7 @@
 
 `fastbmrag query` starts this on the files an open of its embedded shard reads, before its own
 imports: the disk then works while Python imports modules and loads the vocabularies.
+`RAG.query` starts it right before its open.
 
 Why a process: a reader thread needs the GIL between two system calls, and the engine's open
 holds it throughout (0.3-0.4 s at 200k edges), so a thread stood still exactly when the open
