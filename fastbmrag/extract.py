@@ -1,30 +1,52 @@
-"""Stage 1: draft a paper's relations from its title and abstract (one chat call)."""
+"""Stage 1: draft a paper's relations from its title and abstract (one chat call).
+
+The model lists entities and relations and cites sentence numbers; :func:`resolve_draft` turns
+the answer into :class:`Relation` records whose cited sentences are cut from the paper.
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from fastbmrag.llm.base import KIND_EXTRACT, ChatResult, LLMClient
-from fastbmrag.papers.model import Paper
-from fastbmrag.prompts import Draft, DraftRelation, extract_messages
+from fastbmrag.prompts import Draft, extract_messages
+from fastbmrag.sentences import Sentence
 
-# Completion cap for the draft: 20 relations of ~60 tokens each, plus slack.
-DRAFT_NUM_PREDICT = 1600
+# Completion cap for the draft: 20 relations of <= 30 tokens each with their entities, plus slack.
+DRAFT_NUM_PREDICT = 1024
 
 _SPACE = re.compile(r"\s+")
 
 
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """One drafted relation: names as the model wrote them, and the sentences that state it."""
+
+    src: str
+    src_type: str
+    rel: str
+    tgt: str
+    tgt_type: str
+    cited: tuple[Sentence, ...]
+
+    @property
+    def cited_text(self) -> str:
+        """The cited sentences, verbatim, in paper order: an abstract-only description."""
+        return " ".join(s.text for s in self.cited)
+
+
 async def draft_relations(
-    paper: Paper, llm: LLMClient, *, options: dict[str, Any] | None = None
+    sentences: list[Sentence], llm: LLMClient, *, options: dict[str, Any] | None = None
 ) -> ChatResult[Draft]:
-    """One structured chat call over title + abstract (no call for an empty abstract)."""
-    if not paper.abstract.strip() and not paper.title.strip():
-        return ChatResult(value=Draft(r=[]))
-    opts = {"temperature": 0, "num_predict": DRAFT_NUM_PREDICT}
+    """One structured chat call over the numbered title + abstract (none for an empty one)."""
+    if not sentences:
+        return ChatResult(value=Draft())
+    opts: dict[str, Any] = {"temperature": 0, "num_predict": DRAFT_NUM_PREDICT}
     opts.update(options or {})
     return await llm.chat(
-        extract_messages(paper.title, paper.abstract), Draft, kind=KIND_EXTRACT, options=opts
+        extract_messages([s.text for s in sentences]), Draft, kind=KIND_EXTRACT, options=opts
     )
 
 
@@ -32,26 +54,28 @@ def squash(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def verbatim(quote: str, *texts: str) -> str:
-    """``quote`` when it occurs in one of ``texts`` (ignoring case and spacing), else "".
+def resolve_draft(draft: Draft, sentences: list[Sentence]) -> tuple[list[Relation], int]:
+    """The draft's relations with their names cleaned and their citations resolved.
 
-    Models paraphrase when asked to quote; an evidence field must be a real quote.
+    Returns (relations, dropped): a relation is dropped, and counted with those the schema
+    validation already dropped, when none of its sentence numbers is one of ``sentences``.
+    Relations whose ends are blank or the same name are left out silently (not an error).
     """
-    q = squash(quote).strip(" \"'“”.").casefold()
-    if len(q) < 8:
-        return ""
-    for text in texts:
-        if q in squash(text).casefold():
-            return squash(quote).strip(" \"'“”")
-    return ""
-
-
-def clean_draft(draft: Draft) -> list[DraftRelation]:
-    """Strip names and drop relations whose ends are blank or identical."""
-    out: list[DraftRelation] = []
+    entities = {e.i: e for e in draft.e}
+    dropped = draft.dropped
+    out: list[Relation] = []
     for rel in draft.r:
-        src, tgt = squash(rel.src), squash(rel.tgt)
-        if not src or not tgt or src.casefold() == tgt.casefold():
+        src, tgt = entities[rel.s], entities[rel.o]
+        cited = sorted({n for n in rel.c if 1 <= n <= len(sentences)})
+        if not cited:
+            dropped += 1
             continue
-        out.append(rel.model_copy(update={"src": src, "tgt": tgt, "desc": squash(rel.desc)}))
-    return out
+        src_name, tgt_name = squash(src.n), squash(tgt.n)
+        if not src_name or not tgt_name or src_name.casefold() == tgt_name.casefold():
+            continue
+        out.append(
+            Relation(
+                src_name, src.t, rel.r, tgt_name, tgt.t, tuple(sentences[n - 1] for n in cited)
+            )
+        )
+    return out, dropped

@@ -23,13 +23,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fastbmrag.errors import EXIT_OK, EXIT_PARTIAL, LLMError, LLMUnavailable, ModelNotFound
-from fastbmrag.extract import clean_draft, draft_relations, verbatim
-from fastbmrag.llm.base import LLMClient
+from fastbmrag.extract import Relation, draft_relations, resolve_draft
+from fastbmrag.llm.base import ChatResult, LLMClient
 from fastbmrag.papers.model import Paper
-from fastbmrag.prompts import DraftRelation, relation_statement
+from fastbmrag.prompts import relation_statement
 from fastbmrag.refine import CHUNK_CHARS, CHUNK_OVERLAP, MIN_SIMILARITY, TOP_K, refine_relations
+from fastbmrag.sentences import abstract_sentences
 from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
 from fastbmrag.store.collection import Collection, PaperEdges
+from fastbmrag.store.payload import CITED, REFINED, EdgePayload
 from fastbmrag.vocab.base import Normalized, Normalizer
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,22 @@ class PaperOutcome:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     refined: int = 0
+    dropped: int = 0  # drafted relations that did not validate or cited no valid sentence
+    uncited: int = 0  # refined descriptions that cited no listed sentence (the cited one stays)
+
+
+# Paper.metadata() keys that are declared EdgePayload fields; the rest travel as its ``extra``.
+PAPER_FIELDS = (
+    "paper_id",
+    "pmid",
+    "pmcid",
+    "doi",
+    "title",
+    "journal",
+    "year",
+    "authors",
+    "paper_weight",
+)
 
 
 @dataclass
@@ -71,6 +89,8 @@ class RunSummary:
     failed: int = 0
     edges: int = 0
     refined_edges: int = 0
+    dropped_relations: int = 0  # drafted relations dropped (invalid, or citing no valid sentence)
+    uncited_refinements: int = 0  # refined descriptions without a valid citation, not used
     wall_seconds: float = 0.0
     dry_run: bool = False
     would_index: dict[str, int] = field(default_factory=dict)  # dry run: reason -> papers
@@ -103,10 +123,19 @@ class RunSummary:
         p, c = self.tokens_per_paper()
         return (
             f"{self.read} papers read: {self.indexed} indexed, {self.unchanged} unchanged, "
-            f"{self.failed} failed; {self.edges} edges ({self.refined_edges} refined); "
+            f"{self.failed} failed; {self.edges} edges ({self.refined_edges} refined"
+            f"{self._drops()}); "
             f"LLM calls: {calls_txt}; tokens/paper: {p:.0f} prompt + {c:.0f} completion; "
             f"{self.wall_seconds:.1f} s"
         )
+
+    def _drops(self) -> str:
+        out = ""
+        if self.dropped_relations:
+            out += f"; {self.dropped_relations} drafted relations dropped (invalid or uncited)"
+        if self.uncited_refinements:
+            out += f"; {self.uncited_refinements} refinements without a valid citation not used"
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -136,8 +165,8 @@ def _normalize(normalizer: Normalizer, name: str, etype: str, context: str) -> _
 
 
 def build_edges(
-    paper: Paper, relations: list[DraftRelation], normalizer: Normalizer
-) -> list[tuple[DraftRelation, _Entity, _Entity]]:
+    paper: Paper, relations: list[Relation], normalizer: Normalizer
+) -> list[tuple[Relation, _Entity, _Entity]]:
     """Normalise both ends; drop self-loops; one edge per (source, type, target) in a paper."""
     context = f"{paper.title}\n{paper.abstract}"
     seen: set[tuple[str, str, str]] = set()
@@ -153,41 +182,51 @@ def build_edges(
     return out
 
 
+def _add_chat(out: PaperOutcome, chat: ChatResult[Any]) -> None:
+    out.chat_calls += chat.calls
+    out.prompt_tokens += chat.prompt_tokens
+    out.completion_tokens += chat.completion_tokens
+
+
 async def index_paper(
     paper: Paper,
     llm: LLMClient,
     normalizer: Normalizer,
     opts: UpdateOptions,
 ) -> tuple[PaperOutcome, list[Point], list[EdgeRef]]:
-    """All LLM work for one paper; returns the points to commit (nothing is written here)."""
+    """All LLM work for one paper; returns the points to commit (nothing is written here).
+
+    The model points, the program quotes: a relation's description is its cited abstract
+    sentences unless stage 2 refines it, and its evidence is always sentences cut from the
+    paper with their place (title, abstract or passage n) and offsets.
+    """
     out = PaperOutcome(paper.paper_id, "failed")
-    draft = await draft_relations(paper, llm)
-    out.chat_calls += draft.calls
-    out.prompt_tokens += draft.prompt_tokens
-    out.completion_tokens += draft.completion_tokens
+    sentences = abstract_sentences(paper.title, paper.abstract)
+    draft = await draft_relations(sentences, llm)
+    _add_chat(out, draft)
     if draft.value is None:
         out.error = f"draft: {draft.error}"
         return out, [], []
 
-    edges = build_edges(paper, clean_draft(draft.value), normalizer)
+    relations, out.dropped = resolve_draft(draft.value, sentences)
+    edges = build_edges(paper, relations, normalizer)
     if not edges:
         out.status = "done"
         return out, [], []
 
     statements = [
-        f"{relation_statement(s.norm.normalized_name, r.rel, t.norm.normalized_name)}: {r.desc}"
+        relation_statement(s.norm.normalized_name, r.rel, t.norm.normalized_name)
         for r, s, t in edges
     ]
-    descriptions = {i: r.desc for i, (r, _, _) in enumerate(edges)}
-    evidence = {i: verbatim(r.ev, paper.title, paper.abstract) for i, (r, _, _) in enumerate(edges)}
-    chunks_used: dict[int, list[int]] = {}
+    descriptions = {i: r.cited_text for i, (r, _, _) in enumerate(edges)}
+    evidence = {i: list(r.cited) for i, (r, _, _) in enumerate(edges)}
     refined: set[int] = set()
 
     if opts.refine and paper.has_main_text:
         ref = await refine_relations(
             paper.title,
             paper.paragraphs,
-            statements,
+            [f'{st}. Abstract: "{descriptions[i]}"' for i, st in enumerate(statements)],
             llm,
             chunk_chars=opts.chunk_chars,
             chunk_overlap=opts.chunk_overlap,
@@ -196,57 +235,49 @@ async def index_paper(
         )
         out.embed_requests += ref.embed_requests
         if ref.chat is not None:
-            out.chat_calls += ref.chat.calls
-            out.prompt_tokens += ref.chat.prompt_tokens
-            out.completion_tokens += ref.chat.completion_tokens
+            _add_chat(out, ref.chat)
         if ref.error:
             out.error = f"refine: {ref.error}"
             return out, [], []
-        chunks_used = ref.chunks_used
-        for i, text in ref.descriptions.items():
-            descriptions[i] = text
-            refined.add(i)
-            quote = verbatim(ref.evidence.get(i, ""), *(ref.chunks[c] for c in chunks_used[i]))
-            if quote:
-                evidence[i] = quote
+        out.uncited = ref.uncited
+        descriptions.update(ref.descriptions)
+        evidence.update(ref.evidence)
+        refined = set(ref.descriptions)
 
-    texts = [
-        f"{relation_statement(s.norm.normalized_name, r.rel, t.norm.normalized_name)}. "
-        f"{descriptions[i]}"
-        for i, (r, s, t) in enumerate(edges)
-    ]
-    vectors = await llm.embed(texts)
+    vectors = await llm.embed([f"{st}. {descriptions[i]}" for i, st in enumerate(statements)])
     out.embed_requests += 1
 
     meta = paper.metadata()
+    known = {k: meta.pop(k) for k in PAPER_FIELDS}
     points: list[Point] = []
     refs: list[EdgeRef] = []
     for i, (rel, src, tgt) in enumerate(edges):
-        payload = dict(meta)
-        payload.update(
-            {
-                "source": src.norm.normalized_name,
-                "source_id": src.norm.ontology_id or "",
-                "source_type": src.type,
-                "source_raw": rel.src,
-                "source_match": src.norm.matched_by,
-                "source_key": src.key,
-                "target": tgt.norm.normalized_name,
-                "target_id": tgt.norm.ontology_id or "",
-                "target_type": tgt.type,
-                "target_raw": rel.tgt,
-                "target_match": tgt.norm.matched_by,
-                "target_key": tgt.key,
-                "relationship_type": rel.rel,
-                "description": descriptions[i],
-                "draft_description": rel.desc,
-                "evidence": evidence[i],
-                "refined": i in refined,
-                "chunks": chunks_used.get(i, []),
-            }
+        payload = EdgePayload(
+            **known,
+            source=src.norm.normalized_name,
+            source_id=src.norm.ontology_id or "",
+            source_key=src.key,
+            source_type=src.type,
+            source_raw=rel.src,
+            source_match=src.norm.matched_by,
+            target=tgt.norm.normalized_name,
+            target_id=tgt.norm.ontology_id or "",
+            target_key=tgt.key,
+            target_type=tgt.type,
+            target_raw=rel.tgt,
+            target_match=tgt.norm.matched_by,
+            relationship_type=rel.rel,
+            description=descriptions[i],
+            description_source=REFINED if i in refined else CITED,
+            evidence=[s.to_dict() for s in evidence[i]],
+            extra=meta,
         )
         points.append(
-            Point(edge_point_id(paper.paper_id, src.key, rel.rel, tgt.key), vectors[i], payload)
+            Point(
+                edge_point_id(paper.paper_id, src.key, rel.rel, tgt.key),
+                vectors[i],
+                payload.to_dict(),
+            )
         )
         refs.append(
             EdgeRef(
@@ -387,6 +418,8 @@ async def _work(
                 summary.indexed += 1
                 summary.edges += outcome.edges
                 summary.refined_edges += outcome.refined
+                summary.dropped_relations += outcome.dropped
+                summary.uncited_refinements += outcome.uncited
                 if (
                     len(group) >= opts.commit_every
                     or time.monotonic() - last_commit >= opts.commit_seconds

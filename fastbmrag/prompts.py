@@ -4,9 +4,9 @@ These are the product's most tuned text. Two rules shape them:
 
 * Prompt tokens are cheap, completion tokens are the bill (a local 14B model
   reads thousands of prompt tokens per second but writes ~40 per second), so
-  the output schemas use short keys, ask for a *brief* draft description (stage
-  2 rewrites it), and never ask the model to echo input beyond one short
-  evidence quote.
+  the model points and the program quotes: the output schemas use short keys,
+  the model cites numbered sentences instead of copying them, and the only
+  prose it writes is stage 2's refined description.
 * The vocabularies of entity and relationship types are closed (JSON-schema
   enums), so Ollama's constrained decoding cannot invent new ones.
 
@@ -19,9 +19,16 @@ out because the questions users ask need the direction.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import (
+    BaseModel,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
 # --- closed vocabularies ------------------------------------------------------------------------
 
@@ -80,86 +87,173 @@ RelationshipType = Literal[
     "associated_with",
 ]
 
-# --- stage 1: draft relations from title + abstract ----------------------------------------------
-
-
-class DraftRelation(BaseModel):
-    src: str = Field(min_length=1, max_length=200)
-    src_type: EntityType
-    rel: RelationshipType
-    tgt: str = Field(min_length=1, max_length=200)
-    tgt_type: EntityType
-    desc: str = Field(max_length=600)
-    ev: str = Field(default="", max_length=400)
-
-
-class Draft(BaseModel):
-    """Stage-1 output: the relations a paper's abstract states."""
-
-    r: list[DraftRelation] = Field(default_factory=list, max_length=40)
-
 
 def _bullets(items: dict[str, str]) -> str:
     return "\n".join(f"- {k}: {v}" for k, v in items.items())
 
 
+# --- stage 1: draft relations from title + abstract ----------------------------------------------
+#
+# The model points, the program quotes: the draft names each entity once and cites, for every
+# relation, the numbers of the sentences that state it. It writes no description and no quote:
+# an abstract-only relation's description and evidence are its cited sentences, cut from the
+# paper by the program (fastbmrag.sentences), so they are verbatim by construction and cost no
+# decode tokens. A relation refers to its entities by their number ("i"), which the model writes
+# next to each name so that it never has to count list positions.
+
+MAX_NAME_CHARS = 120
+
+
+class DraftEntity(BaseModel):
+    i: int = Field(ge=1)
+    n: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    t: EntityType
+
+
+class DraftRelation(BaseModel):
+    s: int = Field(ge=1)
+    r: RelationshipType
+    o: int = Field(ge=1)
+    c: list[int] = Field(min_length=1, max_length=6)
+
+
+def _salvage(items: Any, model: type[BaseModel]) -> tuple[list[Any], int]:
+    """The items of a list that validate as ``model`` (others become None), and how many failed."""
+    out: list[Any] = []
+    bad = 0
+    for item in items:
+        try:
+            out.append(model.model_validate(item))
+        except ValidationError:
+            out.append(None)
+            bad += 1
+    return out, bad
+
+
+class Draft(BaseModel):
+    """Stage-1 output: the entities of a paper's title + abstract and the relations it states.
+
+    Validation salvages: an entity or relation that does not validate (an unknown type code,
+    an over-long name, a relation naming an entity number that is not listed) is dropped and
+    counted in ``dropped``; the others are kept. Only an answer that is not this shape at all
+    fails (and gets its repair attempt).
+    """
+
+    e: list[DraftEntity] = Field(default_factory=list, max_length=60)
+    r: list[DraftRelation] = Field(default_factory=list, max_length=40)
+    _dropped: int = PrivateAttr(default=0)
+
+    @property
+    def dropped(self) -> int:
+        return self._dropped
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _salvage_items(cls, data: Any, handler: ModelWrapValidatorHandler[Draft]) -> Draft:
+        if not (
+            isinstance(data, dict)
+            and isinstance(data.get("e", []), list)
+            and isinstance(data.get("r", []), list)
+        ):
+            return handler(data)
+        entities, _ = _salvage(data.get("e", []), DraftEntity)
+        relations, dropped = _salvage(data.get("r", []), DraftRelation)
+        by_number = {e.i: e for e in entities if e is not None}
+        kept: list[DraftRelation] = []
+        for rel in relations:
+            if rel is None:
+                continue
+            if rel.s in by_number and rel.o in by_number and len(kept) < 40:
+                kept.append(rel)
+            else:
+                dropped += 1
+        draft = handler({"e": list(by_number.values())[:60], "r": kept})
+        draft._dropped = dropped
+        return draft
+
+
 EXTRACT_SYSTEM = (
-    "You extract a knowledge graph from a biomedical abstract. Return JSON "
-    '{"r": [relations]}; each relation has src, src_type, rel, tgt, tgt_type, desc, ev.\n'
-    "Rules: only relations the text states; entity names as written in the text (full name "
-    "or symbol, no abbreviation expansion needed); direction matters (src acts on / is in tgt); "
-    "desc = one short sentence; ev = a quote of at most 15 words copied verbatim from the text. "
-    'At most 20 relations, the most important first. No relation -> {"r": []}.\n'
+    "You extract a knowledge graph from a biomedical abstract whose sentences are numbered "
+    "[1], [2], ... ([1] is the title). Return JSON "
+    '{"e": [entities], "r": [relations]}.\n'
+    'e: every entity that a relation uses, once: {"i": its number 1, 2, 3 ..., "n": its name '
+    'as written in the text (full name or symbol), "t": its type}.\n'
+    'r: every relation the text states: {"s": source entity number, "r": relationship type, '
+    '"o": target entity number, "c": [the numbers of the sentences that state it]}. '
+    "Direction matters: s acts on, or is in, o.\n"
+    "Only relations the text states; at most 20, the most important first. "
+    'No relation -> {"e": [], "r": []}.\n'
     f"Entity types:\n{_bullets(ENTITY_TYPES)}\n"
     f"Relationship types:\n{_bullets(RELATIONSHIP_TYPES)}"
 )
 
 
-def extract_messages(title: str, abstract: str) -> list[dict[str, str]]:
-    text = f"Title: {title}\n\n{abstract}" if title else abstract
+def numbered(sentences: list[str], first: int = 1) -> str:
+    """Sentences one per line, each behind its number: ``[3] text``."""
+    return "\n".join(f"[{n}] {' '.join(s.split())}" for n, s in enumerate(sentences, first))
+
+
+def extract_messages(sentences: list[str]) -> list[dict[str, str]]:
+    """``sentences``: the title, then the abstract's sentences."""
     return [
         {"role": "system", "content": EXTRACT_SYSTEM},
-        {"role": "user", "content": text},
+        {"role": "user", "content": numbered(sentences)},
     ]
 
 
 # --- stage 2: refine every relation of a paper from its main-text passages ------------------------
+#
+# The model writes the one text that is the product, the refined description, and cites the
+# main-text sentences behind it inline as [n]; the program cuts those sentences from the paper as
+# the evidence and strips the markers from the stored description.
 
 
 class RefinedRelation(BaseModel):
     i: int = Field(ge=1)
-    desc: str = Field(min_length=1, max_length=1200)
-    ev: str = Field(default="", max_length=400)
+    d: str = Field(min_length=1, max_length=1200)
 
 
 class Refinement(BaseModel):
-    """Stage-2 output: a new description for each numbered relation."""
+    """Stage-2 output: a refined description for each numbered relation (invalid items dropped)."""
 
     r: list[RefinedRelation] = Field(default_factory=list)
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _salvage_items(
+        cls, data: Any, handler: ModelWrapValidatorHandler[Refinement]
+    ) -> Refinement:
+        if isinstance(data, dict) and isinstance(data.get("r", []), list):
+            items, _ = _salvage(data.get("r", []), RefinedRelation)
+            return handler({"r": [x for x in items if x is not None]})
+        return handler(data)
+
 
 REFINE_SYSTEM = (
-    "You refine knowledge-graph relations extracted from a paper's abstract, using passages "
-    "from the paper's main text. For each numbered relation, write desc: 1-3 sentences stating "
-    "what the passages say about that relation (mechanism, direction, model or population, "
-    "effect size when given); use only the listed passages and the draft; ev = a quote of at "
-    "most 20 words copied verbatim from one of its passages. Return JSON "
-    '{"r": [{"i": <relation number>, "desc": "...", "ev": "..."}]} with one item per relation.'
+    "You refine knowledge-graph relations extracted from a paper's abstract, using numbered "
+    "sentences from the paper's main text. For each numbered relation, write d: 1-3 sentences "
+    "stating what the main-text sentences say about that relation (mechanism, direction, model "
+    "or population, effect size when given), each statement followed by the numbers of the "
+    "sentences that support it, e.g. [12] or [12][14]. Use only the listed sentences. Leave out "
+    "a relation they do not bear on. Return JSON "
+    '{"r": [{"i": <relation number>, "d": "..."}]}.'
 )
 
 
 def refine_messages(
     title: str,
-    passages: list[tuple[int, str]],
-    relations: list[tuple[int, str, list[int]]],
+    passages: list[tuple[str, list[tuple[int, str]]]],
+    relations: list[tuple[int, str, list[str]]],
 ) -> list[dict[str, str]]:
-    """``passages``: (passage number, text); ``relations``: (number, "src rel tgt: draft", passage numbers)."""
-    lines = [f"Paper: {title}" if title else "Paper:", "", "Passages:"]
-    lines += [f"[P{n}] {text}" for n, text in passages]
+    """``passages``: (heading such as "P4 (Results)", [(sentence number, text)]);
+    ``relations``: (number, statement with its abstract sentences, passage headings)."""
+    lines = [f"Paper: {title}" if title else "Paper:", "", "Main-text sentences:"]
+    for heading, sentences in passages:
+        lines.append(heading)
+        lines += [f"[{n}] {' '.join(text.split())}" for n, text in sentences]
     lines += ["", "Relations:"]
     for n, statement, used in relations:
-        refs = ", ".join(f"P{p}" for p in used)
-        lines.append(f"{n}. {statement} (passages {refs})")
+        lines.append(f"{n}. {statement} (in {', '.join(used)})")
     return [
         {"role": "system", "content": REFINE_SYSTEM},
         {"role": "user", "content": "\n".join(lines)},

@@ -50,6 +50,7 @@ from fastbmrag.prompts import (
     partial_messages,
 )
 from fastbmrag.store.base import Filter, Hit, Match, Range
+from fastbmrag.store.payload import evidence_of
 
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
@@ -503,8 +504,9 @@ def evidence_line(edge: EdgeResult) -> str:
     p = edge.payload
     desc = " ".join(str(p.get("description") or "").split())[:DESCRIPTION_CHARS]
     line = f"[{edge.n}] {edge.statement}: {desc}"
-    if p.get("evidence"):
-        line += f' Quote: "{p["evidence"]}"'
+    quotes = [" ".join(str(e["text"]).split()) for e in evidence_of(p)]
+    if quotes and " ".join(quotes) != desc:  # a cited description is its own evidence
+        line += f' Quote: "{" ".join(quotes)[:DESCRIPTION_CHARS]}"'
     paper = [str(p.get("title") or p.get("paper_id") or "")]
     paper += [str(v) for v in (p.get("journal"), p.get("year")) if v]
     if p.get("pmid"):

@@ -1,7 +1,11 @@
 """Stage 2: refine every relation of a paper from its most similar main-text chunks.
 
-One embedding request (all chunks + one query per relation, batched), numpy
-cosine similarity, then ONE chat call for all relations of the paper.
+The main text is split into sentences (fastbmrag.sentences) and packed into chunks of whole
+sentences. One embedding request (all chunks + one query per relation), numpy cosine
+similarity, then ONE chat call for all relations of the paper: the chosen chunks are sent as
+numbered sentences grouped by passage, and the model writes each refined description citing
+those numbers inline ("... [12][14]"). The cited sentences become the evidence, cut from the
+paper; the markers are stripped from the stored description.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import numpy as np
 
 from fastbmrag.llm.base import KIND_EMBED, KIND_REFINE, ChatResult, LLMClient
 from fastbmrag.prompts import Refinement, refine_messages
+from fastbmrag.sentences import Sentence, passage_sentences
 
 # Defaults, documented in README ("Indexing"): ~300 tokens per chunk keeps the refine prompt of
 # a 10-relation paper (<= 30 chunks, most shared) well inside an 8k context.
@@ -24,61 +29,57 @@ MIN_SIMILARITY = 0.35
 # Completion cap for the refine call: ~80 tokens per relation for 20 relations.
 REFINE_NUM_PREDICT = 2400
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
+# One or more inline citations: "[12]", "[12][14]", "[12, 14]", "[12-14]".
+_CITATIONS = re.compile(r"\s*(?:\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\])+")
+_NUMBER_RANGE = re.compile(r"(\d+)\s*[\u2013-]\s*(\d+)|(\d+)")
 
 
-def _split_long(text: str, max_chars: int, overlap: int) -> list[str]:
-    """Split one long paragraph at sentence ends where possible, with ``overlap`` chars repeated."""
-    pieces: list[str] = []
-    start = 0
-    n = len(text)
-    while start < n:
-        end = min(start + max_chars, n)
-        if end < n:
-            window = text[start:end]
-            cut = max((m.end() for m in _SENTENCE_END.finditer(window)), default=0)
-            if cut > max_chars // 2:
-                end = start + cut
-            else:  # no sentence end in the second half: cut at a space
-                space = window.rfind(" ")
-                if space > max_chars // 2:
-                    end = start + space
-        pieces.append(text[start:end].strip())
-        if end >= n:
-            break
-        start = max(end - overlap, start + 1)
-        # begin the overlap at a word boundary
-        space = text.find(" ", start, end)
-        if 0 <= space < end - 1:
-            start = space + 1
-    return [p for p in pieces if p]
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """Consecutive sentences of the main text, embedded and retrieved together."""
+
+    sentences: tuple[Sentence, ...]
+
+    @property
+    def text(self) -> str:
+        return " ".join(" ".join(s.text.split()) for s in self.sentences)
 
 
 def chunk_paragraphs(
     paragraphs: list[str], max_chars: int = CHUNK_CHARS, overlap: int = CHUNK_OVERLAP
-) -> list[str]:
-    """Pack consecutive short paragraphs into chunks of at most ``max_chars``;
-    split a longer paragraph into overlapping pieces."""
+) -> list[Chunk]:
+    """Pack consecutive paragraphs into chunks of at most ``max_chars``, cutting only a
+    paragraph longer than that, and only between sentences (a single longer sentence is a chunk
+    of its own). Where a paragraph continues into the next chunk, its last sentences up to ``overlap`` characters
+    are repeated, so a statement that spans the cut is found from either side.
+    """
     if overlap >= max_chars:
         raise ValueError("chunk overlap must be smaller than the chunk size")
-    chunks: list[str] = []
-    current = ""
-    for para in paragraphs:
-        para = " ".join(para.split())
-        if not para:
-            continue
-        if len(para) > max_chars:
-            if current:
-                chunks.append(current)
-                current = ""
-            chunks.extend(_split_long(para, max_chars, overlap))
-        elif current and len(current) + 1 + len(para) > max_chars:
-            chunks.append(current)
-            current = para
-        else:
-            current = f"{current}\n{para}" if current else para
+    chunks: list[Chunk] = []
+    current: list[Sentence] = []
+    size = 0
+    for number, paragraph in enumerate(paragraphs, 1):
+        sentences = passage_sentences(number, paragraph)
+        whole = sum(len(" ".join(s.text.split())) + 1 for s in sentences) - 1
+        if current and whole <= max_chars and size + 1 + whole > max_chars:
+            chunks.append(Chunk(tuple(current)))  # a paragraph that fits a chunk is not cut
+            current, size = [], 0
+        for sent in sentences:
+            length = len(" ".join(sent.text.split()))
+            if current and size + 1 + length > max_chars:
+                chunks.append(Chunk(tuple(current)))
+                carried: list[Sentence] = []
+                kept = 0
+                for prev in reversed(current):
+                    if prev.passage != number or kept + len(prev.text) > overlap:
+                        break
+                    carried.insert(0, prev)
+                    kept += len(prev.text) + 1
+                current, size = carried, max(kept - 1, 0)
+            current.append(sent)
+            size += length + (1 if size else 0)
     if current:
-        chunks.append(current)
+        chunks.append(Chunk(tuple(current)))
     return chunks
 
 
@@ -103,20 +104,40 @@ def select_chunks(
     return picked
 
 
+def split_citations(text: str) -> tuple[str, list[int]]:
+    """A description without its inline [n] markers, and the cited numbers in order of use."""
+    cited: dict[int, None] = {}
+    for group in _CITATIONS.finditer(text):
+        for m in _NUMBER_RANGE.finditer(group.group(0)):
+            if m.group(3):
+                cited[int(m.group(3))] = None
+            else:
+                lo, hi = int(m.group(1)), int(m.group(2))
+                for n in range(lo, min(hi, lo + 20) + 1):
+                    cited[n] = None
+    clean = _CITATIONS.sub("", text)
+    clean = re.sub(r"\s+([.,;:)])", r"\1", clean)
+    return " ".join(clean.split()), list(cited)
+
+
 @dataclass
 class RefineOutcome:
     """What stage 2 produced for a paper."""
 
     descriptions: dict[int, str] = field(default_factory=dict)  # relation index -> refined text
-    evidence: dict[int, str] = field(default_factory=dict)  # relation index -> quote from a chunk
-    chunks_used: dict[int, list[int]] = field(default_factory=dict)  # relation index -> chunk ids
-    chunks: list[str] = field(default_factory=list)
+    evidence: dict[int, list[Sentence]] = field(default_factory=dict)  # ... -> cited sentences
+    uncited: int = 0  # refined descriptions dropped because they cited no listed sentence
+    chunks: list[Chunk] = field(default_factory=list)
     chat: ChatResult[Refinement] | None = None
     embed_requests: int = 0
 
     @property
     def error(self) -> str | None:
         return self.chat.error if self.chat is not None and not self.chat.ok else None
+
+
+def _heading(sent: Sentence) -> str:
+    return f"P{sent.passage} ({sent.section})" if sent.section else f"P{sent.passage}"
 
 
 async def refine_relations(
@@ -131,30 +152,41 @@ async def refine_relations(
     min_similarity: float = MIN_SIMILARITY,
     options: dict[str, Any] | None = None,
 ) -> RefineOutcome:
-    """``statements[i]`` is relation i as text ("src rel tgt: draft description")."""
+    """``statements[i]`` is relation i as text: "src rel tgt", then its cited abstract sentences."""
     out = RefineOutcome(chunks=chunk_paragraphs(paragraphs, chunk_chars, chunk_overlap))
     if not out.chunks or not statements:
         return out
-    vectors = await llm.embed(out.chunks + statements, kind=KIND_EMBED)
+    vectors = await llm.embed([c.text for c in out.chunks] + statements, kind=KIND_EMBED)
     out.embed_requests = 1
     chunk_vecs, query_vecs = vectors[: len(out.chunks)], vectors[len(out.chunks) :]
     selection = select_chunks(chunk_vecs, query_vecs, top_k, min_similarity)
 
-    # Passages are numbered in order of first use; a chunk shared by relations is sent once.
-    passage_no: dict[int, int] = {}
-    rel_lines: list[tuple[int, str, list[int]]] = []
+    # Every sentence of a chosen chunk is sent once, in paper order, grouped by passage, and
+    # numbered 1..n across the prompt; a relation lists the passages of its own chunks.
+    chosen: dict[tuple[int | None, int], Sentence] = {}
+    asked: dict[int, list[str]] = {}
     for i, picks in enumerate(selection):
         if not picks:
-            continue  # nothing similar enough: the draft description stays
-        ids = [c for c, _ in picks]
-        out.chunks_used[i] = ids
-        for c in ids:
-            passage_no.setdefault(c, len(passage_no) + 1)
-        rel_lines.append((i + 1, statements[i], [passage_no[c] for c in ids]))
-    if not rel_lines:
+            continue  # nothing similar enough: the cited description stays
+        heads: dict[str, None] = {}
+        for c, _ in picks:
+            for sent in out.chunks[c].sentences:
+                chosen[(sent.passage, sent.start)] = sent
+                heads[f"P{sent.passage}"] = None
+        asked[i] = sorted(heads, key=lambda h: int(h[1:]))
+    if not asked:
         return out
 
-    passages = [(n, out.chunks[c]) for c, n in passage_no.items()]
+    numbered: dict[int, Sentence] = {}
+    passages: list[tuple[str, list[tuple[int, str]]]] = []
+    for key in sorted(chosen, key=lambda k: (k[0] or 0, k[1])):
+        sent = chosen[key]
+        heading = _heading(sent)
+        if not passages or passages[-1][0] != heading:
+            passages.append((heading, []))
+        numbered[len(numbered) + 1] = sent
+        passages[-1][1].append((len(numbered), sent.text))
+    rel_lines = [(i + 1, statements[i], heads) for i, heads in asked.items()]
     opts = {"temperature": 0, "num_predict": REFINE_NUM_PREDICT}
     opts.update(options or {})
     out.chat = await llm.chat(
@@ -164,8 +196,13 @@ async def refine_relations(
         return out
     for item in out.chat.value.r:
         i = item.i - 1
-        if i in out.chunks_used:  # ignore numbers the prompt did not ask about
-            out.descriptions[i] = " ".join(item.desc.split())
-            if item.ev:
-                out.evidence[i] = item.ev
+        if i not in asked or i in out.descriptions:  # a number the prompt did not ask about
+            continue
+        text, cited = split_citations(item.d)
+        evidence = [numbered[n] for n in cited if n in numbered]
+        if not text or not evidence:
+            out.uncited += 1  # an unsupported description is worse than the cited sentences
+            continue
+        out.descriptions[i] = text
+        out.evidence[i] = sorted(evidence, key=lambda s: (s.passage or 0, s.start))
     return out

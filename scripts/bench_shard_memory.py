@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import qdrant_edge as qe
 
-from fastbmrag.store.base import FLOAT_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
+from fastbmrag.store.payload import FLOAT_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
 
 HUB = "D600000"
 

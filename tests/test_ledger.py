@@ -18,9 +18,31 @@ def refs_of(paper_id: str) -> list[tuple[str, EdgeRef]]:
     return [(p.id, r) for p, r in zip(points, refs, strict=True)]
 
 
+def test_ledger_of_an_earlier_version_marks_its_papers_outdated(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "ledger.sqlite"
+    conn = sqlite3.connect(path)
+    for statement in MIGRATIONS[0][1]:  # a ledger as version-1 code left it
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO papers (paper_id, status, content_hash, n_edges, updated_at) "
+        "VALUES ('old', 'done', 'h', 3, 'then'), ('empty', 'done', 'h', 0, 'then')"
+    )
+    conn.execute("PRAGMA user_version=1")
+    conn.commit()
+    conn.close()
+    ledger = Ledger(path)
+    assert ledger.schema_version == 2
+    assert ledger.outdated_papers() == 1  # a paper with no edges has no payload to redo
+    ledger.apply_papers([("old", "h2", refs_of(next(iter(cid_papers()))))])
+    assert ledger.outdated_papers() == 0
+    ledger.close()
+
+
 def test_new_ledger_is_migrated_to_the_latest_schema(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.sqlite")
-    assert ledger.schema_version == MIGRATIONS[-1][0] == 1
+    assert ledger.schema_version == MIGRATIONS[-1][0] == 2
     tables = {
         r[0] for r in ledger.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
     }
@@ -39,7 +61,7 @@ def test_new_ledger_is_migrated_to_the_latest_schema(tmp_path: Path) -> None:
     ledger.close()
     # reopening does not re-run migrations
     again = Ledger(tmp_path / "ledger.sqlite")
-    assert again.schema_version == 1
+    assert again.schema_version == 2
     again.close()
 
 

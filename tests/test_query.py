@@ -226,7 +226,9 @@ def test_flags_override_parse_and_filter_inside_the_store(workdir: Path, fake: F
     }
     assert chats == 1  # the answer only
 
-    result, _ = ask(workdir, fake, "IL1B", no_answer=True, entities=(IL1B,), since=2016)
+    result, _ = ask(
+        workdir, fake, "IL1B", no_answer=True, entities=(IL1B,), since=2016, min_score=-1
+    )
     assert triples(result) == {("Q5", "IL1B", "downregulated_in", "Osteoarthritis")}
     result, _ = ask(
         workdir, fake, "cytokines", no_answer=True, journals=("Human Reproduction",), min_score=-1

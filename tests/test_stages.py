@@ -1,40 +1,51 @@
-"""The pure parts of the two indexing stages: chunking, chunk selection, quotes, the fake's answers."""
+"""The pure parts of the two indexing stages: chunking, chunk selection, citations, salvage,
+and the fake's answers."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
 
-from fastbmrag.extract import clean_draft, verbatim
-from fastbmrag.prompts import Draft, Refinement, refine_messages
-from fastbmrag.refine import chunk_paragraphs, select_chunks
+from fastbmrag.extract import resolve_draft
+from fastbmrag.prompts import Draft, Refinement, extract_messages, refine_messages
+from fastbmrag.refine import chunk_paragraphs, select_chunks, split_citations
+from fastbmrag.sentences import abstract_sentences
 from fastbmrag.testing.responders import draft_answer, refine_answer
 
-LONG = (
+SENTENCES = (
     "Endometriosis is an estrogen-dependent inflammatory disease. "
     "Interleukin-1 beta is elevated in peritoneal fluid of affected women. "
     "Macrophages secrete IL1B in response to retrograde menstruation. "
-) * 12
+)
+LONG = SENTENCES * 12
 
 
 def test_short_paragraphs_are_packed_up_to_the_limit() -> None:
-    paras = ["a" * 300, "b" * 300, "c" * 300, "d" * 300, "e" * 300]
+    word = "Lesions grow. "
+    paras = ["First one. " + word * 20, word * 21, word * 21, word * 21]
     chunks = chunk_paragraphs(paras, max_chars=1000, overlap=100)
-    assert [len(c) for c in chunks] == [300 * 3 + 2, 300 * 2 + 1]  # paragraphs + newlines
-    assert chunks[0].split("\n") == paras[:3]
+    assert [sorted({s.passage for s in c.sentences}) for c in chunks] == [[1, 2, 3], [4]]
+    assert all(len(c.text) <= 1000 for c in chunks)
 
 
-def test_long_paragraph_is_split_at_sentences_with_overlap() -> None:
+def test_long_paragraph_is_cut_between_sentences_with_overlap() -> None:
     chunks = chunk_paragraphs([LONG], max_chars=500, overlap=120)
     assert len(chunks) > 3
-    assert all(len(c) <= 500 for c in chunks)
-    # every piece after the first starts with text repeated from the end of the previous one
+    assert all(len(c.text) <= 500 for c in chunks)
+    # a chunk never cuts a sentence, and each one after the first repeats the previous one's end
+    assert all(s.text.endswith(".") for c in chunks for s in c.sentences)
     for prev, cur in zip(chunks, chunks[1:], strict=False):
-        head = cur.split()[0:3]
-        assert " ".join(head) in prev
-    # nothing is lost: every sentence of the paragraph occurs in some chunk
-    for sentence in LONG.split(". "):
-        assert any(sentence.strip(". ") in c for c in chunks)
+        assert cur.sentences[0] in prev.sentences
+    assert len({s.start for c in chunks for s in c.sentences}) == 36  # nothing lost
+
+
+def test_a_sentence_longer_than_the_chunk_is_a_chunk_of_its_own() -> None:
+    chunks = chunk_paragraphs(
+        ["Short one. The " + "x" * 900 + " one. Last one."], max_chars=300, overlap=0
+    )
+    assert [len(c.sentences) for c in chunks] == [1, 1, 1]
 
 
 def test_overlap_must_be_smaller_than_chunk() -> None:
@@ -48,56 +59,106 @@ def test_select_chunks_top_k_and_floor() -> None:
     picked = select_chunks(chunks, queries, top_k=2, min_similarity=0.5)
     assert [c for c, _ in picked[0]] == [0, 1]
     assert picked[0][0][1] == pytest.approx(1.0)
-    assert picked[1] == []  # nothing similar enough: the draft description stays
+    assert picked[1] == []  # nothing similar enough: the cited description stays
 
 
-def test_verbatim_accepts_real_quotes_only() -> None:
-    text = "Macrophages  secrete IL1B in response to\nretrograde menstruation."
-    assert verbatim('"macrophages secrete IL1B in response"', text) == (
-        "macrophages secrete IL1B in response"
+def test_inline_citations_are_split_from_the_description() -> None:
+    text, cited = split_citations(
+        "IL1B rose in lesions [12][14], more in deep disease [3, 5] and with stage [7-9] ."
     )
-    assert verbatim("macrophages produce IL1B", text) == ""
-    assert verbatim("IL1B", text) == ""  # too short to be evidence
+    assert text == "IL1B rose in lesions, more in deep disease and with stage."
+    assert cited == [12, 14, 3, 5, 7, 8, 9]
+    assert split_citations("No citation here.") == ("No citation here.", [])
 
 
-def test_clean_draft_drops_blank_and_self_relations() -> None:
+def test_draft_salvage_drops_invalid_relations_and_counts_them() -> None:
+    answer = {
+        "e": [
+            {"i": 1, "n": "IL1B", "t": "gene"},
+            {"i": 2, "n": "x" * 500, "t": "gene"},  # over-long name
+            {"i": 3, "n": "endometriosis", "t": "disease"},
+            {"i": 4, "n": "ESR2", "t": "protein"},  # unknown type code
+        ],
+        "r": [
+            {"s": 1, "r": "upregulated_in", "o": 3, "c": [2]},
+            {"s": 2, "r": "binds", "o": 1, "c": [2]},  # refers to the over-long name
+            {"s": 4, "r": "binds", "o": 1, "c": [2]},  # refers to the unknown type
+            {"s": 1, "r": "cures", "o": 3, "c": [2]},  # unknown relation code
+            {"s": 1, "r": "binds", "o": 9, "c": [2]},  # no entity 9
+        ],
+    }
+    draft = Draft.model_validate_json(json.dumps(answer))
+    assert [(r.s, r.r, r.o) for r in draft.r] == [(1, "upregulated_in", 3)]
+    assert draft.dropped == 4
+    with pytest.raises(ValueError):
+        Draft.model_validate_json('{"e": 3, "r": []}')  # not the shape at all: repair, then fail
+
+
+def test_resolve_draft_cuts_cited_sentences_and_drops_uncited_relations() -> None:
+    title = "IL1B in endometriosis"
+    abstract = "We studied 40 women. IL1B was higher in lesions. ESR2 rose too."
+    sentences = abstract_sentences(title, abstract)
     draft = Draft.model_validate(
         {
+            "e": [
+                {"i": 1, "n": " IL1B ", "t": "gene"},
+                {"i": 2, "n": "endometriosis", "t": "disease"},
+                {"i": 3, "n": "ESR2", "t": "gene"},
+                {"i": 4, "n": "il1b", "t": "gene"},
+            ],
             "r": [
-                {"src": " IL1B ", "src_type": "gene", "rel": "upregulated_in", "tgt": "endometriosis",
-                 "tgt_type": "disease", "desc": "up  in disease", "ev": ""},
-                {"src": "TNF", "src_type": "gene", "rel": "regulates", "tgt": "tnf",
-                 "tgt_type": "gene", "desc": "x", "ev": ""},
-            ]
+                {"s": 1, "r": "upregulated_in", "o": 2, "c": [3, 1, 3]},
+                {"s": 3, "r": "upregulated_in", "o": 2, "c": [7]},  # no sentence 7
+                {"s": 1, "r": "regulates", "o": 4, "c": [3]},  # the same name twice: skipped
+            ],
         }
-    )  # fmt: skip
-    rels = clean_draft(draft)
-    assert [(r.src, r.tgt, r.desc) for r in rels] == [("IL1B", "endometriosis", "up in disease")]
+    )
+    relations, dropped = resolve_draft(draft, sentences)
+    assert dropped == 1
+    [rel] = relations
+    assert (rel.src, rel.rel, rel.tgt) == ("IL1B", "upregulated_in", "endometriosis")
+    assert rel.cited_text == "IL1B in endometriosis IL1B was higher in lesions."
+    assert [(s.where, s.start, s.end) for s in rel.cited] == [
+        ("title", 0, 21),
+        ("abstract", 21, 48),
+    ]
 
 
-def test_fake_draft_answer_is_schema_valid_and_grounded() -> None:
+def test_fake_draft_answer_is_schema_valid_and_cites_the_naming_sentence() -> None:
     abstract = (
         "Endometriosis affects 10% of women. Expression of VEGFA and MMP9 was higher in "
         "ectopic lesions. IL1B levels correlated with pain."
     )
-    answer = Draft.model_validate(draft_answer(abstract))
-    assert [(r.src, r.tgt) for r in answer.r] == [
+    sentences = abstract_sentences("", abstract)
+    prompt = extract_messages([s.text for s in sentences])[1]["content"]
+    assert prompt.splitlines()[1].startswith("[2] Expression of VEGFA")
+    relations, dropped = resolve_draft(Draft.model_validate(draft_answer(prompt)), sentences)
+    assert dropped == 0
+    assert [(r.src, r.tgt) for r in relations] == [
         ("VEGFA", "Endometriosis"),
         ("MMP9", "Endometriosis"),
         ("IL1B", "Endometriosis"),
     ]
-    assert all(verbatim(r.ev, abstract) for r in answer.r)
+    for r in relations:
+        assert any(r.src in s.text for s in r.cited)
 
 
 def test_fake_refine_answer_follows_the_prompt() -> None:
     messages = refine_messages(
         "A paper",
         [
-            (1, "Lesions showed high VEGFA staining in stromal cells of all patients."),
-            (2, "Other."),
+            (
+                "P2 (Results)",
+                [(1, "Lesions showed high VEGFA staining in stromal cells."), (2, "B.")],
+            ),
+            ("P5", [(3, "Other.")]),
         ],
-        [(1, "VEGFA upregulated in Endometriosis: draft", [1, 2]), (3, "X: y", [2])],
+        [(1, 'VEGFA upregulated in Endometriosis. Abstract: "x"', ["P2", "P5"]), (3, "X", ["P5"])],
     )
-    answer = Refinement.model_validate(refine_answer(messages[1]["content"]))
+    user = messages[1]["content"]
+    assert "P2 (Results)\n[1] Lesions showed" in user
+    answer = Refinement.model_validate(refine_answer(user))
     assert [i.i for i in answer.r] == [1, 3]
-    assert answer.r[0].ev == "Lesions showed high VEGFA staining in stromal cells of all patients."
+    text, cited = split_citations(answer.r[0].d)
+    assert cited == [1] and "Lesions showed high VEGFA staining" in text
+    assert split_citations(answer.r[1].d)[1] == [3]

@@ -13,9 +13,6 @@ from test_store_support import DIM, cid_rows, vec
 
 from fastbmrag.errors import DimensionMismatch
 from fastbmrag.store.base import (
-    FLOAT_FIELDS,
-    INTEGER_FIELDS,
-    KEYWORD_FIELDS,
     Filter,
     Match,
     Point,
@@ -25,6 +22,7 @@ from fastbmrag.store.base import (
     node_key,
 )
 from fastbmrag.store.edge import EdgeStore, readahead, readahead_files
+from fastbmrag.store.payload import FLOAT_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
 from fastbmrag.store.server import ServerStore
 
 

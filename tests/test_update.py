@@ -98,7 +98,7 @@ def test_update_indexes_real_papers_with_full_payload(
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["indexed"] == 12 and summary["failed"] == 0
-    assert summary["edges"] > 10 and summary["refined_edges"] > 0
+    assert summary["edges"] > 8 and summary["refined_edges"] > 0
 
     # the LLM budget: at most 2 chat calls and 2 embedding requests per paper
     assert summary["max_chat_calls_per_paper"] <= 2
@@ -126,9 +126,12 @@ def test_update_indexes_real_papers_with_full_payload(
     assert edge["cohort"] in {"batch-0", "batch-1"}  # an extra CSV column reached the payload
     assert isinstance(edge["paper_weight"], float)
     assert edge["source_degree"] >= 1 and edge["target_degree"] >= 1
-    refined = [e for e in edges.values() if e["refined"]]
-    assert refined and all(e["chunks"] for e in refined)
-    assert all(e["description"] != e["draft_description"] for e in refined)
+    refined = [e for e in edges.values() if e["description_source"] == "refined"]
+    assert refined and all(e["evidence"][0]["where"] == "passage" for e in refined)
+    cited = [e for e in edges.values() if e["description_source"] == "cited"]
+    assert cited and all(
+        e["description"] == " ".join(x["text"] for x in e["evidence"]) for e in cited
+    )
 
     with Collection.open(wd, "papers") as coll:
         assert coll.paper_state("PMC2768302").status == "done"  # type: ignore[union-attr]
@@ -247,7 +250,7 @@ def test_python_api_insert_paper_matches_cli(
     assert api_edges == snapshot(cli_wd)
 
     fake.responder = responder  # answers the query's parse and answer calls too
-    result = rag.query("Which genes are associated with dengue?", top_k=10)
+    result = rag.query("Which genes are associated with dengue?", top_k=10, min_score=-1)
     assert result["collection"] == "papers"
     assert result["edges"] and len(result["edges"]) <= 10
     indexed = {e["paper_id"] for e in api_edges.values()}

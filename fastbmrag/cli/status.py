@@ -43,6 +43,12 @@ def _human(stats: dict[str, Any]) -> str:
             f"Weights     {stats['weights_pending_refresh']:,} nodes with older degrees in their "
             "edges (exact in queries and exports; rewritten by the next optimise)"
         )
+    if stats["outdated_papers"]:
+        lines.append(
+            f"Payload     {stats['outdated_papers']:,} papers were indexed by an earlier version "
+            "(evidence without its place in the paper): run `fastbmrag update --force` on their "
+            "input to re-index them"
+        )
     run = stats["last_run"]
     if run:
         end = run["ended_at"] or "still running or interrupted"

@@ -18,24 +18,6 @@ import numpy as np
 # every stored point id is derived from it.
 EDGE_NAMESPACE = uuid.UUID("23858c6d-a8ea-5be5-a599-16f4f3b50d67")
 
-# Payload fields with an index, and the index kind (see DESIGN.md: payload of an edge).
-KEYWORD_FIELDS = (
-    "paper_id",
-    "pmid",
-    "journal",
-    "source",
-    "source_id",
-    "source_key",
-    "source_type",
-    "target",
-    "target_id",
-    "target_key",
-    "target_type",
-    "relationship_type",
-)
-INTEGER_FIELDS = ("year", "source_degree", "target_degree")
-FLOAT_FIELDS = ("paper_weight",)
-
 
 def edge_point_id(paper_id: str, source_key: str, relationship_type: str, target_key: str) -> str:
     """The point id of one edge of one paper: UUID5 of its key, so re-indexing overwrites."""

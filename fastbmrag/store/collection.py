@@ -689,6 +689,7 @@ class Collection:
             "entities": self.ledger.node_count(),
             "vector_size": int(size) if size else None,
             "weights_pending_refresh": len(self.ledger.dirty_nodes()),
+            "outdated_papers": self.ledger.outdated_papers(),
             "last_run": asdict(run) if run else None,
             "size_on_disk": self.size_on_disk(),
         }

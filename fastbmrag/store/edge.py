@@ -20,9 +20,6 @@ import qdrant_edge as qe
 from fastbmrag.errors import DimensionMismatch, StoreBusy, StoreError
 from fastbmrag.store import pagecache
 from fastbmrag.store.base import (
-    FLOAT_FIELDS,
-    INTEGER_FIELDS,
-    KEYWORD_FIELDS,
     Filter,
     Hit,
     Match,
@@ -31,6 +28,7 @@ from fastbmrag.store.base import (
     Store,
     vector_list,
 )
+from fastbmrag.store.payload import FLOAT_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
 
 CONFIG_FILE = "edge_config.json"
 UPSERT_BATCH = 512

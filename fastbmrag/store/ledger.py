@@ -30,6 +30,7 @@ from typing import Any
 
 from fastbmrag.errors import StoreError
 from fastbmrag.store.base import EdgeRef
+from fastbmrag.store.payload import PAYLOAD_VERSION
 
 Triple = tuple[str, str, str]
 
@@ -90,6 +91,13 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
                 updated_at TEXT NOT NULL,
                 info TEXT NOT NULL DEFAULT '{}'
             )""",
+        ],
+    ),
+    (
+        2,
+        [
+            # the EdgePayload version each done paper's edges were stored with
+            "ALTER TABLE papers ADD COLUMN payload_version INTEGER NOT NULL DEFAULT 1",
         ],
     ),
 ]
@@ -283,6 +291,15 @@ class Ledger:
         return counts
 
     # -- journal (crash recovery) -----------------------------------------------------------
+    def outdated_papers(self) -> int:
+        """Done papers whose edges were stored with an earlier payload version."""
+        row = self.conn.execute(
+            "SELECT COUNT(*) FROM papers WHERE status = 'done' AND n_edges > 0 "
+            "AND payload_version < ?",
+            (PAYLOAD_VERSION,),
+        ).fetchone()
+        return int(row[0])
+
     def journal_begin(self, paper_ids: Iterable[str], op: str) -> None:
         """Record that the store is about to change for these papers."""
         stamp = now()
@@ -446,11 +463,13 @@ class Ledger:
                     [(point_id, pid, *r.triple) for point_id, r in by_id.items()],
                 )
                 conn.execute(
-                    "INSERT INTO papers (paper_id, status, content_hash, n_edges, error, updated_at) "
-                    "VALUES (?, 'done', ?, ?, NULL, ?) ON CONFLICT (paper_id) DO UPDATE SET "
+                    "INSERT INTO papers (paper_id, status, content_hash, n_edges, error, updated_at, "
+                    "payload_version) VALUES (?, 'done', ?, ?, NULL, ?, ?) "
+                    "ON CONFLICT (paper_id) DO UPDATE SET "
                     "status = 'done', content_hash = excluded.content_hash, "
-                    "n_edges = excluded.n_edges, error = NULL, updated_at = excluded.updated_at",
-                    (pid, content_hash, len(by_id), stamp),
+                    "n_edges = excluded.n_edges, error = NULL, updated_at = excluded.updated_at, "
+                    "payload_version = excluded.payload_version",
+                    (pid, content_hash, len(by_id), stamp, PAYLOAD_VERSION),
                 )
                 conn.execute("DELETE FROM journal WHERE paper_id = ?", (pid,))
         return changed

@@ -15,9 +15,6 @@ from qdrant_client import QdrantClient, models
 
 from fastbmrag.errors import DimensionMismatch, StoreError
 from fastbmrag.store.base import (
-    FLOAT_FIELDS,
-    INTEGER_FIELDS,
-    KEYWORD_FIELDS,
     Filter,
     Hit,
     Match,
@@ -26,6 +23,7 @@ from fastbmrag.store.base import (
     Store,
     vector_list,
 )
+from fastbmrag.store.payload import FLOAT_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
 
 UPSERT_BATCH = 256
 _LOCAL_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"

@@ -3,11 +3,11 @@
 ``pipeline_responder`` answers the indexer's two structured calls the way a
 careful model would, from the text it is given:
 
-* ``Draft`` (stage 1): finds gene-like symbols and disease words in the
-  abstract and relates each gene to the first disease (or to the next gene),
-  with a verbatim evidence quote from the sentence that names it.
-* ``Refinement`` (stage 2): for each numbered relation, a description built
-  from its first listed passage, with a verbatim quote from it.
+* ``Draft`` (stage 1): reads the numbered sentences, finds gene-like symbols and
+  disease words, lists each entity once and relates each gene to the first
+  disease (or to the next gene), citing the sentence that names the gene.
+* ``Refinement`` (stage 2): for each numbered relation, a description built from
+  the first sentence of its first listed passage, citing that sentence as [n].
 
 Anything else returns None, so a server can fall back to its generic,
 schema-driven answer. Used by the test-suite and by the benchmark scripts.
@@ -29,9 +29,9 @@ _DISEASE = re.compile(
     r"\b(?:[A-Za-z]+(?:osis|itis|oma|emia|aemia|pathy)|(?:[a-z]+ )?(?:cancer|carcinoma|disease|"
     r"syndrome|infection|infertility|diabetes|hypertension))\b"
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-_REL_LINE = re.compile(r"^(\d+)\. (.*) \(passages ([P0-9, ]+)\)$")
-_PASSAGE = re.compile(r"^\[P(\d+)\] (.*)$")
+_NUMBERED = re.compile(r"^\[(\d+)\] (.*)$")
+_HEADING = re.compile(r"^P(\d+)(?: \((.*)\))?$")
+_REL_LINE = re.compile(r"^(\d+)\. (.*) \(in (P[0-9, P]+)\)$")
 _GENE_RELS = ("upregulated_in", "downregulated_in", "biomarker_of", "associated_with")
 
 
@@ -56,66 +56,72 @@ def _h(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
 
-def _quote(sentence: str, word: str, n: int = 12) -> str:
-    words = sentence.split()
-    at = next((i for i, w in enumerate(words) if word in w), 0)
-    start = max(0, min(at, len(words) - n))
-    return " ".join(words[start : start + n])
+def numbered_sentences(text: str) -> list[tuple[int, str]]:
+    """The ``[n] sentence`` lines of a prompt."""
+    return [
+        (int(m.group(1)), m.group(2)) for line in text.splitlines() if (m := _NUMBERED.match(line))
+    ]
 
 
 def draft_answer(text: str) -> dict[str, Any]:
-    sentences = [s for s in _SENTENCE.split(text) if s.strip()]
-    genes: list[tuple[str, str]] = []  # (symbol, sentence)
-    diseases: list[str] = []
-    for sent in sentences:
+    genes: list[tuple[str, int]] = []  # (symbol, sentence number)
+    diseases: list[tuple[str, int]] = []
+    for number, sent in numbered_sentences(text):
         for m in _GENE.finditer(sent):
             sym = m.group(0)
             known = sym in _NOT_GENES or any(g == sym for g, _ in genes)
             if not known and len(sym) >= 3 and sum(c.isupper() for c in sym) >= 2:
-                genes.append((sym, sent))
+                genes.append((sym, number))
         for m in _DISEASE.finditer(sent):
             name = m.group(0).strip()
-            if len(name) >= 6 and name.lower() not in (d.lower() for d in diseases):
-                diseases.append(name)
+            if len(name) >= 6 and name.lower() not in (d.lower() for d, _ in diseases):
+                diseases.append((name, number))
+    entities: list[dict[str, Any]] = []
+    numbers: dict[str, int] = {}
+
+    def entity(name: str, etype: str) -> int:
+        if name not in numbers:
+            numbers[name] = len(entities) + 1
+            entities.append({"i": numbers[name], "n": name, "t": etype})
+        return numbers[name]
+
     relations: list[dict[str, Any]] = []
-    for i, (gene, sent) in enumerate(genes[:8]):
+    for i, (gene, number) in enumerate(genes[:8]):
         if diseases:
-            rel = _GENE_RELS[_h(gene) % len(_GENE_RELS)]
-            tgt, tgt_type = diseases[0], "disease"
+            rel, (tgt, tgt_number), tgt_type = (
+                _GENE_RELS[_h(gene) % len(_GENE_RELS)],
+                diseases[0],
+                "disease",
+            )
         elif i + 1 < len(genes):
-            rel, tgt, tgt_type = "regulates", genes[i + 1][0], "gene"
+            rel, (tgt, tgt_number), tgt_type = "regulates", genes[i + 1], "gene"
         else:
             continue
-        relations.append(
-            {
-                "src": gene,
-                "src_type": "gene",
-                "rel": rel,
-                "tgt": tgt,
-                "tgt_type": tgt_type,
-                "desc": f"{gene} {rel.replace('_', ' ')} {tgt}.",
-                "ev": _quote(sent, gene),
-            }
-        )
-    return {"r": relations}
+        cited = sorted({number, tgt_number}) if tgt_number != number else [number]
+        s = entity(gene, "gene")
+        relations.append({"s": s, "r": rel, "o": entity(tgt, tgt_type), "c": cited})
+    return {"e": entities, "r": relations}
 
 
 def refine_answer(text: str) -> dict[str, Any]:
-    passages: dict[int, str] = {}
+    first_of: dict[int, tuple[int, str]] = {}  # passage -> its first listed sentence
+    passage = 0
     items: list[dict[str, Any]] = []
     for line in text.splitlines():
-        if m := _PASSAGE.match(line):
-            passages[int(m.group(1))] = m.group(2)
+        if m := _HEADING.match(line):
+            passage = int(m.group(1))
+        elif m := _NUMBERED.match(line):
+            first_of.setdefault(passage, (int(m.group(1)), m.group(2)))
         elif m := _REL_LINE.match(line):
             first = int(m.group(3).split(",")[0].strip().lstrip("P"))
-            passage = passages.get(first, "")
-            statement = m.group(2).split(":")[0]
+            number, sentence = first_of.get(first, (0, ""))
+            statement = m.group(2).split(". Abstract:")[0]
             items.append(
                 {
                     "i": int(m.group(1)),
-                    "desc": f"{statement}, as the main text reports: "
-                    + " ".join(passage.split()[:25]),
-                    "ev": " ".join(passage.split()[:12]),
+                    "d": f"{statement}, as the main text reports: "
+                    + " ".join(sentence.split()[:25])
+                    + f" [{number}].",
                 }
             )
     return {"r": items}

@@ -1,0 +1,94 @@
+"""The payload of a stored edge: every field, its type and whether Qdrant indexes it.
+
+:class:`EdgePayload` is the one declaration. The pipeline builds it, the stores derive their
+payload indexes from it (:data:`KEYWORD_FIELDS`, :data:`INTEGER_FIELDS`, :data:`FLOAT_FIELDS`),
+query and export read evidence through :func:`evidence_of`. A paper's extra input columns
+(any CSV column without a known meaning) travel in ``extra`` and are stored as top-level
+fields beside the declared ones.
+
+Payload versions: 1 had ``draft_description``, ``refined``, ``chunks`` and ``evidence`` as a
+quote string; 2 has ``description_source`` and ``evidence`` as a list of sentences with their
+place in the paper. A collection's ledger records the version each paper was stored with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+PAYLOAD_VERSION = 2
+
+CITED = "cited"  # the description is the relation's cited abstract sentences, verbatim
+REFINED = "refined"  # the description was written by stage 2 from main-text sentences
+
+
+def _index(kind: str, default: Any = "") -> Any:
+    return field(default=default, metadata={"index": kind})
+
+
+@dataclass(slots=True)
+class EdgePayload:
+    # the paper (copied onto every edge of it)
+    paper_id: str = _index("keyword")
+    pmid: str = _index("keyword")
+    pmcid: str = ""
+    doi: str = ""
+    title: str = ""
+    journal: str = _index("keyword")
+    year: int | None = _index("integer", None)
+    authors: str = ""
+    paper_weight: float | None = _index("float", None)
+    # the source entity: normalised name, ontology id, type, name as written, how it matched,
+    # and the node key behind degrees and weights
+    source: str = _index("keyword")
+    source_id: str = _index("keyword")
+    source_key: str = _index("keyword")
+    source_type: str = _index("keyword")
+    source_raw: str = ""
+    source_match: str = ""
+    # the target entity, likewise
+    target: str = _index("keyword")
+    target_id: str = _index("keyword")
+    target_key: str = _index("keyword")
+    target_type: str = _index("keyword")
+    target_raw: str = ""
+    target_match: str = ""
+    relationship_type: str = _index("keyword")
+    description: str = ""
+    description_source: str = CITED
+    # the sentences behind the description: [{text, where, passage, section, start, end}]
+    evidence: list[dict[str, Any]] = field(default_factory=list)
+    # node degrees at the last weight refresh (set by the collection when it commits)
+    source_degree: int = _index("integer", 0)
+    target_degree: int = _index("integer", 0)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored payload: extra columns first, the declared fields over them."""
+        out = dict(self.extra)
+        for f in fields(self):
+            if f.name != "extra":
+                out[f.name] = getattr(self, f.name)
+        return out
+
+
+def _indexed(kind: str) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(EdgePayload) if f.metadata.get("index") == kind)
+
+
+# Payload fields with an index, by index kind (declared order; relationship_type last).
+KEYWORD_FIELDS = _indexed("keyword")
+INTEGER_FIELDS = _indexed("integer")
+FLOAT_FIELDS = _indexed("float")
+FIELDS = tuple(f.name for f in fields(EdgePayload) if f.name != "extra")
+
+
+def evidence_of(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """An edge's evidence sentences, also from a version-1 payload (one quote string)."""
+    value = payload.get("evidence")
+    if isinstance(value, list):
+        return [e for e in value if isinstance(e, dict) and e.get("text")]
+    if isinstance(value, str) and value.strip():
+        return [{"text": value, "where": None, "passage": None, "section": "", "start": None,
+                 "end": None}]  # fmt: skip
+    return []

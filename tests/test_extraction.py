@@ -1,0 +1,165 @@
+"""The model points, the program quotes: stored evidence and descriptions are cut from the paper,
+invalid relations are salvaged, and the per-paper LLM budget holds at the server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+from test_update import real_papers
+
+from fastbmrag.cli import cli
+from fastbmrag.papers import Paper, write_papers_csv
+from fastbmrag.store.collection import Collection
+from fastbmrag.testing.fake_ollama import FakeOllama
+from fastbmrag.testing.responders import _schema_title, _task_text, pipeline_responder
+
+
+def run_update(fake: FakeOllama, wd: Path, csv: Path, *args: str) -> Any:
+    result = CliRunner().invoke(
+        cli,
+        ["update", "-c", "papers", "--working-dir", str(wd), "--ollama-host", fake.url,
+         "-q", "--json", str(csv), *args],
+        catch_exceptions=False,
+    )  # fmt: skip
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def stored(wd: Path) -> list[dict[str, Any]]:
+    with Collection.open(wd, "papers") as coll:
+        return [hit.payload for hit in coll.store.scroll()]
+
+
+def source_text(paper: Paper, ev: dict[str, Any]) -> str:
+    if ev["where"] == "title":
+        return paper.title
+    if ev["where"] == "abstract":
+        return paper.abstract
+    assert ev["where"] == "passage"
+    return paper.paragraphs[ev["passage"] - 1]
+
+
+def test_every_stored_text_is_cut_from_the_paper(tmp_path: Path) -> None:
+    papers = {p.paper_id: p for p in real_papers()}
+    csv = tmp_path / "papers.csv"
+    write_papers_csv(papers.values(), csv)
+    with FakeOllama(responder=pipeline_responder) as fake:
+        summary = run_update(fake, tmp_path / "wd", csv, "--concurrency", "1")
+        ordered = sorted(
+            fake.requests_to("/api/chat") + fake.requests_to("/api/embed"), key=lambda r: r.started
+        )
+    assert summary["failed"] == 0 and summary["dropped_relations"] == 0
+    edges = stored(tmp_path / "wd")
+    assert {e["description_source"] for e in edges} == {"cited", "refined"}
+    sections = {ev["section"] for e in edges for ev in e["evidence"] if ev["where"] == "passage"}
+    assert sections - {""}  # passages carry the section title the JATS reader gave them
+    for edge in edges:
+        paper = papers[edge["paper_id"]]
+        assert edge["evidence"]
+        for ev in edge["evidence"]:
+            assert source_text(paper, ev)[ev["start"] : ev["end"]] == ev["text"]
+        if edge["description_source"] == "cited":
+            assert all(ev["where"] in ("title", "abstract") for ev in edge["evidence"])
+            assert edge["description"] == " ".join(ev["text"] for ev in edge["evidence"])
+        else:
+            assert all(ev["where"] == "passage" for ev in edge["evidence"])
+            assert "[" not in edge["description"]  # the inline citation markers are stripped
+
+    # The budget per paper, at the server: with one paper in flight, a paper's requests run
+    # from its draft call to the next paper's draft call (the first embed probes the size).
+    per_paper: list[dict[str, int]] = []
+    for rec in ordered[1:]:
+        if rec.path == "/api/chat" and _schema_title(rec.json) == "Draft":
+            per_paper.append({"chat": 0, "embed": 0})
+        per_paper[-1]["chat" if rec.path == "/api/chat" else "embed"] += 1
+    assert len(per_paper) == 12
+    assert max(p["chat"] for p in per_paper) == 2 and max(p["embed"] for p in per_paper) == 2
+
+
+def test_invalid_relations_are_dropped_and_counted_and_the_paper_kept(tmp_path: Path) -> None:
+    abstract = (
+        "Endometriosis is a chronic inflammatory disease. IL1B was higher in peritoneal fluid. "
+        "VEGFA rose in ectopic lesions. ESR2 was increased in stromal cells."
+    )
+    paper = Paper("P1", abstract=abstract, title="Cytokines in endometriosis")
+    csv = tmp_path / "papers.csv"
+    write_papers_csv([paper], csv)
+
+    def answer(request: dict[str, Any]) -> Any:
+        if _schema_title(request) != "Draft":
+            return pipeline_responder(request)
+        assert "[3] IL1B was higher" in _task_text(request)
+        return {
+            "e": [
+                {"i": 1, "n": "IL1B", "t": "gene"},
+                {"i": 2, "n": "endometriosis", "t": "disease"},
+                {"i": 3, "n": "vascular endothelial growth factor A " * 8, "t": "gene"},
+                {"i": 4, "n": "ESR2", "t": "gene"},
+            ],
+            "r": [
+                {"s": 1, "r": "upregulated_in", "o": 2, "c": [3]},
+                {"s": 3, "r": "upregulated_in", "o": 2, "c": [4]},  # over-long name
+                {"s": 4, "r": "upregulated_in", "o": 2, "c": [12]},  # no sentence 12
+            ],
+        }
+
+    with FakeOllama(responder=answer) as fake:
+        summary = run_update(fake, tmp_path / "wd", csv)
+    assert summary["indexed"] == 1 and summary["failed"] == 0
+    assert summary["dropped_relations"] == 2
+    assert "2 drafted relations dropped" in summary["line"]
+    [edge] = stored(tmp_path / "wd")
+    assert (edge["source"], edge["relationship_type"], edge["target_id"]) == (
+        "IL1B",
+        "upregulated_in",
+        "D004715",
+    )
+    assert edge["description"] == "IL1B was higher in peritoneal fluid."
+    assert edge["evidence"] == [
+        {"text": "IL1B was higher in peritoneal fluid.", "where": "abstract", "passage": None,
+         "section": "", "start": 49, "end": 85}
+    ]  # fmt: skip
+
+
+def test_a_collection_from_the_previous_version_still_answers_and_says_to_reindex(
+    tmp_path: Path,
+) -> None:
+    from fastbmrag.store.base import Filter, Range
+    from fastbmrag.testing.responders import responder
+
+    csv = tmp_path / "papers.csv"
+    write_papers_csv(real_papers()[:4], csv)
+    wd = tmp_path / "wd"
+    with FakeOllama(responder=responder) as fake:
+        run_update(fake, wd, csv)
+        # what version-1 code stored: evidence as one quote string, no description_source
+        with Collection.open(wd, "papers", write=True) as coll:
+            coll.store.set_payload(
+                {"evidence": "a short quote", "draft_description": "x", "refined": False},
+                Filter(must=(Range("source_degree", gte=0),)),
+            )
+            coll.store.flush()
+            coll.ledger.conn.execute("UPDATE papers SET payload_version = 1")
+            coll.ledger.conn.commit()
+        runner = CliRunner()
+        status = runner.invoke(cli, ["status", "-c", "papers", "--working-dir", str(wd)])
+        assert status.exit_code == 0, status.output
+        assert "3 papers were indexed by an earlier version" in status.stdout
+        assert "fastbmrag update --force" in status.stdout
+        query = runner.invoke(
+            cli,
+            ["query", "What regulates thyroid hormone?", "-c", "papers", "--working-dir",
+             str(wd), "--ollama-host", fake.url, "--min-score", "-1", "--format", "json"],
+        )  # fmt: skip
+        assert query.exit_code == 0, query.output
+        result = json.loads(query.stdout)
+        assert result["answer"] and result["edges"]
+        answer_call = fake.requests_to("/api/chat")[-1].json["messages"][-1]["content"]
+        assert 'Quote: "a short quote"' in answer_call
+        export = runner.invoke(
+            cli, ["export", "-c", "papers", "--working-dir", str(wd), "-o", str(tmp_path / "e.csv")]
+        )
+        assert export.exit_code == 0, export.output
