@@ -27,7 +27,14 @@ from fastbmrag.extract import Relation, draft_relations, resolve_draft
 from fastbmrag.llm.base import ChatResult, LLMClient
 from fastbmrag.papers.model import Paper
 from fastbmrag.prompts import relation_statement
-from fastbmrag.refine import CHUNK_CHARS, CHUNK_OVERLAP, MIN_SIMILARITY, TOP_K, refine_relations
+from fastbmrag.refine import (
+    CHUNK_CHARS,
+    CHUNK_OVERLAP,
+    MIN_SIMILARITY,
+    TOP_K,
+    refine_query,
+    refine_relations,
+)
 from fastbmrag.sentences import abstract_sentences
 from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
 from fastbmrag.store.collection import Collection, PaperEdges
@@ -226,7 +233,7 @@ async def index_paper(
         ref = await refine_relations(
             paper.title,
             paper.paragraphs,
-            [f'{st}. Abstract: "{descriptions[i]}"' for i, st in enumerate(statements)],
+            [refine_query(st, descriptions[i]) for i, st in enumerate(statements)],
             llm,
             chunk_chars=opts.chunk_chars,
             chunk_overlap=opts.chunk_overlap,

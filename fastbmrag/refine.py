@@ -136,14 +136,59 @@ class RefineOutcome:
         return self.chat.error if self.chat is not None and not self.chat.ok else None
 
 
-def _heading(sent: Sentence) -> str:
-    return f"P{sent.passage} ({sent.section})" if sent.section else f"P{sent.passage}"
+def refine_query(statement: str, cited_text: str) -> str:
+    """A relation as stage 2 sees it: the text that finds its chunks and heads its prompt line."""
+    return f'{statement}. Abstract: "{cited_text}"'
+
+
+@dataclass
+class RefinePrompt:
+    messages: list[dict[str, str]]
+    numbered: dict[int, Sentence]  # sentence number in the prompt -> the sentence
+    asked: list[int]  # relation indexes the prompt asks about (relation number = index + 1)
+
+
+def refine_prompt(
+    title: str,
+    chunks: list[Chunk],
+    selection: list[list[tuple[int, float]]],
+    queries: list[str],
+) -> RefinePrompt | None:
+    """The stage-2 prompt for the relations that found chunks (None when none did).
+
+    Every sentence of a chosen chunk is sent once, in paper order, grouped by passage, and
+    numbered 1..n across the prompt; a relation lists the passages of its own chunks.
+    """
+    chosen: dict[tuple[int, int], Sentence] = {}
+    asked: dict[int, list[str]] = {}
+    for i, picks in enumerate(selection):
+        if not picks:
+            continue  # nothing similar enough: the cited description stays
+        heads: dict[int, None] = {}
+        for c, _ in picks:
+            for sent in chunks[c].sentences:
+                chosen[(sent.passage or 0, sent.start)] = sent
+                heads[sent.passage or 0] = None
+        asked[i] = [f"P{n}" for n in sorted(heads)]
+    if not asked:
+        return None
+    numbered: dict[int, Sentence] = {}
+    passages: list[tuple[str, list[tuple[int, str]]]] = []
+    for key in sorted(chosen):
+        sent = chosen[key]
+        heading = f"P{sent.passage} ({sent.section})" if sent.section else f"P{sent.passage}"
+        if not passages or passages[-1][0] != heading:
+            passages.append((heading, []))
+        numbered[len(numbered) + 1] = sent
+        passages[-1][1].append((len(numbered), sent.text))
+    rel_lines = [(i + 1, queries[i], heads) for i, heads in asked.items()]
+    return RefinePrompt(refine_messages(title, passages, rel_lines), numbered, list(asked))
 
 
 async def refine_relations(
     title: str,
     paragraphs: list[str],
-    statements: list[str],
+    queries: list[str],
     llm: LLMClient,
     *,
     chunk_chars: int = CHUNK_CHARS,
@@ -152,54 +197,28 @@ async def refine_relations(
     min_similarity: float = MIN_SIMILARITY,
     options: dict[str, Any] | None = None,
 ) -> RefineOutcome:
-    """``statements[i]`` is relation i as text: "src rel tgt", then its cited abstract sentences."""
+    """``queries[i]`` is relation i as :func:`refine_query` writes it."""
     out = RefineOutcome(chunks=chunk_paragraphs(paragraphs, chunk_chars, chunk_overlap))
-    if not out.chunks or not statements:
+    if not out.chunks or not queries:
         return out
-    vectors = await llm.embed([c.text for c in out.chunks] + statements, kind=KIND_EMBED)
+    vectors = await llm.embed([c.text for c in out.chunks] + queries, kind=KIND_EMBED)
     out.embed_requests = 1
     chunk_vecs, query_vecs = vectors[: len(out.chunks)], vectors[len(out.chunks) :]
     selection = select_chunks(chunk_vecs, query_vecs, top_k, min_similarity)
-
-    # Every sentence of a chosen chunk is sent once, in paper order, grouped by passage, and
-    # numbered 1..n across the prompt; a relation lists the passages of its own chunks.
-    chosen: dict[tuple[int | None, int], Sentence] = {}
-    asked: dict[int, list[str]] = {}
-    for i, picks in enumerate(selection):
-        if not picks:
-            continue  # nothing similar enough: the cited description stays
-        heads: dict[str, None] = {}
-        for c, _ in picks:
-            for sent in out.chunks[c].sentences:
-                chosen[(sent.passage, sent.start)] = sent
-                heads[f"P{sent.passage}"] = None
-        asked[i] = sorted(heads, key=lambda h: int(h[1:]))
-    if not asked:
+    prompt = refine_prompt(title, out.chunks, selection, queries)
+    if prompt is None:
         return out
-
-    numbered: dict[int, Sentence] = {}
-    passages: list[tuple[str, list[tuple[int, str]]]] = []
-    for key in sorted(chosen, key=lambda k: (k[0] or 0, k[1])):
-        sent = chosen[key]
-        heading = _heading(sent)
-        if not passages or passages[-1][0] != heading:
-            passages.append((heading, []))
-        numbered[len(numbered) + 1] = sent
-        passages[-1][1].append((len(numbered), sent.text))
-    rel_lines = [(i + 1, statements[i], heads) for i, heads in asked.items()]
     opts = {"temperature": 0, "num_predict": REFINE_NUM_PREDICT}
     opts.update(options or {})
-    out.chat = await llm.chat(
-        refine_messages(title, passages, rel_lines), Refinement, kind=KIND_REFINE, options=opts
-    )
+    out.chat = await llm.chat(prompt.messages, Refinement, kind=KIND_REFINE, options=opts)
     if out.chat.value is None:
         return out
     for item in out.chat.value.r:
         i = item.i - 1
-        if i not in asked or i in out.descriptions:  # a number the prompt did not ask about
+        if i not in prompt.asked or i in out.descriptions:  # a number the prompt did not ask
             continue
         text, cited = split_citations(item.d)
-        evidence = [numbered[n] for n in cited if n in numbered]
+        evidence = [prompt.numbered[n] for n in cited if n in prompt.numbered]
         if not text or not evidence:
             out.uncited += 1  # an unsupported description is worse than the cited sentences
             continue

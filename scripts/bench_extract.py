@@ -1,0 +1,214 @@
+"""Extraction quality of a real model: stage 1 over BioRED's annotated abstracts.
+
+For users with a GPU: it needs a model server (Ollama, or an OpenAI-compatible one) with the
+model pulled. Each abstract goes through the real stage 1 (the draft prompt, the model, the
+salvaging validation, the cited sentences) and the real normaliser; the relations become
+(source id, target id) pairs and are compared with BioRED's gold relations, as unordered pairs
+(BioRED's relations are undirected). BioRED has abstracts only, so there is no stage 2 here;
+stage 2 rewrites descriptions and does not change which pairs a paper has.
+
+Gold: relations between genes (NCBI Gene ids, compared through NCBI Gene's cross-reference to
+HGNC, ``--gene-info``), diseases and chemicals (MeSH descriptor ids). Pairs with a variant,
+species or cell line, or whose ids have no HGNC/MeSH descriptor equivalent, are left out of
+the gold set and counted.
+
+Reports, overall and by relation type: precision (over the predicted pairs, by the type the
+model gave), recall (over the gold pairs, by BioRED's type) and F1 of pairs; chat calls and
+prompt / completion tokens per paper.
+
+    python scripts/bench_extract.py --model qwen2.5:14b [--host http://gpu01:11434] [--limit 100]
+    python scripts/bench_extract.py --backend openai --host http://gpu01:8000/v1 --model M
+
+Defaults read ../shared/data (BioRED Train.PubTator, NCBI Gene's human gene_info).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import gzip
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+GOLD_TYPES = {"GeneOrGeneProduct", "DiseaseOrPhenotypicFeature", "ChemicalEntity"}
+
+
+@dataclass
+class Doc:
+    pmid: str
+    title: str = ""
+    abstract: str = ""
+    entity_ids: dict[str, str] = field(default_factory=dict)  # BioRED id -> its entity type
+    relations: list[tuple[str, str, str]] = field(default_factory=list)  # (type, id1, id2)
+
+
+def read_pubtator(path: Path) -> list[Doc]:
+    docs: dict[str, Doc] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if "|t|" in line[:20]:
+            pmid, _, title = line.split("|", 2)
+            docs.setdefault(pmid, Doc(pmid)).title = title
+        elif "|a|" in line[:20]:
+            pmid, _, abstract = line.split("|", 2)
+            docs.setdefault(pmid, Doc(pmid)).abstract = abstract
+        elif line.strip():
+            parts = line.split("\t")
+            doc = docs.setdefault(parts[0], Doc(parts[0]))
+            if len(parts) >= 6 and parts[1].isdigit():
+                for eid in parts[5].split(","):
+                    doc.entity_ids[eid] = parts[4]
+            elif len(parts) >= 4:
+                doc.relations.append((parts[1], parts[2], parts[3]))
+    return list(docs.values())
+
+
+def read_gene_xrefs(path: Path) -> dict[str, str]:
+    """NCBI GeneID -> HGNC id, from gene_info's dbXrefs."""
+    out: dict[str, str] = {}
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith("#"):
+                continue
+            cols = line.rstrip("\n").split("\t")
+            for ref in cols[5].split("|"):
+                if ref.startswith("HGNC:HGNC:"):
+                    out[cols[1]] = ref[5:]
+    return out
+
+
+def gold_pairs(doc: Doc, genes: dict[str, str]) -> tuple[dict[frozenset[str], str], int]:
+    """{unordered pair of HGNC/MeSH ids: BioRED type} and how many relations were left out."""
+    pairs: dict[frozenset[str], str] = {}
+    left_out = 0
+    for rtype, a, b in doc.relations:
+        ids = []
+        for eid in (a, b):
+            kind = doc.entity_ids.get(eid)
+            if kind == "GeneOrGeneProduct" and eid in genes:
+                ids.append(genes[eid])
+            elif kind in GOLD_TYPES and kind != "GeneOrGeneProduct" and eid.startswith("D"):
+                ids.append(eid)
+        if len(ids) == 2 and ids[0] != ids[1]:
+            pairs[frozenset(ids)] = rtype
+        else:
+            left_out += 1
+    return pairs, left_out
+
+
+async def predict(docs: list[Doc], llm: Any, normalizer: Any) -> list[dict[frozenset[str], str]]:
+    from fastbmrag.extract import draft_relations, resolve_draft
+    from fastbmrag.papers import Paper
+    from fastbmrag.pipeline import build_edges
+    from fastbmrag.sentences import abstract_sentences
+
+    async def one(doc: Doc) -> dict[frozenset[str], str]:
+        sentences = abstract_sentences(doc.title, doc.abstract)
+        draft = await draft_relations(sentences, llm)
+        if draft.value is None:
+            print(f"PMID {doc.pmid}: {draft.error}", file=sys.stderr)
+            return {}
+        relations, _ = resolve_draft(draft.value, sentences)
+        paper = Paper(doc.pmid, title=doc.title, abstract=doc.abstract)
+        out: dict[frozenset[str], str] = {}
+        for rel, src, tgt in build_edges(paper, relations, normalizer):
+            ids = (src.norm.ontology_id, tgt.norm.ontology_id)
+            if ids[0] and ids[1] and ids[0] != ids[1]:
+                out.setdefault(frozenset(ids), rel.rel)
+        return out
+
+    try:
+        return list(await asyncio.gather(*(one(d) for d in docs)))
+    finally:
+        await llm.aclose()
+
+
+def prf(tp: int, predicted: int, gold: int) -> dict[str, float]:
+    p = tp / predicted if predicted else 0.0
+    r = tp / gold if gold else 0.0
+    return {"precision": round(p, 4), "recall": round(r, 4), "f1": round(2 * p * r / (p + r), 4) if p + r else 0.0,
+            "tp": tp, "predicted": predicted, "gold": gold}  # fmt: skip
+
+
+def score(
+    golds: list[dict[frozenset[str], str]], preds: list[dict[frozenset[str], str]]
+) -> dict[str, Any]:
+    tp = sum(len(g.keys() & p.keys()) for g, p in zip(golds, preds, strict=True))
+    by_gold: collections.Counter[str] = collections.Counter()
+    hit_gold: collections.Counter[str] = collections.Counter()
+    by_pred: collections.Counter[str] = collections.Counter()
+    hit_pred: collections.Counter[str] = collections.Counter()
+    for g, p in zip(golds, preds, strict=True):
+        for pair, t in g.items():
+            by_gold[t] += 1
+            hit_gold[t] += pair in p
+        for pair, t in p.items():
+            by_pred[t] += 1
+            hit_pred[t] += pair in g
+    return {
+        "overall": prf(tp, sum(map(len, preds)), sum(map(len, golds))),
+        "recall_by_gold_type": {t: round(hit_gold[t] / n, 4) for t, n in by_gold.most_common()},
+        "precision_by_predicted_type": {t: round(hit_pred[t] / n, 4) for t, n in by_pred.most_common()},
+    }  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--model", required=True, help="chat model, e.g. qwen2.5:14b")
+    ap.add_argument("--host", help="Ollama host or OpenAI-compatible base URL")
+    ap.add_argument("--backend", choices=("ollama", "openai"), default="ollama")
+    ap.add_argument("--limit", type=int, help="only the first N abstracts")
+    ap.add_argument("--concurrency", type=int, default=4, help="requests in flight")
+    ap.add_argument("--biored", type=Path, default=SHARED / "biored" / "Train.PubTator")
+    ap.add_argument(
+        "--gene-info", type=Path, default=SHARED / "ncbi_gene" / "Homo_sapiens.gene_info.gz"
+    )
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+
+    from fastbmrag.errors import FastbmragError
+    from fastbmrag.llm import make_llm
+    from fastbmrag.vocab import load_normalizer
+
+    for path in (args.biored, args.gene_info):
+        if not path.exists():
+            print(
+                f"Error: {path} not found: give its place with --biored / --gene-info",
+                file=sys.stderr,
+            )
+            return 2
+    docs = read_pubtator(args.biored)[: args.limit]
+    genes = read_gene_xrefs(args.gene_info)
+    golds, left_out = zip(*(gold_pairs(d, genes) for d in docs), strict=True)
+    llm = make_llm(args.backend, host=args.host, model=args.model, concurrency=args.concurrency)
+    try:
+        preds = asyncio.run(predict(docs, llm, load_normalizer()))
+    except FastbmragError as err:
+        print(f"Error: {err}", file=sys.stderr)
+        return 2
+    usage = llm.accounting.to_dict().get("extract", {})
+    n = len(docs)
+    out = {
+        "model": args.model,
+        "papers": n,
+        "gold_relations_left_out": sum(left_out),
+        **score(list(golds), preds),
+        "chat_calls_per_paper": round(usage.get("calls", 0) / n, 3),
+        "prompt_tokens_per_paper": round(usage.get("prompt_tokens", 0) / n, 1),
+        "completion_tokens_per_paper": round(usage.get("completion_tokens", 0) / n, 1),
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        for key, value in out.items():
+            print(f"{key:30} {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""The token and extraction benchmark scripts, run against the fake model server."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from fastbmrag.testing.fake_ollama import FakeOllama
+from fastbmrag.testing.responders import _schema_title, _task_text, pipeline_responder
+
+ROOT = Path(__file__).resolve().parents[1]
+BIORED = ROOT / "tests" / "data" / "biored"
+
+
+def script(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_bench_extract_scores_pairs_against_the_gold_relations(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def answer(request: dict[str, Any]) -> Any:
+        if _schema_title(request) != "Draft":
+            return pipeline_responder(request)
+        if "Hepatocyte nuclear factor-6" not in _task_text(request):
+            return {"e": [], "r": []}
+        return {
+            "e": [
+                {"i": 1, "n": "HNF-6", "t": "gene"},
+                {"i": 2, "n": "type II diabetes", "t": "disease"},
+                {"i": 3, "n": "MODY3", "t": "gene"},
+            ],
+            "r": [
+                {"s": 1, "r": "associated_with", "o": 2, "c": [1]},  # a gold pair
+                {"s": 3, "r": "associated_with", "o": 2, "c": [3]},  # not a gold pair
+            ],
+        }
+
+    bench = script("bench_extract")
+    with FakeOllama(responder=answer) as fake:
+        code = bench.main(
+            ["--model", "phi4", "--host", fake.url, "--json",
+             "--biored", str(BIORED / "train_first3.PubTator"),
+             "--gene-info", str(BIORED / "gene_info_first3.tsv")]
+        )  # fmt: skip
+        chats = len(fake.requests_to("/api/chat"))
+    assert code == 0 and chats == 3
+    out = json.loads(capsys.readouterr().out)
+    assert out["papers"] == 3 and out["gold_relations_left_out"] == 13  # variant relations
+    assert out["overall"] == {"precision": 0.5, "recall": round(1 / 7, 4), "f1": 0.2222,
+                              "tp": 1, "predicted": 2, "gold": 7}  # fmt: skip
+    assert out["recall_by_gold_type"] == {"Association": 0.2, "Positive_Correlation": 0.0,
+                                          "Bind": 0.0}  # fmt: skip
+    assert out["precision_by_predicted_type"] == {"associated_with": 0.5}
+    assert out["chat_calls_per_paper"] == 1.0 and out["completion_tokens_per_paper"] > 0
+
+
+def test_bench_extract_says_where_the_data_is_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = script("bench_extract").main(["--model", "m", "--biored", str(tmp_path / "none")])
+    assert code == 2
+    assert "not found: give its place with --biored" in capsys.readouterr().err
+
+
+def test_bench_tokens_meets_the_per_relation_budgets(capsys: pytest.CaptureFixture[str]) -> None:
+    bench = script("bench_tokens")
+    out = bench.measure(bench.papers()[:8], None)
+    assert out["relations"] > 0 and out["refined_relations"] > 0
+    assert out["stage1_tokens_per_relation"]["new"] <= 30
+    assert out["stage1_tokens_per_relation"]["new"] < out["stage1_tokens_per_relation"]["old"]
+    assert out["stage2_overhead_tokens_per_relation"] <= 8
+    worst = out["schema_worst_case"]
+    assert worst["stage1_with_one_new_entity"] <= 30 and worst["stage2_overhead_two_citations"] <= 8
