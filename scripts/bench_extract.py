@@ -27,59 +27,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import gzip
 import json
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+from corpora import SHARED, Doc, read_gene_xrefs, read_pubtator
+
 GOLD_TYPES = {"GeneOrGeneProduct", "DiseaseOrPhenotypicFeature", "ChemicalEntity"}
-
-
-@dataclass
-class Doc:
-    pmid: str
-    title: str = ""
-    abstract: str = ""
-    entity_ids: dict[str, str] = field(default_factory=dict)  # BioRED id -> its entity type
-    relations: list[tuple[str, str, str]] = field(default_factory=list)  # (type, id1, id2)
-
-
-def read_pubtator(path: Path) -> list[Doc]:
-    docs: dict[str, Doc] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if "|t|" in line[:20]:
-            pmid, _, title = line.split("|", 2)
-            docs.setdefault(pmid, Doc(pmid)).title = title
-        elif "|a|" in line[:20]:
-            pmid, _, abstract = line.split("|", 2)
-            docs.setdefault(pmid, Doc(pmid)).abstract = abstract
-        elif line.strip():
-            parts = line.split("\t")
-            doc = docs.setdefault(parts[0], Doc(parts[0]))
-            if len(parts) >= 6 and parts[1].isdigit():
-                for eid in parts[5].split(","):
-                    doc.entity_ids[eid] = parts[4]
-            elif len(parts) >= 4:
-                doc.relations.append((parts[1], parts[2], parts[3]))
-    return list(docs.values())
-
-
-def read_gene_xrefs(path: Path) -> dict[str, str]:
-    """NCBI GeneID -> HGNC id, from gene_info's dbXrefs."""
-    out: dict[str, str] = {}
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for line in fh:
-            if line.startswith("#"):
-                continue
-            cols = line.rstrip("\n").split("\t")
-            for ref in cols[5].split("|"):
-                if ref.startswith("HGNC:HGNC:"):
-                    out[cols[1]] = ref[5:]
-    return out
 
 
 def gold_pairs(doc: Doc, genes: dict[str, str]) -> tuple[dict[frozenset[str], str], int]:
@@ -89,7 +44,7 @@ def gold_pairs(doc: Doc, genes: dict[str, str]) -> tuple[dict[frozenset[str], st
     for rtype, a, b in doc.relations:
         ids = []
         for eid in (a, b):
-            kind = doc.entity_ids.get(eid)
+            kind = doc.entity_types.get(eid)
             if kind == "GeneOrGeneProduct" and eid in genes:
                 ids.append(genes[eid])
             elif kind in GOLD_TYPES and kind != "GeneOrGeneProduct" and eid.startswith("D"):

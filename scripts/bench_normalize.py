@@ -1,22 +1,24 @@
-"""Accuracy and speed of the dictionary normaliser on the BioCreative V CDR corpus (BC5CDR).
+"""Accuracy, precision and speed of the dictionary normaliser on annotated corpora.
 
-Scoring: every gold Disease and Chemical mention of the PubTator files is normalised with its
-type as the hint and its document (title + abstract) as the context. A mention counts as right
-when the returned ontology id is one of its gold ids ("D1|D2" composite mentions: any of
-them). Mentions with gold id -1 (no MeSH concept) are skipped; chemicals are scored only
-where a gold id is a MeSH descriptor (D...), since the bundled vocabulary has descriptors but
-no supplementary concepts (C...). Gold ids missing from MeSH 2024 (descriptors deleted or
-merged since 2015) stay in the denominator: they count as errors.
+Sets: BC5CDR's Training, Development and Test splits (Disease and Chemical mentions, MeSH ids)
+and BioRED's training split (gene mentions with NCBI Gene ids, compared through NCBI Gene's
+cross-reference to HGNC; disease and chemical mentions with MeSH ids). Every gold mention is
+normalised with its type as the hint and its document (title + abstract) as the context.
 
-Speed: load time of the bundled vocabularies (fresh normaliser, median of 3), then
-normalisations per second, single thread, fresh normaliser (empty memo of context-free
-results) and empty word caches per pass:
-every scored mention in corpus order (names repeat, as they do when indexing), with and
-without its document as context, and each distinct (name, type) once.
+Per set and type: accuracy (right / scored), **precision** (right / mentions given an id), and
+the split right / wrong id / no id. A mention is right when the returned id is one of its gold
+ids ("D1|D2" composite mentions: any of them). Not scored: gold id -1 or none (no concept);
+genes with no HGNC cross-reference (other species); diseases and chemicals whose gold ids are
+not MeSH descriptors (supplementary concepts C..., OMIM ids), since the bundled vocabulary has
+descriptors only. Gold descriptors missing from the bundled MeSH edition stay scored: errors.
+
+Speed: load time of the vocabularies (fresh normaliser, median of 3), then normalisations per
+second, single thread, fresh normaliser and empty caches per pass: every scored mention in
+corpus order, with and without its document as context, and each distinct (name, type) once.
 
 Usage::
 
-    python scripts/bench_normalize.py [--corpus DIR] [--split Test] [--errors 40] [--vocab DIR]
+    python scripts/bench_normalize.py [--set Test --set BioRED] [--errors 40] [--vocab DIR]
 
 ``--vocab`` scores another build of the vocabularies, for example one made from the MeSH
 edition a corpus was annotated with (``python scripts/build_vocab.py --mesh-xml desc2015.xml
@@ -32,38 +34,80 @@ import statistics
 import time
 from pathlib import Path
 
+from corpora import SHARED, Row, bc5cdr_rows, biored_rows, read_gene_xrefs
+
 from fastbmrag.vocab.normalizer import BUNDLED_DIR, DictionaryNormalizer, clear_caches
 
-DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared/data/bc5cdr"
-SPLITS = ("Training", "Development", "Test")
-NO_ID = ("-1",)
+SETS = ("Training", "Development", "Test", "BioRED")
+TYPES = ("gene", "disease", "chemical")
 
 
-def read_pubtator(path: Path) -> list[tuple[str, str, str, tuple[str, ...]]]:
-    """(mention, type, context, gold ids) for every Disease/Chemical mention (tuples of
-    strings: the garbage collector stops tracking them, so the corpus does not slow the
-    collections that run while timing)."""
-    out: list[tuple[str, str, str, tuple[str, ...]]] = []
-    title = abstract = ""
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if "|t|" in line[:20]:
-            title = line.split("|t|", 1)[1]
-        elif "|a|" in line[:20]:
-            abstract = line.split("|a|", 1)[1]
-        else:
-            parts = line.split("\t")
-            if len(parts) >= 6 and parts[4] in ("Disease", "Chemical"):
-                out.append(
-                    (parts[3], parts[4].lower(), f"{title} {abstract}", tuple(parts[5].split("|")))
-                )
-    return out
+def load_set(name: str, args: argparse.Namespace) -> list[Row]:
+    if name == "BioRED":
+        return biored_rows(args.biored, read_gene_xrefs(args.gene_info))
+    return bc5cdr_rows(args.bc5cdr / f"CDR_{name}Set.PubTator.txt")
+
+
+def scored(row: Row) -> bool:
+    _, typ, _, gold = row
+    if typ == "gene":
+        return any(g.startswith("HGNC:") for g in gold)
+    return any(g.startswith("D") for g in gold)
+
+
+def report(
+    name: str, rows: list[Row], norm: DictionaryNormalizer, args: argparse.Namespace
+) -> None:
+    right: collections.Counter[str] = collections.Counter()
+    wrong: collections.Counter[str] = collections.Counter()
+    none: collections.Counter[str] = collections.Counter()
+    how: collections.Counter[tuple[str, str, str]] = collections.Counter()
+    errors: dict[str, list[str]] = collections.defaultdict(list)
+    for row in rows:
+        if not scored(row):
+            continue
+        mention, typ, context, gold = row
+        res = norm.normalize(mention, typ, context)
+        outcome = (
+            "none" if res.ontology_id is None else "right" if res.ontology_id in gold else "wrong"
+        )
+        {"right": right, "wrong": wrong, "none": none}[outcome][typ] += 1
+        how[(typ, res.matched_by, outcome)] += 1
+        if outcome != "right":
+            errors[typ].append(
+                f"  {outcome:5s} {mention!r} gold={'|'.join(gold)} got={res.ontology_id} "
+                f"{res.normalized_name!r} ({res.matched_by})"
+            )
+    for typ in TYPES:
+        total = right[typ] + wrong[typ] + none[typ]
+        if not total:
+            continue
+        given = right[typ] + wrong[typ]
+        print(
+            f"{name:12s} {typ:9s} accuracy {right[typ] / total:.4f}  precision "
+            f"{right[typ] / max(given, 1):.4f}  right {right[typ]} / wrong {wrong[typ]} / "
+            f"no id {none[typ]} of {total}"
+        )
+        by = sorted({k[1] for k in how if k[0] == typ})
+        print("    " + ", ".join(
+            f"{m}: {how[(typ, m, 'right')]}/{how[(typ, m, 'wrong')]}/{how[(typ, m, 'none')]}"
+            for m in by
+        ))  # fmt: skip
+        if args.errors:
+            sample = errors[typ][:]
+            random.Random(args.seed).shuffle(sample)
+            print("\n".join(sample[: args.errors]))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    ap.add_argument("--split", action="append", choices=SPLITS, help="default: all three")
-    ap.add_argument("--errors", type=int, default=0, help="print this many errors per type")
+    ap.add_argument("--set", action="append", choices=SETS, help="default: all four")
+    ap.add_argument("--bc5cdr", type=Path, default=SHARED / "bc5cdr")
+    ap.add_argument("--biored", type=Path, default=SHARED / "biored" / "Train.PubTator")
+    ap.add_argument(
+        "--gene-info", type=Path, default=SHARED / "ncbi_gene" / "Homo_sapiens.gene_info.gz"
+    )
+    ap.add_argument("--errors", type=int, default=0, help="print this many misses per type and set")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
         "--vocab", type=Path, default=BUNDLED_DIR, help="vocabulary directory (default: bundled)"
@@ -76,52 +120,17 @@ def main() -> None:
         norm = DictionaryNormalizer.from_dir(args.vocab)
         loads.append(time.perf_counter() - t0)
     print(f"load ({args.vocab}, median of 3): {statistics.median(loads):.3f} s")
+    print("per type: accuracy, precision, right / wrong / no id; then by stage: right/wrong/none")
 
-    all_rows = []
-    for split in args.split or SPLITS:
-        rows = read_pubtator(args.corpus / f"CDR_{split}Set.PubTator.txt")
-        all_rows += rows
-        right: collections.Counter[str] = collections.Counter()
-        total: collections.Counter[str] = collections.Counter()
-        how: collections.Counter[tuple[str, str, bool]] = collections.Counter()
-        errors: dict[str, list[str]] = collections.defaultdict(list)
-        for mention, typ, context, gold in rows:
-            if gold == NO_ID:
-                continue
-            if typ == "chemical" and not any(g.startswith("D") for g in gold):
-                continue
-            res = norm.normalize(mention, typ, context)
-            ok = res.ontology_id in gold
-            total[typ] += 1
-            right[typ] += ok
-            how[(typ, res.matched_by, ok)] += 1
-            if not ok:
-                errors[typ].append(
-                    f"  {mention!r} gold={'|'.join(gold)} got={res.ontology_id} "
-                    f"{res.normalized_name!r} ({res.matched_by})"
-                )
-        for typ in ("disease", "chemical"):
-            print(
-                f"{split:12s} {typ:9s} accuracy {right[typ] / total[typ]:.4f} "
-                f"({right[typ]}/{total[typ]})"
-            )
-            by = sorted({k[1] for k in how if k[0] == typ})
-            print(
-                "    "
-                + ", ".join(
-                    f"{m}: {how[(typ, m, True)]}/{how[(typ, m, True)] + how[(typ, m, False)]}"
-                    for m in by
-                )
-            )
-            if args.errors:
-                rnd = random.Random(args.seed)
-                sample = errors[typ][:]
-                rnd.shuffle(sample)
-                print("\n".join(sample[: args.errors]))
+    all_rows: list[Row] = []
+    for name in args.set or SETS:
+        rows = load_set(name, args)
+        all_rows += [r for r in rows if scored(r)]
+        report(name, rows, norm, args)
 
     del norm  # speed is measured on fresh normalisers
-    names = [(m, t) for m, t, _c, g in all_rows if g != NO_ID]
-    with_ctx = [(m, t, c) for m, t, c, g in all_rows if g != NO_ID]
+    names = [(m, t) for m, t, _c, _g in all_rows]
+    with_ctx = [(m, t, c) for m, t, c, _g in all_rows]
     distinct = list(dict.fromkeys(names))
     for label, batch in (
         ("without context", names),
@@ -131,8 +140,8 @@ def main() -> None:
         fresh = DictionaryNormalizer.from_dir(args.vocab)
         clear_caches()  # no help from the accuracy pass above
         t0 = time.perf_counter()
-        for row in batch:
-            fresh.normalize(*row)
+        for item in batch:
+            fresh.normalize(*item)
         dt = time.perf_counter() - t0
         print(
             f"speed {label}: {len(batch) / dt:,.0f} normalisations/s ({len(batch)} in {dt:.2f} s)"

@@ -19,6 +19,8 @@ BIORED = ROOT / "tests" / "data" / "biored"
 
 
 def script(name: str) -> ModuleType:
+    if str(ROOT / "scripts") not in sys.path:
+        sys.path.insert(0, str(ROOT / "scripts"))  # as when run: `python scripts/NAME.py`
     spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
