@@ -62,6 +62,7 @@ ANSWER_BATCH = 50  # evidence items per answer call; more are map-reduced
 MERGE_FANIN = 12  # partial answers merged per call
 MAP_CONCURRENCY = 4
 DESCRIPTION_CHARS = 700  # per evidence item in a prompt
+UNCITED = "[uncited]"  # after an answer sentence that cites no evidence item
 LINK_TYPES = ("gene", "disease", "chemical")
 MATCH_MODES = ("all", "any")
 FORMATS = ("text", "json", "markdown")
@@ -361,14 +362,21 @@ def build_spec(
 
 
 def relaxations(spec: FilterSpec, fallback: bool) -> list[tuple[str | None, FilterSpec]]:
-    """The specs to try in order, each with a note on what was relaxed (None for the first)."""
+    """The specs to try in order, each with a note on what was relaxed (None for the first).
+
+    Only what was inferred is relaxed: two entities of the question joined by an edge become
+    edges touching either, then the relationship and answer types parsed from the question are
+    dropped. Entities and flags never are: a search without them would answer another question.
+    ``fallback`` False tries ``spec`` alone.
+    """
     out: list[tuple[str | None, FilterSpec]] = [(None, spec)]
+    if not fallback:
+        return out
     cur = spec
     if cur.effective_match == "all" and any(e.origin == "question" for e in cur.entities):
         cur = FilterSpec(**{**cur.__dict__, "match": "any"})
         out.append(("edges touching any of the question's entities instead of joining them", cur))
-    parsed = cur.relationship_types_from == "parse" or cur.entity_types_from == "parse"
-    if parsed:
+    if cur.relationship_types_from == "parse" or cur.entity_types_from == "parse":
         changes: dict[str, Any] = {}
         if cur.relationship_types_from == "parse":
             changes.update(relationship_types=(), relationship_types_from="none")
@@ -376,16 +384,64 @@ def relaxations(spec: FilterSpec, fallback: bool) -> list[tuple[str | None, Filt
             changes.update(entity_types=(), entity_types_from="none")
         cur = FilterSpec(**{**cur.__dict__, **changes})
         out.append(("without the relationship/answer types parsed from the question", cur))
-    from_question = [e for e in cur.entities if e.origin == "question"]
-    if from_question:
-        rest = [e for e in cur.entities if e.origin != "question"]
-        flags_left = FilterSpec(**{**cur.__dict__, "entities": rest})
-        if not flags_left.is_empty():
-            cur = flags_left
-            out.append(("without the entities linked in the question, keeping the flags", cur))
-    if fallback and not cur.is_empty():
-        out.append(("all filters dropped", FilterSpec()))
     return out
+
+
+def no_evidence(
+    collection: Collection,
+    spec: FilterSpec,
+    used: FilterSpec,
+    matched: int,
+    min_score: float | None,
+) -> dict[str, Any]:
+    """Why the collection has nothing to answer from, what was searched, and the entities of the
+    collection closest to a searched one that has no edge."""
+    name = collection_name(collection)
+    searched = [f"{e.name} ({e.id})" if e.id else e.name for e in spec.entities]
+    closest: list[dict[str, Any]] = []
+    if matched:
+        reason = (
+            f"{matched} edges passed the filters ({_describe(used)}) but none is similar enough "
+            f"to the question (--min-score {min_score}; -1 keeps every edge)"
+        )
+    else:
+        missing = [
+            e for e in spec.entities
+            if collection.store.count(FilterSpec(entities=[e], match="any").to_filter()) == 0
+        ]  # fmt: skip
+        for e in missing:
+            closest += collection.similar_entities(e.name, e.type)
+            if e.name != e.text:
+                closest += collection.similar_entities(e.text, e.type)
+        closest = list({(c["name"], c["type"]): c for c in closest}.values())[:8]
+        if missing:
+            about = " or ".join(f"{e.name} ({e.id})" if e.id else e.name for e in missing)
+            reason = f"the collection '{name}' holds no evidence about {about}"
+        elif spec.entities:
+            reason = f"no edge of the collection '{name}' matches {_describe(used)}"
+        elif used.is_empty():
+            reason = f"the collection '{name}' holds no edges"
+        else:
+            reason = f"no edge of the collection '{name}' matches the filters ({_describe(used)})"
+    return {"reason": reason, "searched": searched, "closest": closest}
+
+
+def check_answer(text: str) -> tuple[str, list[str]]:
+    """Mark every sentence of an answer that cites no evidence; returns (text, those sentences)."""
+    from fastbmrag.sentences import split_spans
+
+    uncited: list[str] = []
+    out: list[str] = []
+    pos = 0
+    for start, end, _ in split_spans(text):
+        sentence = text[start:end]
+        out.append(text[pos:end])
+        pos = end
+        if not _CITATION.search(sentence):
+            uncited.append(sentence)
+            out.append(" " + UNCITED)
+    out.append(text[pos:])
+    return "".join(out), uncited
 
 
 # --- result -------------------------------------------------------------------------------------
@@ -442,12 +498,16 @@ class QueryResult:
     timings: dict[str, float]
     llm: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    no_evidence: dict[str, Any] | None = None  # why nothing answers the question (answer None)
+    uncited_sentences: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "question": self.question,
             "collection": self.collection,
             "answer": self.answer,
+            "no_evidence": self.no_evidence,
+            "uncited_sentences": self.uncited_sentences,
             "references": self.references,
             "edges": [e.to_dict() for e in self.edges],
             "filters": self.filters,
@@ -716,11 +776,9 @@ async def aquery(
     fallback_msg = None
     if relaxed:
         fallback_msg = (
-            f"no edge matched the filters ({_describe(spec)}); searched "
-            + ("every edge" if used.is_empty() else f"with {_describe(used)}")
-            + f" ({'; '.join(relaxed)})"
+            f"no edge matched the filters ({_describe(spec)}); searched with {_describe(used)} "
+            f"({'; '.join(relaxed)})"
         )
-        warnings.append(fallback_msg)
     flt = used.to_filter(collection)
     timings["filter_s"] = time.perf_counter() - t
 
@@ -736,28 +794,37 @@ async def aquery(
         EdgeResult(i, h.id, h.score, _edge_weight(nodes, p), p)
         for i, (h, p) in enumerate(zip(hits, payloads, strict=True), 1)
     ]
-    if matched and not edges:
-        warnings.append(
-            f"{matched} edges passed the filters but none scored above --min-score {opts.min_score}"
-        )
+    missing = None if edges else no_evidence(collection, spec, used, matched, opts.min_score)
 
     answer: str | None = None
     references: list[dict[str, Any]] = []
     removed: list[int] = []
-    if not opts.no_answer and llm is not None:
+    uncited: list[str] = []
+    if not opts.no_answer and llm is not None and edges:
         t = time.perf_counter()
-        if edges:
-            raw = await synthesize(question, edges, llm, opts, calls, warnings)
-            answer, cited, removed = check_citations(raw, len(edges))
+        raw = await synthesize(question, edges, llm, opts, calls, warnings)
+        answer, cited, removed = check_citations(raw, len(edges))
+        if removed:
+            warnings.append(
+                f"removed {len(removed)} citation(s) to evidence that does not exist: "
+                + ", ".join(f"[{k}]" for k in removed)
+            )
+        if cited:
             references = references_for(edges, cited)
-            if removed:
-                warnings.append(
-                    f"removed {len(removed)} citation(s) to evidence that does not exist: "
-                    + ", ".join(f"[{k}]" for k in removed)
-                )
+            answer, uncited = check_answer(answer)
+            if fallback_msg:  # said before the answer it qualifies
+                answer = f"Note: {fallback_msg}.\n\n{answer}"
         else:
-            answer = "No edge in the collection matches the question; nothing to answer from."
+            answer = None
+            missing = {
+                "reason": f"the answer cited none of the {len(edges)} evidence items, so it is "
+                "not shown (--no-answer lists the edges)",
+                "searched": [f"{e.name} ({e.id})" if e.id else e.name for e in spec.entities],
+                "closest": [],
+            }
         timings["answer_s"] = time.perf_counter() - t
+    if fallback_msg and answer is None:
+        warnings.append(fallback_msg)
     timings["total_s"] = time.perf_counter() - started
     timings = {k: round(v, 4) for k, v in timings.items()}
 
@@ -788,6 +855,8 @@ async def aquery(
             "usage": llm.accounting.to_dict() if llm is not None else {},
         },
         warnings=warnings,
+        no_evidence=missing,
+        uncited_sentences=uncited,
     )
 
 
@@ -855,8 +924,21 @@ def _score(edge: EdgeResult) -> str:
     return "  -  " if edge.score is None else f"{edge.score:.3f}"
 
 
+def _no_evidence_lines(result: QueryResult) -> list[str]:
+    if result.no_evidence is None:
+        return []
+    out = [f"No evidence: {result.no_evidence['reason']}."]
+    if result.no_evidence["closest"]:
+        near = ", ".join(
+            f"{c['name']} ({c['id'] or c['type']}, {c['degree']} edges)"
+            for c in result.no_evidence["closest"]
+        )
+        out.append(f"Closest entities in the collection: {near}.")
+    return out + [""]
+
+
 def render_text(result: QueryResult) -> str:
-    out: list[str] = []
+    out: list[str] = _no_evidence_lines(result)
     if result.answer is not None:
         out += [result.answer, ""]
         if result.references:
@@ -865,7 +947,7 @@ def render_text(result: QueryResult) -> str:
                 nums = "".join(f"[{k}]" for k in ref["citations"])
                 out.append(f"  {nums} {_ref_line(ref)}")
             out.append("")
-    else:
+    elif result.no_evidence is None:
         out.append(f"{len(result.edges)} edges ({result.filters['matched']} passed the filters):")
         for e in result.edges:
             p = e.payload
@@ -882,7 +964,7 @@ def render_text(result: QueryResult) -> str:
 
 
 def render_markdown(result: QueryResult) -> str:
-    out = [f"## {result.question}", ""]
+    out = [f"## {result.question}", "", *_no_evidence_lines(result)]
     if result.answer is not None:
         out += [result.answer, ""]
         if result.references:

@@ -151,7 +151,7 @@ def test_a_collection_from_the_previous_version_still_answers_and_says_to_reinde
         assert "fastbmrag update --force" in status.stdout
         query = runner.invoke(
             cli,
-            ["query", "What regulates thyroid hormone?", "-c", "papers", "--working-dir",
+            ["query", "What was reported?", "-c", "papers", "--working-dir",
              str(wd), "--ollama-host", fake.url, "--min-score", "-1", "--format", "json"],
         )  # fmt: skip
         assert query.exit_code == 0, query.output

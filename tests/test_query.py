@@ -28,7 +28,7 @@ from fastbmrag.query import (
 from fastbmrag.store.base import Filter, Match, Range
 from fastbmrag.store.collection import Collection, choose_collection
 from fastbmrag.testing.fake_ollama import FakeOllama
-from fastbmrag.testing.responders import responder
+from fastbmrag.testing.responders import _schema_title, responder
 from fastbmrag.vocab.normalizer import load_normalizer
 
 DATA = Path(__file__).parent / "data" / "query"
@@ -134,7 +134,10 @@ def test_pathway_question_falls_back_and_says_so(workdir: Path, fake: FakeOllama
     assert "without the relationship/answer types" in f["fallback"]
     assert f["used"]["entities"][0]["id"] == ENDO and f["used"]["entity_types"] == []
     assert {t[0] for t in triples(result)} == {"Q1", "Q2", "Q3"}
-    assert any("no edge matched the filters" in w for w in result.warnings)
+    # the relaxation is said first, before the answer it qualifies
+    assert result.answer is not None
+    assert result.answer.startswith("Note: no edge matched the filters (D004715, relations ")
+    assert not any("no edge matched" in w for w in result.warnings)
 
 
 def test_mutation_question_asks_for_variants(workdir: Path, fake: FakeOllama) -> None:
@@ -231,10 +234,17 @@ def test_flags_override_parse_and_filter_inside_the_store(workdir: Path, fake: F
     )
     assert triples(result) == {("Q5", "IL1B", "downregulated_in", "Osteoarthritis")}
     result, _ = ask(
-        workdir, fake, "cytokines", no_answer=True, journals=("Human Reproduction",), min_score=-1
+        workdir,
+        fake,
+        "What was reported?",
+        no_answer=True,
+        journals=("Human Reproduction",),
+        min_score=-1,
     )
     assert {t[0] for t in triples(result)} == {"Q1"}
-    result, _ = ask(workdir, fake, "receptors", no_answer=True, paper_ids=("Q2",), min_score=-1)
+    result, _ = ask(
+        workdir, fake, "What was reported?", no_answer=True, paper_ids=("Q2",), min_score=-1
+    )
     assert {t[1] for t in triples(result)} == {"ESR2", "PGR", "HOXA10", "ESR1"}
 
 
@@ -272,14 +282,59 @@ def test_all_returns_every_matching_edge(workdir: Path, fake: FakeOllama) -> Non
     assert len(top.edges) == 3
 
 
-def test_fallback_to_unfiltered_search_is_reported(workdir: Path, fake: FakeOllama) -> None:
-    result, _ = ask(workdir, fake, "BRCA1", no_answer=True, entities=("BRCA1",), min_score=-1)
-    assert result.filters["fallback"].startswith("no edge matched the filters (HGNC:1100)")
-    assert "searched every edge (all filters dropped)" in result.filters["fallback"]
-    assert result.filters["matched"] == 13 and len(result.edges) == 13
+def test_an_entity_without_edges_gets_no_evidence_never_other_edges(
+    workdir: Path, fake: FakeOllama
+) -> None:
+    result, chats = ask(workdir, fake, "What does BRCA1 do?", entities=("BRCA1",), min_score=-1)
+    assert result.edges == [] and result.filters["matched"] == 0 and result.answer is None
+    assert chats == 1  # the parse only: no answer call
+    assert result.no_evidence is not None
+    assert result.no_evidence["reason"] == (
+        "the collection 'endo' holds no evidence about BRCA1 (HGNC:1100)"
+    )
+    assert result.no_evidence["searched"] == ["BRCA1 (HGNC:1100)"]
+    assert result.references == [] and result.uncited_sentences == []
 
-    strict, _ = ask(workdir, fake, "BRCA1", no_answer=True, entities=("BRCA1",), fallback=False)
-    assert strict.edges == [] and strict.filters["matched"] == 0
+    # a name close to one in the collection is suggested
+    near, _ = ask(workdir, fake, "x", no_answer=True, entities=("ESR3",), min_score=-1)
+    assert near.no_evidence is not None
+    assert {c["name"] for c in near.no_evidence["closest"][:2]} == {"ESR1", "ESR2"}
+
+
+def test_edges_below_the_score_floor_are_no_evidence(workdir: Path, fake: FakeOllama) -> None:
+    result, chats = ask(workdir, fake, "zebrafish fin regeneration", min_score=0.99)
+    assert result.edges == [] and result.answer is None and chats == 1
+    assert result.no_evidence is not None
+    assert result.no_evidence["reason"].startswith("13 edges passed the filters (none)")
+    assert "--min-score 0.99" in result.no_evidence["reason"]
+
+
+def test_uncited_sentences_are_marked_and_an_uncited_answer_is_withheld(
+    workdir: Path,
+) -> None:
+    def answer_with(text: str) -> Any:
+        def respond(request: dict[str, Any]) -> Any:
+            if _schema_title(request) == "Answer":
+                return {"answer": text}
+            return responder(request)
+
+        return respond
+
+    with FakeOllama(responder=answer_with(
+        "IL1B is lower in endometriosis [1]. It is also a well-known cytokine."
+    )) as fake:  # fmt: skip
+        result, _ = ask(workdir, fake, QUESTIONS["il1b"], min_score=-1)
+    assert result.answer == (
+        "IL1B is lower in endometriosis [1]. It is also a well-known cytokine. [uncited]"
+    )
+    assert result.uncited_sentences == ["It is also a well-known cytokine."]
+    assert result.no_evidence is None and result.references[0]["paper_id"] == "Q1"
+
+    with FakeOllama(responder=answer_with("IL1B matters [7]. Trust me.")) as fake:
+        result, _ = ask(workdir, fake, QUESTIONS["il1b"], min_score=-1)
+    assert result.answer is None and result.references == []
+    assert result.no_evidence is not None
+    assert result.no_evidence["reason"].startswith("the answer cited none of the 1 evidence items")
 
 
 # --- answers and citations -----------------------------------------------------------------
@@ -340,6 +395,8 @@ def test_json_layout(workdir: Path, fake: FakeOllama) -> None:
         "question",
         "collection",
         "answer",
+        "no_evidence",
+        "uncited_sentences",
         "references",
         "edges",
         "filters",
@@ -448,7 +505,7 @@ def test_min_weight_and_weights_exact_with_hubs_deferred(tmp_path: Path, fake: F
             return degrees[payload["source_key"]], degrees[payload["target_key"]]
 
         every = query("cytokines", coll, _llm(fake), load_normalizer(),
-                      options=QueryOptions(no_answer=True, no_llm_parse=True, all=True, min_score=-1))  # fmt: skip
+                      options=QueryOptions(no_answer=True, no_llm_parse=True, all=True, min_score=-1, link=False))  # fmt: skip
         assert len(every.edges) == 13
         # the case under test: some stored payloads are behind the ledger
         assert any(
@@ -461,11 +518,12 @@ def test_min_weight_and_weights_exact_with_hubs_deferred(tmp_path: Path, fake: F
         tested = 0
         for k in range(1, max(degrees.values()) + 1):
             expected = {e.id for e in every.edges if min(current(e.payload)) >= k}
-            if not expected:  # the query would fall back to an unfiltered search
+            if not expected:  # no evidence: nothing to compare
                 continue
             result = query("cytokines", coll, _llm(fake), load_normalizer(),
                            options=QueryOptions(no_answer=True, no_llm_parse=True, all=True,
-                                                min_score=-1, min_weight=k / n_nodes))  # fmt: skip
+                                                min_score=-1, min_weight=k / n_nodes,
+                                                link=False))  # fmt: skip
             assert {e.id for e in result.edges} == expected, k
             tested += len(expected) < len(every.edges)
         assert tested  # a threshold that excluded some edges

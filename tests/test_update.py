@@ -250,7 +250,7 @@ def test_python_api_insert_paper_matches_cli(
     assert api_edges == snapshot(cli_wd)
 
     fake.responder = responder  # answers the query's parse and answer calls too
-    result = rag.query("Which genes are associated with dengue?", top_k=10, min_score=-1)
+    result = rag.query("Which genes are associated with hepatitis?", top_k=10, min_score=-1)
     assert result["collection"] == "papers"
     assert result["edges"] and len(result["edges"]) <= 10
     indexed = {e["paper_id"] for e in api_edges.values()}

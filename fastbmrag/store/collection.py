@@ -600,6 +600,30 @@ class Collection:
             )
         return Filter(must=tuple(ends))
 
+    def similar_entities(
+        self, name: str, entity_type: str | None = None, n: int = 5
+    ) -> list[dict[str, Any]]:
+        """Entities of the graph whose names read closest to ``name`` (difflib ratio >= 0.6),
+        of ``entity_type`` when given: what to suggest when a name has no edge."""
+        import difflib
+
+        by_name: dict[str, list[tuple[str, str, str, str | None, int]]] = {}
+        for row in self.ledger.entities():
+            if row[4] > 0 and (entity_type in (None, "auto") or row[2] == entity_type):
+                by_name.setdefault(row[1].casefold(), []).append(row)
+        key = name.casefold()
+        close = difflib.get_close_matches(key, list(by_name), n=n, cutoff=0.6)
+        rows = [row for c in close for row in by_name[c]]
+        rows.sort(
+            key=lambda r: (
+                -difflib.SequenceMatcher(None, key, r[1].casefold()).ratio(),
+                -r[4],
+                r[1],
+            )
+        )
+        out = [{"name": r[1], "id": r[3], "type": r[2], "degree": r[4]} for r in rows]
+        return out[:n]
+
     def stale_degrees(self) -> dict[str, int]:
         """Node key -> current degree, for the nodes whose edges still carry an older one
         (hubs deferred to the next optimise, or a batch not yet refreshed)."""
