@@ -15,11 +15,11 @@ practice 2). ``--no-answer`` costs 0 chat calls.
 
 Several linked entities: with ``match="all"`` (default) and exactly two entities, an edge
 must connect both (IL1B -> endometriosis); with more, or ``match="any"``, an edge must
-touch at least one. When the filters match no edge the search relaxes in this order,
-and says so: two entities "all" -> "any"; then without the LLM-parsed relationship and
-answer types; then without the question's entities when flags (years, journals, ...)
-remain; then no filter at all (``fallback=False`` stops before the last step). Filters
-given as flags are only ever dropped by that last step.
+touch at least one. When the filters match no edge the search relaxes only what was
+inferred, and says so first in the answer: two entities "all" -> "any", then without the
+LLM-parsed relationship and answer types (``fallback=False``: neither). The question's
+entities and the flags are never dropped: with no edge about them the result is "no
+evidence" (:func:`no_evidence`), with no answer call, never an answer from unrelated edges.
 
 ``--all`` searches with ``limit`` = the number of edges that pass the filters, so every
 matching edge above the score threshold comes back ranked by similarity; when no score

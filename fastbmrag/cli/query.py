@@ -99,7 +99,11 @@ _ENTITY_TYPES = ("gene", "disease", "chemical", "variant", "pathway", "cell", "o
     default=None,
     help="Edge weight at least this (0-1), applied inside Qdrant.",
 )
-@click.option("--no-fallback", is_flag=True, help="When the filters match nothing, return nothing.")
+@click.option(
+    "--no-fallback",
+    is_flag=True,
+    help="Do not relax the join of two question entities or the parsed relation/answer types.",
+)
 @click.option(
     "--answer-model",
     default=None,
