@@ -23,7 +23,10 @@ Exit codes (documented in README.md):
     1  the run finished but some papers failed (listed by `fastbmrag status`)
     2  cannot start: bad input, unreachable service, missing model, bad setting
     3  locked: another run holds the collection
+    70 internal error: a bug; one line names the log file that holds the traceback
     130 interrupted (Ctrl-C / SIGINT); everything already committed is kept
+
+A path that cannot be created or written (``OSError``) is exit 2 with a line naming the path.
 
 Messages are one line and name the fix.
 """
@@ -34,6 +37,7 @@ EXIT_OK = 0
 EXIT_PARTIAL = 1
 EXIT_CANNOT_START = 2
 EXIT_LOCKED = 3
+EXIT_INTERNAL = 70  # EX_SOFTWARE
 EXIT_INTERRUPTED = 130
 
 

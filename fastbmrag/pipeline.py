@@ -122,26 +122,25 @@ class RunSummary:
                 ", ".join(f"{n} {why}" for why, n in sorted(self.would_index.items())) or "nothing"
             )
             return (
-                f"dry run: {self.read} papers read; would index {sum(self.would_index.values())} "
-                f"({todo}); {self.unchanged} unchanged"
+                f"dry run: {self.read:,} papers read; would index "
+                f"{sum(self.would_index.values()):,} ({todo}); {self.unchanged:,} unchanged"
             )
         calls = {k: v.get("calls", 0) for k, v in self.llm.items()}
-        calls_txt = ", ".join(f"{k} {n}" for k, n in calls.items() if n) or "none"
+        calls_txt = ", ".join(f"{k} {n:,}" for k, n in calls.items() if n) or "none"
         p, c = self.tokens_per_paper()
         return (
-            f"{self.read} papers read: {self.indexed} indexed, {self.unchanged} unchanged, "
-            f"{self.failed} failed; {self.edges} edges ({self.refined_edges} refined"
-            f"{self._drops()}); "
-            f"LLM calls: {calls_txt}; tokens/paper: {p:.0f} prompt + {c:.0f} completion; "
-            f"{self.wall_seconds:.1f} s"
+            f"{self.read:,} papers read: {self.indexed:,} indexed, {self.unchanged:,} unchanged, "
+            f"{self.failed:,} failed; {self.edges:,} edges ({self.refined_edges:,} refined"
+            f"{self._drops()}); LLM calls: {calls_txt}; tokens/paper: {p:,.0f} prompt + "
+            f"{c:,.0f} completion; {self.wall_seconds:.1f} s"
         )
 
     def _drops(self) -> str:
         out = ""
         if self.dropped_relations:
-            out += f"; {self.dropped_relations} drafted relations dropped (invalid or uncited)"
+            out += f"; {self.dropped_relations:,} drafted relations dropped (invalid or uncited)"
         if self.uncited_refinements:
-            out += f"; {self.uncited_refinements} refinements without a valid citation not used"
+            out += f"; {self.uncited_refinements:,} refinements without a valid citation not used"
         return out
 
     def to_dict(self) -> dict[str, Any]:

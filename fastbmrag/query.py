@@ -401,7 +401,7 @@ def no_evidence(
     closest: list[dict[str, Any]] = []
     if matched:
         reason = (
-            f"{matched} edges passed the filters ({_describe(used)}) but none is similar enough "
+            f"{matched:,} edges passed the filters ({_describe(used)}) but none is similar enough "
             f"to the question (--min-score {min_score}; -1 keeps every edge)"
         )
     else:
@@ -948,7 +948,7 @@ def render_text(result: QueryResult) -> str:
                 out.append(f"  {nums} {_ref_line(ref)}")
             out.append("")
     elif result.no_evidence is None:
-        out.append(f"{len(result.edges)} edges ({result.filters['matched']} passed the filters):")
+        out.append(f"{len(result.edges):,} edges ({result.filters['matched']:,} passed the filters):")
         for e in result.edges:
             p = e.payload
             out.append(

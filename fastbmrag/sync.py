@@ -120,7 +120,7 @@ class SyncResult:
         else:
             kept = f"kept at {self.mark}" if self.mark else "not set"
             tail = (
-                f"last-sync mark {kept}: {self.failed} failed, "
+                f"last-sync mark {kept}: {self.failed:,} failed, "
                 f"retried by the next run (from {self.mindate})"
             )
         return f"{head}; {body}; {tail}"

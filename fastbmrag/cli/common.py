@@ -3,25 +3,40 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
+import re
 import sys
+import tempfile
+import time
+import traceback
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from fastbmrag import config
-from fastbmrag.errors import EXIT_INTERRUPTED, FastbmragError
+from fastbmrag.errors import (
+    EXIT_CANNOT_START,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    FastbmragError,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 class FastbmragGroup(click.Group):
-    """Maps library errors to one-line messages and documented exit codes."""
+    """Maps every error to one line on stderr and a documented exit code: library errors to
+    theirs, a path that cannot be written to 2, anything unexpected to 70 with its traceback
+    in a log file. No traceback reaches the user."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
         except FastbmragError as err:
             click.echo(f"Error: {err}", err=True)
             sys.exit(err.exit_code)
@@ -30,6 +45,54 @@ class FastbmragGroup(click.Group):
                 "Interrupted: everything already committed is kept; rerun to continue.", err=True
             )
             sys.exit(EXIT_INTERRUPTED)
+        except OSError as err:
+            click.echo(f"Error: {path_error(err)}", err=True)
+            sys.exit(EXIT_CANNOT_START)
+        except Exception as err:  # a bug: say where the traceback is, in one line
+            log = crash_log(err)
+            click.echo(
+                f"Error: internal error ({type(err).__name__}: {err}); the traceback is in "
+                f"{log}: please report it",
+                err=True,
+            )
+            sys.exit(EXIT_INTERNAL)
+
+
+_PART_FILE = re.compile(r"^\.(.+)\.[0-9a-f]+\.part$")  # the temporary file of an atomic write
+
+
+def path_error(err: OSError) -> str:
+    """One line for a path that cannot be used: the path, the reason and the fix."""
+    name = err.filename or ""
+    path = Path(str(name))
+    if m := _PART_FILE.match(path.name):
+        path = path.with_name(m.group(1))
+    reason = err.strerror or str(err)
+    if err.errno in (errno.ENOENT, errno.ENOTDIR):
+        reason += " (a folder on the way is missing or is a file)"
+    return (
+        f"Cannot create or write {path or 'a file'}: {reason}. Choose a writable place "
+        f"(--working-dir or {config.ENV_HOME} for collections and caches, -o for output files, "
+        "--log-file for logs) or fix its permissions"
+    )
+
+
+def crash_log(err: BaseException) -> str:
+    """Append ``err``'s traceback to ``<home>/logs/crash.log`` (else a file in the temporary
+    directory) and return the file's path."""
+    text = "".join(traceback.format_exception(err))
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    candidates = [config.working_dir(None) / "logs", Path(tempfile.gettempdir())]
+    for folder in candidates:
+        path = folder / "crash.log" if folder != candidates[-1] else folder / "fastbmrag-crash.log"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(f"--- {stamp} {' '.join(sys.argv)}\n{text}\n")
+            return str(path)
+        except OSError:
+            continue
+    return "nowhere (no writable log folder)"
 
 
 def working_dir_option(f: F) -> F:

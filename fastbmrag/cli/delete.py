@@ -59,4 +59,6 @@ def delete(
         coll.record_run_end(run_id, {"papers_deleted": len(known), "edges_removed": removed})
     if unknown:
         click.echo(f"Not in collection '{collection}': {', '.join(unknown)}", err=True)
-    click.echo(f"Deleted {len(known):,} papers ({removed:,} edges) from collection '{collection}'.")
+    papers = f"{len(known):,} paper{'s' if len(known) != 1 else ''}"
+    edges = f"{removed:,} edge{'s' if removed != 1 else ''}"
+    click.echo(f"Deleted {papers} ({edges}) from collection '{collection}'.")

@@ -157,7 +157,7 @@ def fetch(**opts: Any) -> None:
         )
         written = write_papers_csv(papers, opts["output"])
         report = client.report
-    click.echo(f"Wrote {written} papers to {opts['output']}: {report.line()}", err=True)
+    click.echo(f"Wrote {written:,} papers to {opts['output']}: {report.line()}", err=True)
     if report.failed:
         if not opts["quiet"]:
             for pmid, why in list(report.failed.items())[:20]:

@@ -140,11 +140,14 @@ def validate(content: str, schema: type[T], *, truncated: bool = False) -> tuple
         where = ".".join(str(p) for p in first["loc"]) or "answer"
         msg = first["msg"]
         if first["type"] == "json_invalid":
-            reason = f"invalid JSON: {msg}"
+            reason = "invalid JSON: " + msg.removeprefix("Invalid JSON: ")
         else:
             reason = f"{err.error_count()} validation error(s), first at {where}: {msg}"
         if truncated:
-            reason = "answer truncated at the token cap (raise num_predict); " + reason
+            reason = (
+                "answer truncated at the token cap (raise --num-predict or "
+                "FASTBMRAG_NUM_PREDICT); " + reason
+            )
         return None, reason
 
 

@@ -62,6 +62,12 @@ _LIST_START = re.compile(r"""\[\s*(['"]|\]|$)""")
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
 
 
+def csv_error(err: Exception) -> str:
+    """The csv module's message without its advice to Python programmers ("do you need to open
+    the file in universal-newline mode?")."""
+    return str(err).split(" - do you need")[0]
+
+
 def allow_large_fields() -> None:
     """Lift the csv module's 128 KiB cell limit (process-wide); cell size is checked per row."""
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
@@ -280,7 +286,7 @@ def _read(path: Path, report: ReadReport, fh: IO[bytes]) -> Iterator[Paper]:
         first = next(rows, None)
     except csv.Error as err:
         fh.close()
-        raise InputError(f"{path.name}: not a readable CSV ({err})") from err
+        raise InputError(f"{path.name}: not a readable CSV ({csv_error(err)})") from err
     except BaseException:
         fh.close()
         raise
@@ -310,7 +316,7 @@ def _papers(
                     yield paper
         except csv.Error as err:
             raise InputError(
-                f"{path.name}: CSV parse error ({err}); rows before it were kept"
+                f"{path.name}: CSV parse error ({csv_error(err)}); rows before it were kept"
             ) from err
 
 

@@ -165,14 +165,14 @@ class FetchReport:
 
     def line(self) -> str:
         parts = [
-            f"{self.found} found",
-            f"{self.known} already indexed",
-            f"{self.fetched} fetched ({self.full_text} with full text)",
+            f"{self.found:,} found",
+            f"{self.known:,} already indexed",
+            f"{self.fetched:,} fetched ({self.full_text:,} with full text)",
         ]
         if self.unusable:
-            parts.append(f"{len(self.unusable)} without abstract or not returned")
+            parts.append(f"{len(self.unusable):,} without abstract or not returned")
         if self.failed:
-            parts.append(f"{len(self.failed)} failed")
+            parts.append(f"{len(self.failed):,} failed")
         return ", ".join(parts)
 
 

@@ -197,11 +197,11 @@ def _iter(stream: IO[bytes], name: str, report: ReadReport) -> Iterator[Paper]:
                         del parent[0]
         except etree.XMLSyntaxError as err:
             raise InputError(
-                f"{name}: not well-formed XML after {count} citations ({err.msg or err})"
+                f"{name}: not well-formed XML after {count:,} citations ({err.msg or err})"
             ) from err
         except (OSError, EOFError, zlib.error) as err:
             raise InputError(
-                f"{name}: damaged or truncated file after {count} citations ({err})"
+                f"{name}: damaged or truncated file after {count:,} citations ({err})"
             ) from err
         root = context.root
         if root is not None and root.tag != "PubmedArticleSet":

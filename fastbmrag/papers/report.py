@@ -32,7 +32,7 @@ RAGGED_ROW = "row length differs from the header"
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    return f"{n} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 @dataclass

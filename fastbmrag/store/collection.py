@@ -97,8 +97,10 @@ def _now() -> str:
 
 
 def _command_line() -> str:
+    """The command that holds a lock, as the user typed it (long ones shortened)."""
     prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
-    return " ".join([prog, *sys.argv[1:3]])
+    line = " ".join([prog, *sys.argv[1:]])
+    return line if len(line) <= 160 else line[:157] + "..."
 
 
 def list_collections(working_dir: Path) -> list[str]:
