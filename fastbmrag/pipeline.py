@@ -57,6 +57,7 @@ class UpdateOptions:
     refresh_every: int = 200  # committed papers between weight refreshes
     commit_every: int = 32  # finished papers per store flush + ledger transaction
     commit_seconds: float = 5.0  # ... or fewer, when this long has passed since the last
+    num_predict: int | None = None  # completion cap of the draft and refine calls (else theirs)
 
 
 @dataclass
@@ -208,7 +209,8 @@ async def index_paper(
     """
     out = PaperOutcome(paper.paper_id, "failed")
     sentences = abstract_sentences(paper.title, paper.abstract)
-    draft = await draft_relations(sentences, llm)
+    cap = {"num_predict": opts.num_predict} if opts.num_predict else None
+    draft = await draft_relations(sentences, llm, options=cap)
     _add_chat(out, draft)
     if draft.value is None:
         out.error = f"draft: {draft.error}"
@@ -238,6 +240,7 @@ async def index_paper(
             chunk_overlap=opts.chunk_overlap,
             top_k=opts.top_k,
             min_similarity=opts.min_similarity,
+            options=cap,
         )
         out.embed_requests += ref.embed_requests
         if ref.chat is not None:

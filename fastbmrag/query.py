@@ -948,7 +948,9 @@ def render_text(result: QueryResult) -> str:
                 out.append(f"  {nums} {_ref_line(ref)}")
             out.append("")
     elif result.no_evidence is None:
-        out.append(f"{len(result.edges):,} edges ({result.filters['matched']:,} passed the filters):")
+        out.append(
+            f"{len(result.edges):,} edges ({result.filters['matched']:,} passed the filters):"
+        )
         for e in result.edges:
             p = e.payload
             out.append(

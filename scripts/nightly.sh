@@ -3,11 +3,12 @@
 #
 #   scripts/nightly.sh COLLECTION QUERY [more `fastbmrag sync` options...]
 #
-# Runs `fastbmrag sync --quiet` and appends its log lines to a log file. Prints
+# Runs `fastbmrag sync --quiet --strict` and appends its log lines to a log file
+# (--strict: records fetched but unusable make the exit code 1, so cron shows them). Prints
 # nothing when the sync succeeds (so cron sends no mail) and the sync's own
 # output when it does not; exits with the sync's exit code:
-#   0 ok, 1 some papers failed (retried next run), 2 cannot start, 3 locked
-#   (the previous run still holds the collection), 130 interrupted.
+#   0 ok, 1 some papers failed (retried next run) or were unusable, 2 cannot start,
+#   3 locked (the previous run still holds the collection), 70 internal error, 130 interrupted.
 #
 # Environment (cron starts with almost none; set these in the crontab):
 #   FASTBMRAG_VENV   virtualenv to activate (its bin/activate), if fastbmrag lives in one
@@ -44,7 +45,7 @@ log=${FASTBMRAG_LOG:-$home/logs/sync-$collection.log}
 mkdir -p "$(dirname "$log")" || exit 2
 
 out=$("${run[@]}" sync --collection "$collection" --query "$query" \
-    --quiet --log-file "$log" "$@" 2>&1)
+    --quiet --strict --log-file "$log" "$@" 2>&1)
 rc=$?
 if [ "$rc" -ne 0 ]; then
     printf '%s\n' "$out" >&2

@@ -21,6 +21,7 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "FASTBMRAG_EMBED_MODEL",
         "FASTBMRAG_ANSWER_MODEL",
         "NCBI_API_KEY",
+        "FASTBMRAG_NUM_PREDICT",
     ):
         monkeypatch.delenv(var, raising=False)
 

@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from fastbmrag.cli import cli
+from fastbmrag.llm.common import PROBE_TEXT
 from fastbmrag.papers import Paper, ReadReport, iter_papers, write_papers_csv
 from fastbmrag.store.collection import Collection
 from fastbmrag.testing.fake_ollama import FakeOllama
@@ -72,6 +73,15 @@ def update(fake: FakeOllama, wd: Path, *args: str) -> Any:
         ],
         catch_exceptions=False,
     )
+
+
+def model_work(fake: FakeOllama) -> list[Any]:
+    """Requests that did a paper's work: every chat, every embedding but the preflight's probe."""
+    return [
+        r for r in fake.requests
+        if r.path == "/api/chat"
+        or (r.path == "/api/embed" and r.json.get("input") != [PROBE_TEXT])
+    ]  # fmt: skip
 
 
 def snapshot(wd: Path) -> dict[str, dict[str, Any]]:
@@ -148,7 +158,7 @@ def test_second_run_costs_nothing_and_changed_paper_is_replaced(
     again = update(fake, wd, str(papers_csv), "--json")
     assert again.exit_code == 0
     assert json.loads(again.stdout)["unchanged"] == 12
-    assert fake.requests == []  # not even a preflight: nothing to do
+    assert model_work(fake) == []  # the preflight only: nothing to do
     assert snapshot(wd) == first
 
     # change one paper's abstract: only it is re-indexed, its old edges replaced exactly
@@ -217,11 +227,14 @@ def test_faults_end_in_done_or_failed_and_rerun_completes(papers_csv: Path, tmp_
     assert snapshot(wd) == snapshot(clean)
 
 
-def test_bad_input_fails_before_any_call(fake: FakeOllama, tmp_path: Path) -> None:
+def test_bad_input_fails_before_any_paper_call_and_leaves_nothing(
+    fake: FakeOllama, tmp_path: Path
+) -> None:
     result = update(fake, tmp_path / "wd", str(DATA / "bad" / "missing_columns.csv"))
     assert result.exit_code == 2
     assert "missing required column" in result.stderr
-    assert fake.requests == []
+    assert model_work(fake) == []  # the preflight came first, then the input was read
+    assert not (tmp_path / "wd").exists()
 
 
 def test_model_not_pulled_is_reported_before_any_paper(papers_csv: Path, tmp_path: Path) -> None:
@@ -230,8 +243,7 @@ def test_model_not_pulled_is_reported_before_any_paper(papers_csv: Path, tmp_pat
         result = update(fake, wd, str(papers_csv))
     assert result.exit_code == 2
     assert "ollama pull phi4" in result.stderr
-    with Collection.open(wd, "papers") as coll:
-        assert coll.paper_state("PMC2768302") is None
+    assert not wd.exists()  # a run that cannot start leaves no collection behind
 
 
 def test_python_api_insert_paper_matches_cli(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import os
 import re
 import sys
 import tempfile
@@ -75,6 +76,21 @@ def path_error(err: OSError) -> str:
         f"(--working-dir or {config.ENV_HOME} for collections and caches, -o for output files, "
         "--log-file for logs) or fix its permissions"
     )
+
+
+def ensure_creatable(path: Path) -> None:
+    """Raise the OSError that creating ``path`` would meet, leaving nothing behind: a probe
+    folder is made and removed in its nearest existing ancestor (permission bits alone do not
+    tell, for root or on a read-only mount)."""
+    base = path
+    while not base.exists() and base.parent != base:
+        base = base.parent
+    try:
+        if not base.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+        os.rmdir(tempfile.mkdtemp(prefix=".fastbmrag-probe-", dir=base))
+    except OSError as err:
+        raise type(err)(err.errno, err.strerror, str(path)) from None
 
 
 def crash_log(err: BaseException) -> str:

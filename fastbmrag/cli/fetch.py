@@ -186,7 +186,7 @@ def sync(collection: str, **opts: Any) -> None:
       fastbmrag sync -c endometriosis --email you@example.org \\
           --query "endometriosis[tiab] AND free full text[sb]" --quiet --log-file sync.log
     """
-    from fastbmrag.cli.update import run_index
+    from fastbmrag.cli.update import open_for_writing, run_index, strict_exit
     from fastbmrag.store.collection import Collection
     from fastbmrag.sync import sync_collection
 
@@ -195,25 +195,29 @@ def sync(collection: str, **opts: Any) -> None:
     wd = config.working_dir(opts["working_dir"])
     index_opts = {k: v for k, v in opts.items() if k not in FETCH_OPTION_NAMES}
     dry_run = bool(opts["dry_run"])
-    with command_logging(opts["log_file"], opts["quiet"]):
-        # The collection lock first: a second sync/update stops here with exit 3.
-        with Collection.open(
-            wd,
-            collection,
-            qdrant_url=config.qdrant_url(opts["qdrant_url"]),
-            api_key=config.qdrant_api_key(opts["qdrant_api_key"]),
-            write=not dry_run,
-            create=not dry_run,
-        ) as coll:
-            result = sync_collection(
-                coll,
-                opts["query"],
-                settings,
-                lambda papers: run_index(lambda: papers, coll, wd, index_opts, total=len(papers)),
-                since=since,
-                days=days,
-                dry_run=dry_run,
+    with command_logging(opts["log_file"], opts["quiet"]), contextlib.ExitStack() as stack:
+        # The collection lock first (a second sync/update stops here with exit 3), then the
+        # model server, and only then anything fetched or created.
+        if dry_run:
+            coll = stack.enter_context(
+                Collection.open(
+                    wd,
+                    collection,
+                    qdrant_url=config.qdrant_url(opts["qdrant_url"]),
+                    api_key=config.qdrant_api_key(opts["qdrant_api_key"]),
+                )
             )
+        else:
+            coll, _ = stack.enter_context(open_for_writing(wd, collection, opts, lambda: None))
+        result = sync_collection(
+            coll,
+            opts["query"],
+            settings,
+            lambda papers: run_index(lambda: papers, coll, wd, index_opts, total=len(papers)),
+            since=since,
+            days=days,
+            dry_run=dry_run,
+        )
         logging.getLogger("fastbmrag.sync").info("%s", result.line())
     if opts["as_json"]:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
@@ -225,4 +229,4 @@ def sync(collection: str, **opts: Any) -> None:
         if failures and not opts["quiet"]:
             for paper_id, why in failures[:20]:
                 click.echo(f"  failed {paper_id}: {why}", err=True)
-    raise SystemExit(result.exit_code)
+    raise SystemExit(strict_exit(result.exit_code, len(result.fetch.unusable), opts["strict"]))

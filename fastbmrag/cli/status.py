@@ -27,6 +27,17 @@ def _size(n: int | None) -> str:
     return f"{size:.1f} TB"  # pragma: no cover
 
 
+def _interrupted(info: dict[str, Any]) -> str:
+    what = []
+    if info["delete"]:
+        what.append(f"a delete of {info['delete']:,} paper{'s' if info['delete'] != 1 else ''}")
+    if info["commit"]:
+        n = info["commit"]
+        what.append(f"the indexing of {n:,} paper{'s' if n != 1 else ''} (indexed again next run)")
+    done = "finished now" if info["finished"] else f"pending, finished by {info['by']}"
+    return f"Interrupted {' and '.join(what)} had been cut short; {done}"
+
+
 def _human(stats: dict[str, Any]) -> str:
     p = stats["papers"]
     lines = [
@@ -49,6 +60,8 @@ def _human(stats: dict[str, Any]) -> str:
             "(evidence without its place in the paper): run `fastbmrag update --force` on their "
             "input to re-index them"
         )
+    if stats.get("interrupted"):
+        lines.append(_interrupted(stats["interrupted"]))
     run = stats["last_run"]
     if run:
         end = run["ended_at"] or "still running or interrupted"
@@ -89,7 +102,8 @@ def status(
 
     Papers done / failed / pending (with the failure reasons), edges, entities, the last run,
     where the edges are stored and the size on disk. It reads only the ledger, so it works
-    while an update is running.
+    while an update is running. An operation a killed command left half done (a delete, a
+    commit) is finished here when no other command holds the collection, else reported.
 
     \b
     Example:
@@ -98,16 +112,41 @@ def status(
     """
     from fastbmrag.store.collection import Collection
 
-    url = config.qdrant_url(qdrant_url)
-    with Collection.open(
-        config.working_dir(working_dir),
-        collection,
-        qdrant_url=url,
-        api_key=config.qdrant_api_key(qdrant_api_key),
-        ledger_only=True,
-    ) as coll:
+    url, key = config.qdrant_url(qdrant_url), config.qdrant_api_key(qdrant_api_key)
+    wd = config.working_dir(working_dir)
+    with Collection.open(wd, collection, qdrant_url=url, api_key=key, ledger_only=True) as coll:
+        journal = coll.ledger.journal()
+    interrupted = finish_interrupted(wd, collection, url, key, journal)
+    with Collection.open(wd, collection, qdrant_url=url, api_key=key, ledger_only=True) as coll:
         stats = coll.stats(max_failed=None if as_json else 20)
+    stats["interrupted"] = interrupted
     if as_json:
         click.echo(json.dumps(stats, indent=2))
     else:
         click.echo(_human(stats))
+
+
+def finish_interrupted(
+    wd: Any, name: str, url: str | None, key: str | None, journal: dict[str, str]
+) -> dict[str, Any] | None:
+    """Finish what a killed writer left in the journal, when the write lock is free.
+
+    Returns None when nothing was left, else the operations (``delete``: papers whose deletion
+    was cut short; ``commit``: papers whose indexing was cut short, to be indexed again) with
+    ``finished`` true, or false and ``by`` saying which command will finish them. With the
+    lock held, the journal is the running writer's own work in flight: nothing to report.
+    """
+    from fastbmrag.errors import LockedError, StoreBusy
+    from fastbmrag.store.collection import Collection
+
+    if not journal:
+        return None
+    ops = {op: sum(1 for o in journal.values() if o == op) for op in ("delete", "commit")}
+    try:
+        with Collection.open(wd, name, qdrant_url=url, api_key=key, write=True):
+            pass  # opening for writing finishes it (Collection.recover)
+    except LockedError:
+        return None
+    except StoreBusy as err:
+        return {**ops, "finished": False, "by": f"the next update, sync or delete ({err})"}
+    return {**ops, "finished": True, "by": "this status"}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,6 +17,7 @@ from fastbmrag.cli.common import (
     LLM_OPTION_NAMES,
     collection_option,
     command_logging,
+    ensure_creatable,
     json_option,
     llm_from_options,
     llm_options,
@@ -22,9 +25,18 @@ from fastbmrag.cli.common import (
     quiet_option,
     working_dir_option,
 )
-from fastbmrag.refine import CHUNK_CHARS, CHUNK_OVERLAP, MIN_SIMILARITY, TOP_K
+from fastbmrag.extract import DRAFT_NUM_PREDICT
+from fastbmrag.papers.report import ReadReport
+from fastbmrag.refine import (
+    CHUNK_CHARS,
+    CHUNK_OVERLAP,
+    MIN_SIMILARITY,
+    REFINE_NUM_PREDICT,
+    TOP_K,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 def index_options(f: F) -> F:
@@ -69,6 +81,19 @@ def index_options(f: F) -> F:
             "--no-normalize",
             is_flag=True,
             help="Keep entity names as the model wrote them (no HGNC/MeSH ids).",
+        ),
+        click.option(
+            "--num-predict",
+            type=click.IntRange(16, 1_000_000),
+            default=None,
+            envvar=config.ENV_NUM_PREDICT,
+            help=f"Cap on the tokens the model writes per draft / refine call [env "
+            f"{config.ENV_NUM_PREDICT}, default {DRAFT_NUM_PREDICT} / {REFINE_NUM_PREDICT}].",
+        ),
+        click.option(
+            "--strict",
+            is_flag=True,
+            help="Exit 1 when input rows or records were skipped as unusable (for cron).",
         ),
         llm_options,
         qdrant_options,
@@ -116,6 +141,7 @@ def run_index(
         chunk_overlap=opts["chunk_overlap"],
         top_k=opts["top_k"],
         min_similarity=opts["min_similarity"],
+        num_predict=opts.get("num_predict"),
     )
     return index_papers(
         papers_factory(),
@@ -126,6 +152,81 @@ def run_index(
         progress=not opts["quiet"],
         total=total,
     )
+
+
+def check_model_server(opts: dict[str, Any]) -> int:
+    """Preflight with a client of its own, writing nothing: the server answers, the models are
+    pulled. Returns the embedding size."""
+    llm_kwargs = {k: v for k, v in opts.items() if k in LLM_OPTION_NAMES}
+    llm = llm_from_options(None, **{**llm_kwargs, "no_cache": True})
+
+    async def run() -> int:
+        try:
+            await llm.preflight()
+            return await llm.embedding_dim()
+        finally:
+            await llm.aclose()
+
+    return asyncio.run(run())
+
+
+@contextlib.contextmanager
+def open_for_writing(
+    wd: Path, name: str, opts: dict[str, Any], read_input: Callable[[], T]
+) -> Iterator[tuple[Any, T]]:
+    """The collection opened for writing, with the errors in the order a user wants them.
+
+    First the lock of an existing collection (exit 3 at once) or, for a new one, whether its
+    folder can be created (exit 2), then the model server, its
+    models and the embedding size (exit 2), then ``read_input`` (bad input: exit 2), and only
+    then is a new collection created: a run that cannot start leaves nothing on disk.
+    """
+    from fastbmrag.store.collection import Collection
+
+    url, key = config.qdrant_url(opts["qdrant_url"]), config.qdrant_api_key(opts["qdrant_api_key"])
+    with contextlib.ExitStack() as stack:
+        coll = None
+        if not Collection.exists(wd, name):
+            ensure_creatable(wd / name)
+        else:
+            coll = stack.enter_context(
+                Collection.open(wd, name, write=True, qdrant_url=url, api_key=key)
+            )
+        dim = check_model_server(opts)
+        if coll is not None:
+            coll.ensure_vector_size(dim)
+        value = read_input()
+        if coll is None:
+            coll = stack.enter_context(
+                Collection.open(wd, name, write=True, create=True, qdrant_url=url, api_key=key)
+            )
+        yield coll, value
+
+
+def count_input(inputs: tuple[str, ...], quiet: bool) -> ReadReport:
+    """The first pass over the input: counts papers for the progress bar, reports skipped rows,
+    and fails (exit 2) when there is nothing to index."""
+    from fastbmrag.errors import InputError
+    from fastbmrag.papers import iter_papers
+
+    report = ReadReport()
+    total = sum(1 for _ in iter_papers(inputs, report))
+    if total == 0:
+        why = "; ".join(f"{where}: {reason}" for where, reason in report.skipped[:3])
+        raise InputError(f"No papers to index in {', '.join(inputs)}: {why or report.summary()}")
+    for where, reason in report.skipped[:20]:
+        click.echo(f"  skipped {where}: {reason}", err=True)
+    if not quiet or report.skipped:
+        click.echo(report.summary(), err=True)
+    return report
+
+
+def strict_exit(code: int, skipped: int, strict: bool) -> int:
+    """``--strict``: skipped input makes a successful run exit 1, and says so."""
+    if strict and skipped and code == 0:
+        click.echo(f"--strict: {skipped:,} skipped input rows or records: exit 1", err=True)
+        return 1
+    return code
 
 
 def report_summary(summary: Any, *, as_json: bool, quiet: bool) -> None:
@@ -161,44 +262,35 @@ def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
       fastbmrag update --collection endometriosis papers.csv
       fastbmrag update -c endometriosis --llm-model llama3.1:8b --concurrency 8 pmc/
     """
-    from fastbmrag.errors import CollectionNotFound, InputError
-    from fastbmrag.papers import ReadReport, iter_papers
+    from fastbmrag.errors import CollectionNotFound
+    from fastbmrag.papers import iter_papers
     from fastbmrag.store.collection import Collection
 
     with command_logging(opts["log_file"], opts["quiet"]):
         wd = config.working_dir(opts["working_dir"])
 
-        # A first pass reads every input: bad input fails here, before any lock, model call or
-        # write, and the progress bar gets a real total.
-        first = ReadReport()
-        total = sum(1 for _ in iter_papers(inputs, first))
-        if total == 0:
-            why = "; ".join(f"{where}: {reason}" for where, reason in first.skipped[:3])
-            raise InputError(f"No papers to index in {', '.join(inputs)}: {why or first.summary()}")
-        if first.skipped:
-            for where, reason in first.skipped[:20]:
-                click.echo(f"  skipped {where}: {reason}", err=True)
-        if not opts["quiet"] or first.skipped:
-            click.echo(first.summary(), err=True)
-
         def papers() -> Any:
             return iter_papers(inputs, ReadReport())
 
-        try:
-            coll = Collection.open(
-                wd,
-                collection,
-                qdrant_url=config.qdrant_url(opts["qdrant_url"]),
-                api_key=config.qdrant_api_key(opts["qdrant_api_key"]),
-                write=not opts["dry_run"],
-                create=not opts["dry_run"],
-            )
-        except CollectionNotFound:
-            if not opts["dry_run"]:
-                raise
-            summary = run_index(papers, None, wd, opts, total=total)  # every paper is new
+        if opts["dry_run"]:  # no lock, no model server, no write
+            first = count_input(inputs, opts["quiet"])
+            total = first.read
+            try:
+                coll = Collection.open(
+                    wd,
+                    collection,
+                    qdrant_url=config.qdrant_url(opts["qdrant_url"]),
+                    api_key=config.qdrant_api_key(opts["qdrant_api_key"]),
+                )
+            except CollectionNotFound:
+                summary = run_index(papers, None, wd, opts, total=total)  # every paper is new
+            else:
+                with coll:
+                    summary = run_index(papers, coll, wd, opts, total=total)
         else:
-            with coll:
-                summary = run_index(papers, coll, wd, opts, total=total)
+            with open_for_writing(
+                wd, collection, opts, lambda: count_input(inputs, opts["quiet"])
+            ) as (coll, first):
+                summary = run_index(papers, coll, wd, opts, total=first.read)
         report_summary(summary, as_json=opts["as_json"], quiet=opts["quiet"])
-    raise SystemExit(summary.exit_code)
+    raise SystemExit(strict_exit(summary.exit_code, len(first.skipped), opts["strict"]))

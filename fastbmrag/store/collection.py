@@ -228,6 +228,11 @@ class Collection:
         self._location: str | None = None
 
     # -- opening ----------------------------------------------------------------------------
+    @staticmethod
+    def exists(working_dir: Path, name: str) -> bool:
+        """Whether collection ``name`` is under ``working_dir`` (nothing is created)."""
+        return (Path(working_dir).expanduser() / name / LEDGER_FILE).is_file()
+
     @classmethod
     def open(
         cls,
