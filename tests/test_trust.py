@@ -203,3 +203,28 @@ def test_status_shows_and_finishes_an_interrupted_delete(tmp_path: Path) -> None
     info = json.loads(busy.stdout)["interrupted"]
     assert info["delete"] == 1 and info["finished"] is False
     assert info["by"].startswith("the next update, sync or delete")
+
+
+# --- wording ----------------------------------------------------------------------------------
+
+
+def test_messages_read_as_written_for_people(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from fastbmrag.llm.common import validate
+    from fastbmrag.prompts import Draft
+    from fastbmrag.store.collection import _command_line
+
+    _, reason = validate('{"e": [', Draft)
+    assert reason.startswith("invalid JSON: ") and "Invalid JSON" not in reason
+
+    cr = tmp_path / "cr.csv"
+    cr.write_bytes(b"paper_id,abstract,main_text\nP1,abc\rdef,x\n")  # a bare CR in a field
+    result = run("update", "-c", "x", "--dry-run", str(cr))
+    assert result.exit_code == 2
+    assert "new-line character seen in unquoted field" in result.stderr
+    assert "universal-newline" not in result.stderr
+
+    argv = ["/usr/bin/fastbmrag", "update", "-c", "endometriosis", "papers.csv"]
+    monkeypatch.setattr("sys.argv", argv)
+    assert _command_line() == "fastbmrag update -c endometriosis papers.csv"
