@@ -28,6 +28,12 @@ def main() -> None:
         "--mesh-terms", type=Path, default=SHARED / "mesh/mesh2024_descriptor_terms.tsv.gz"
     )
     ap.add_argument("--mesh-trees", type=Path, default=SHARED / "mesh/mesh2024_tree_numbers.tsv.gz")
+    ap.add_argument(
+        "--gene-info",
+        type=Path,
+        default=SHARED / "ncbi_gene/Homo_sapiens.gene_info.gz",
+        help="NCBI Gene's gene_info for Homo sapiens (synonyms, protein names); 'none' to leave out",
+    )
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "fastbmrag/data/vocab")
     args = ap.parse_args()
     t0 = time.perf_counter()
@@ -43,6 +49,9 @@ def main() -> None:
             if not args.mesh_xml
             else None
         ),
+        gene_info=None if str(args.gene_info) == "none" else args.gene_info,
+        gene_info_source="NCBI Gene, Homo_sapiens.gene_info (snapshot of November 2022)",
+        gene_info_version="2022-11",
     )
     for name in ("manifest.json", GENES_FILE, MESH_FILE):
         print(f"{args.out / name}: {(args.out / name).stat().st_size / 1e6:.2f} MB")

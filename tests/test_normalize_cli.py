@@ -141,6 +141,7 @@ def test_vocab_update_downloads_and_rebuilds_into_the_cache(vocab_server: str) -
         "vocab", "update",
         "--hgnc-url", f"{vocab_server}/hgnc_slice.tsv",
         "--mesh-url", f"{vocab_server}/desc_excerpt.xml",
+        "--gene-info-url", f"{vocab_server}/gene_info_slice.tsv",
     )  # fmt: skip
     assert code == 0, err
     assert "6 genes" in out and "1 disease and 1 chemical descriptors" in out
@@ -149,16 +150,20 @@ def test_vocab_update_downloads_and_rebuilds_into_the_cache(vocab_server: str) -
     assert info["origin"] == "cache"
     assert info["sources"]["hgnc"]["source"] == f"{vocab_server}/hgnc_slice.tsv"
     assert info["counts"]["genes"] == 6
-    # The rebuilt vocabularies are now the ones in use: TP53 is not among the six genes.
-    code, out, _ = run("normalize", "--json", "IL-1β", "TP53", "endometrioma")
-    ids = [json.loads(line)["ontology_id"] for line in out.splitlines()]
-    assert ids == ["HGNC:5992", None, "D004715"]
+    assert info["sources"]["ncbi_gene"]["source"] == f"{vocab_server}/gene_info_slice.tsv"
+    # The rebuilt vocabularies are now the ones in use: TP53 is not among the six genes, and
+    # "CDF" is one of IL6's names in NCBI Gene only.
+    code, out, _ = run("normalize", "--json", "IL-1β", "TP53", "endometrioma", "CDF")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["ontology_id"] for r in rows] == ["HGNC:5992", None, "D004715", "HGNC:6018"]
+    assert rows[3]["matched_by"] == "ncbi_synonym"
 
 
 def test_vocab_update_from_local_files(tmp_path: Path) -> None:
     code, out, err = run(
         "vocab", "update", "--hgnc", str(VOCAB / "hgnc_slice.tsv"),
         "--mesh", str(VOCAB / "desc_excerpt.xml"), "--quiet",
+        "--gene-info", str(VOCAB / "gene_info_slice.tsv"),
     )  # fmt: skip
     assert code == 0, err
     assert err == ""
@@ -169,6 +174,7 @@ def test_vocab_update_http_error_names_the_fix(vocab_server: str) -> None:
     code, _, err = run(
         "vocab", "update", "--hgnc", str(VOCAB / "hgnc_slice.tsv"),
         "--mesh-url", f"{vocab_server}/desc2099.xml",
+        "--gene-info", str(VOCAB / "gene_info_slice.tsv"),
     )  # fmt: skip
     assert code == EXIT_CANNOT_START
     last = err.strip().splitlines()[-1]

@@ -19,6 +19,7 @@ from fastbmrag.vocab.build import (
     build_from_files,
     compile_mesh,
     gene_key,
+    parse_gene_info,
     parse_hgnc_tsv,
     parse_mesh_xml,
     term_key,
@@ -332,3 +333,39 @@ def test_compile_mesh_tree_derived_tables() -> None:
     # "variant angina" is "Variant Angina Pectoris" less one word.
     assert ui[data["superset"]["angina variant"]] == "D000788"
     assert "angina pectoris" not in data["superset"]  # a term of its own
+
+
+@pytest.mark.parametrize(
+    ("name", "hgnc", "how"),
+    [
+        ("TIPE2", "HGNC:26277", "ncbi_synonym"),  # TNFAIP8L2: a synonym HGNC does not list
+        ("Star-PAP", "HGNC:26184", "ncbi_synonym"),  # TUT1
+        ("thymidylate synthase", "HGNC:12441", "protein_name"),  # TYMS's protein name
+        ("hepcidin", "HGNC:15598", "protein_name"),  # HAMP
+        ("thyrotropin receptor", "HGNC:12373", "protein_name"),  # TSHR
+    ],
+)
+def test_ncbi_gene_names_find_genes_hgnc_does_not_name_so(
+    norm: DictionaryNormalizer, name: str, hgnc: str, how: str
+) -> None:
+    result = norm.normalize(name, "gene")
+    assert (result.ontology_id, result.matched_by) == (hgnc, how)
+
+
+@pytest.mark.parametrize("stem", ["cytochrome P450", "NADPH oxidase", "TCF"])
+def test_a_family_stem_among_one_genes_ncbi_names_is_not_that_gene(
+    norm: DictionaryNormalizer, stem: str
+) -> None:
+    # NCBI Gene lists these among one member's names (CYP4F3, FMO5, HNF4A); each begins the
+    # names of several genes, so it names the family, not that member
+    assert norm.normalize(stem, "gene").ontology_id is None
+
+
+def test_gene_info_is_joined_to_hgnc_through_its_cross_references(tmp_path: Path) -> None:
+    info = parse_gene_info(VOCAB / "gene_info_slice.tsv")
+    assert info["HGNC:6018"][0][:3] == ["BSF-2", "BSF2", "CDF"]  # IL6's synonyms
+    assert "interleukin-6" in info["HGNC:6018"][1]  # ... and protein names
+    bad = tmp_path / "x.tsv"
+    bad.write_text("a\tb\n1\t2\n")
+    with pytest.raises(VocabError, match="not an NCBI gene_info file"):
+        parse_gene_info(bad)

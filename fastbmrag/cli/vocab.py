@@ -46,11 +46,29 @@ def vocab() -> None:
     default=None,
     help=f"Where to download MeSH [env {build.ENV_MESH_URL}, default {build.DEFAULT_MESH_URL}].",
 )
+@click.option(
+    "--gene-info",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Local NCBI Gene Homo_sapiens.gene_info(.gz) instead of downloading it.",
+)
+@click.option(
+    "--gene-info-url",
+    default=None,
+    help=f"Where to download NCBI Gene's gene_info [env {build.ENV_GENE_INFO_URL}, default "
+    f"{build.DEFAULT_GENE_INFO_URL}].",
+)
 @quiet_option
 def update(
-    hgnc: Path | None, mesh: Path | None, hgnc_url: str | None, mesh_url: str | None, quiet: bool
+    hgnc: Path | None,
+    mesh: Path | None,
+    hgnc_url: str | None,
+    mesh_url: str | None,
+    gene_info: Path | None,
+    gene_info_url: str | None,
+    quiet: bool,
 ) -> None:
-    """Download the current HGNC and MeSH files and rebuild the vocabularies.
+    """Download the current HGNC, MeSH and NCBI Gene files and rebuild the vocabularies.
 
     The result goes to <FASTBMRAG_HOME>/vocab/ and is used from then on instead of the
     bundled copy (delete that folder to go back).
@@ -58,7 +76,8 @@ def update(
     \b
     Examples:
       fastbmrag vocab update
-      fastbmrag vocab update --hgnc hgnc_complete_set.txt --mesh desc2025.xml
+      fastbmrag vocab update --hgnc hgnc_complete_set.txt --mesh desc2025.xml \\
+          --gene-info Homo_sapiens.gene_info.gz
     """
     from fastbmrag.vocab.normalizer import cache_dir
 
@@ -67,9 +86,18 @@ def update(
         for label, local, url in (
             ("HGNC", hgnc, build.hgnc_url(hgnc_url)),
             ("MeSH", mesh, build.mesh_url(mesh_url)),
+            ("NCBI Gene", gene_info, build.gene_info_url(gene_info_url)),
         ):
             click.echo(f"{label}: {local or 'downloading ' + url}", err=True)
-    manifest = build.update_vocab(out, hgnc=hgnc, mesh=mesh, hgnc_url_=hgnc_url, mesh_url_=mesh_url)
+    manifest = build.update_vocab(
+        out,
+        hgnc=hgnc,
+        mesh=mesh,
+        hgnc_url_=hgnc_url,
+        mesh_url_=mesh_url,
+        gene_info=gene_info,
+        gene_info_url_=gene_info_url,
+    )
     c = manifest["counts"]
     click.echo(
         f"Vocabularies rebuilt in {out}: {c['genes']} genes (HGNC "

@@ -29,7 +29,7 @@ import os
 import pickle
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,7 +45,18 @@ GENES_FILE = "genes.pickle.gz"
 MESH_FILE = "mesh.pickle.gz"
 
 # Gene index kinds, in order of preference (approved symbol > previous symbol > alias).
-GENE_KINDS = ("symbol", "prev_symbol", "alias", "name", "prev_name", "alias_name")
+# HGNC's names first, then NCBI Gene's (gene_info Synonyms and Other_designations, the protein
+# names), which are only used for a name HGNC does not know. At most 8 kinds (codes are *8).
+GENE_KINDS = (
+    "symbol",
+    "prev_symbol",
+    "alias",
+    "name",
+    "prev_name",
+    "alias_name",
+    "ncbi_synonym",
+    "protein_name",
+)
 # MeSH index kinds, in order of preference.
 MESH_KINDS = ("descriptor", "entry_term")
 
@@ -261,6 +272,8 @@ class GeneRecord:
     alias_symbols: list[str] = field(default_factory=list)
     prev_names: list[str] = field(default_factory=list)
     alias_names: list[str] = field(default_factory=list)
+    ncbi_synonyms: list[str] = field(default_factory=list)  # NCBI Gene's Synonyms
+    protein_names: list[str] = field(default_factory=list)  # NCBI Gene's Other_designations
 
 
 @dataclass(slots=True)
@@ -381,6 +394,44 @@ def parse_hgnc_tsv(path: Path) -> Iterator[GeneRecord]:
                 prev_names=_split(row.get("prev_name") or ""),
                 alias_names=_split(row.get("alias_name") or ""),
             )
+
+
+def parse_gene_info(path: Path) -> dict[str, tuple[list[str], list[str]]]:
+    """NCBI Gene's names of the genes HGNC knows: ``{hgnc_id: (synonyms, protein names)}``, from
+    a ``gene_info`` file (plain or gzipped), joined through its dbXrefs ("HGNC:HGNC:5992")."""
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    with _open_text(path) as fh:
+        header = fh.readline().lstrip("#").rstrip("\n").split("\t")
+        need = ("dbXrefs", "Synonyms", "Other_designations")
+        if not set(need) <= set(header):
+            raise VocabError(
+                f"{path} is not an NCBI gene_info file (needs columns {', '.join(need)}); "
+                "download Homo_sapiens.gene_info.gz from NCBI Gene."
+            )
+        col = {name: header.index(name) for name in need}
+        for line in fh:
+            cells = line.rstrip("\n").split("\t")
+            if len(cells) < len(header):
+                continue
+            hgnc = [x[5:] for x in cells[col["dbXrefs"]].split("|") if x.startswith("HGNC:HGNC:")]
+            if not hgnc:
+                continue
+
+            def names(value: str) -> list[str]:
+                return [v for v in _split(value) if v != "-"]
+
+            out[hgnc[0]] = (names(cells[col["Synonyms"]]), names(cells[col["Other_designations"]]))
+    return out
+
+
+def with_gene_info(
+    genes: Iterable[GeneRecord], info: dict[str, tuple[list[str], list[str]]]
+) -> Iterator[GeneRecord]:
+    """``genes`` with NCBI Gene's synonyms and protein names added."""
+    for g in genes:
+        synonyms, proteins = info.get(g.hgnc_id, ([], []))
+        g.ncbi_synonyms, g.protein_names = synonyms, proteins
+        yield g
 
 
 def parse_mesh_tsv(terms_path: Path, trees_path: Path) -> Iterator[MeshRecord]:
@@ -530,6 +581,8 @@ def compile_genes(genes: Iterable[GeneRecord]) -> dict[str, Any]:
     A code is ``gene_number * 8 + kind`` with kind an index into :data:`GENE_KINDS`; a key
     naming one gene holds one code, a key naming several a list, best kind first.
     """
+    genes = list(genes)
+    family = _family_stems(genes)
     table: list[list[str]] = []
     index: dict[str, dict[int, int]] = {}
     for g in genes:
@@ -542,11 +595,33 @@ def compile_genes(genes: Iterable[GeneRecord]) -> dict[str, Any]:
             (3, [g.name]),
             (4, g.prev_names),
             (5, g.alias_names),
+            (6, g.ncbi_synonyms),
+            (7, g.protein_names),
         )
         for kind, values in fields:
             for v in values:
+                if kind >= NCBI_KIND and tuple(raw_tokens(v)) in family:
+                    continue
                 _add(index, gene_key(v), i, kind)
     return {"genes": table, "index": _encode(index, 8)}
+
+
+NCBI_KIND = GENE_KINDS.index("ncbi_synonym")  # this kind and later ones come from NCBI Gene
+
+
+def _family_stems(genes: Sequence[GeneRecord]) -> set[tuple[str, ...]]:
+    """Token sequences that begin longer names of two or more genes: a family's stem ("cytochrome P450" of "cytochrome P450 2E1", "TCF" of TCF4 and
+    TCF7). NCBI Gene lists such stems among one member's synonyms and protein names; taken as
+    that gene's name they would put the family's other members on it, so they are not indexed."""
+    owners: dict[tuple[str, ...], set[int]] = {}
+    for i, g in enumerate(genes):
+        names = [g.symbol, g.name, *g.prev_symbols, *g.alias_symbols, *g.prev_names]
+        names += [*g.alias_names, *g.ncbi_synonyms, *g.protein_names]
+        for name in names:
+            toks = tuple(raw_tokens(name))
+            for n in range(1, len(toks)):
+                owners.setdefault(toks[:n], set()).add(i)
+    return {stem for stem, who in owners.items() if len(who) >= 2}
 
 
 def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
@@ -912,8 +987,12 @@ def build_from_files(
     mesh_version: str | None = None,
     hgnc_source: str | None = None,
     mesh_source: str | None = None,
+    gene_info: Path | None = None,
+    gene_info_source: str | None = None,
+    gene_info_version: str | None = None,
 ) -> dict[str, Any]:
-    """Build from local files: the HGNC TSV and either the MeSH XML or the two MeSH TSVs."""
+    """Build from local files: the HGNC TSV, either the MeSH XML or the two MeSH TSVs, and
+    optionally NCBI Gene's gene_info (synonyms and protein names of HGNC's genes)."""
     if mesh_xml is not None:
         mesh: Iterable[MeshRecord] = parse_mesh_xml(mesh_xml)
         mesh_name = mesh_xml.name
@@ -940,7 +1019,18 @@ def build_from_files(
             "source": mesh_source or str(mesh_xml or mesh_terms),
         },
     }
-    return build_vocab(parse_hgnc_tsv(hgnc), mesh, out_dir, sources)
+    genes: Iterable[GeneRecord] = parse_hgnc_tsv(hgnc)
+    if gene_info is not None:
+        genes = with_gene_info(genes, parse_gene_info(gene_info))
+        sources["ncbi_gene"] = {
+            "name": "NCBI Gene gene_info (Synonyms, Other_designations)",
+            "file": gene_info.name,
+            "version": gene_info_version
+            or version_from_name(gene_info, r"(\d{4}-\d{2}(?:-\d{2})?)")
+            or "unknown",
+            "source": gene_info_source or str(gene_info),
+        }
+    return build_vocab(genes, mesh, out_dir, sources)
 
 
 # --------------------------------------------------------------------------------------------
@@ -949,6 +1039,10 @@ def build_from_files(
 
 ENV_HGNC_URL = "FASTBMRAG_HGNC_URL"
 ENV_MESH_URL = "FASTBMRAG_MESH_URL"
+ENV_GENE_INFO_URL = "FASTBMRAG_GENE_INFO_URL"
+DEFAULT_GENE_INFO_URL = (
+    "https://ftp.ncbi.nlm.nih.gov/gene/DATA/GENE_INFO/Mammalia/Homo_sapiens.gene_info.gz"
+)
 DEFAULT_HGNC_URL = (
     "https://storage.googleapis.com/public-download-files/hgnc/tsv/tsv/hgnc_complete_set.txt"
 )
@@ -958,6 +1052,10 @@ DEFAULT_MESH_URL = "https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh
 
 def hgnc_url(value: str | None = None) -> str:
     return value or os.environ.get(ENV_HGNC_URL) or DEFAULT_HGNC_URL
+
+
+def gene_info_url(value: str | None = None) -> str:
+    return value or os.environ.get(ENV_GENE_INFO_URL) or DEFAULT_GENE_INFO_URL
 
 
 def mesh_url(value: str | None = None) -> str:
@@ -997,11 +1095,14 @@ def update_vocab(
     mesh: Path | None = None,
     hgnc_url_: str | None = None,
     mesh_url_: str | None = None,
+    gene_info: Path | None = None,
+    gene_info_url_: str | None = None,
 ) -> dict[str, Any]:
     """Rebuild the vocabularies into ``out_dir`` from local files or fresh downloads.
 
-    ``hgnc``/``mesh`` are local files (HGNC TSV; MeSH descriptor XML, plain or gzipped);
-    whichever is missing is downloaded from its URL (argument > environment > default).
+    ``hgnc``/``mesh``/``gene_info`` are local files (HGNC TSV; MeSH descriptor XML, plain or
+    gzipped; NCBI Gene's human gene_info, plain or gzipped); whichever is missing is downloaded
+    from its URL (argument > environment > default).
     """
     import tempfile
 
@@ -1019,6 +1120,11 @@ def update_vocab(
             name = mesh_source.rstrip("/").rsplit("/", 1)[-1] or "desc.xml"
             mesh = download(mesh_source, Path(tmp) / name)
         mesh_version = version_from_name(mesh, r"(\d{4})") or f"downloaded {today}"
+        gene_info_source = str(gene_info) if gene_info else gene_info_url(gene_info_url_)
+        gene_info_version = "local file" if gene_info else f"downloaded {today}"
+        if gene_info is None:
+            name = gene_info_source.rstrip("/").rsplit("/", 1)[-1] or "gene_info"
+            gene_info = download(gene_info_source, Path(tmp) / name)
         return build_from_files(
             hgnc,
             out_dir,
@@ -1027,4 +1133,7 @@ def update_vocab(
             mesh_version=mesh_version,
             hgnc_source=hgnc_source,
             mesh_source=mesh_source,
+            gene_info=gene_info,
+            gene_info_source=gene_info_source,
+            gene_info_version=gene_info_version,
         )

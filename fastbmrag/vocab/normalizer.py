@@ -128,6 +128,8 @@ GENE_SCORES = {
     "name": 0.95,
     "prev_name": 0.85,
     "alias_name": 0.8,
+    "protein_name": 0.75,
+    "ncbi_synonym": 0.7,
 }
 MESH_SCORES = (0.95, 0.9)  # descriptor name, entry term
 MESH_MATCHED = ("name", "entry_term")
