@@ -167,25 +167,28 @@ class _Entity:
         return node_key(self.norm.ontology_id, self.type, self.norm.normalized_name)
 
 
-def _normalize(normalizer: Normalizer, name: str, etype: str, context: str) -> _Entity:
-    return _Entity(normalizer.normalize(name, etype, context), etype)
+def _entities(normalizer: Normalizer, name: str, etype: str, context: str) -> list[_Entity]:
+    """The entities a name stands for: one, or one per gene of a coordination ("SMAD2/3")."""
+    norm = normalizer.normalize(name, etype, context)
+    return [_Entity(part, etype) for part in norm.parts] or [_Entity(norm, etype)]
 
 
 def build_edges(
     paper: Paper, relations: list[Relation], normalizer: Normalizer
 ) -> list[tuple[Relation, _Entity, _Entity]]:
-    """Normalise both ends; drop self-loops; one edge per (source, type, target) in a paper."""
+    """Normalise both ends (a coordination gives one edge per gene it names); drop self-loops;
+    one edge per (source, type, target) in a paper."""
     context = f"{paper.title}\n{paper.abstract}"
     seen: set[tuple[str, str, str]] = set()
     out = []
     for rel in relations:
-        src = _normalize(normalizer, rel.src, rel.src_type, context)
-        tgt = _normalize(normalizer, rel.tgt, rel.tgt_type, context)
-        triple = (src.key, rel.rel, tgt.key)
-        if src.key == tgt.key or triple in seen:
-            continue
-        seen.add(triple)
-        out.append((rel, src, tgt))
+        for src in _entities(normalizer, rel.src, rel.src_type, context):
+            for tgt in _entities(normalizer, rel.tgt, rel.tgt_type, context):
+                triple = (src.key, rel.rel, tgt.key)
+                if src.key == tgt.key or triple in seen:
+                    continue
+                seen.add(triple)
+                out.append((rel, src, tgt))
     return out
 
 

@@ -7,7 +7,8 @@ normalised with its type as the hint and its document (title + abstract) as the 
 
 Per set and type: accuracy (right / scored), **precision** (right / mentions given an id), and
 the split right / wrong id / no id. A mention is right when the returned id is one of its gold
-ids ("D1|D2" composite mentions: any of them). Not scored: gold id -1 or none (no concept);
+ids ("D1|D2" composite mentions: any of them); a coordination ("SMAD2/3") when every id of its
+parts is one of them. Not scored: gold id -1 or none (no concept);
 genes with no HGNC cross-reference (other species); diseases and chemicals whose gold ids are
 not MeSH descriptors (supplementary concepts C..., OMIM ids), since the bundled vocabulary has
 descriptors only. Gold descriptors missing from the bundled MeSH edition stay scored: errors.
@@ -68,9 +69,8 @@ def report(
             continue
         mention, typ, context, gold = row
         res = norm.normalize(mention, typ, context)
-        outcome = (
-            "none" if res.ontology_id is None else "right" if res.ontology_id in gold else "wrong"
-        )
+        given = {p.ontology_id for p in res.parts} or {res.ontology_id} - {None}
+        outcome = "none" if not given else "right" if given <= set(gold) else "wrong"
         {"right": right, "wrong": wrong, "none": none}[outcome][typ] += 1
         how[(typ, res.matched_by, outcome)] += 1
         if outcome != "right":

@@ -164,3 +164,30 @@ def test_a_collection_from_the_previous_version_still_answers_and_says_to_reinde
             cli, ["export", "-c", "papers", "--working-dir", str(wd), "-o", str(tmp_path / "e.csv")]
         )
         assert export.exit_code == 0, export.output
+
+
+def test_a_coordination_becomes_one_edge_per_gene(tmp_path: Path) -> None:
+    abstract = "SMAD2/3 signalling was increased in endometriosis lesions."
+    csv = tmp_path / "papers.csv"
+    write_papers_csv([Paper("P1", abstract=abstract, title="SMADs in endometriosis")], csv)
+
+    def answer(request: dict[str, Any]) -> Any:
+        if _schema_title(request) != "Draft":
+            return pipeline_responder(request)
+        return {
+            "e": [
+                {"i": 1, "n": "SMAD2/3", "t": "gene"},
+                {"i": 2, "n": "endometriosis", "t": "disease"},
+            ],
+            "r": [{"s": 1, "r": "upregulated_in", "o": 2, "c": [2]}],
+        }
+
+    with FakeOllama(responder=answer) as fake:
+        summary = run_update(fake, tmp_path / "wd", csv)
+    assert summary["edges"] == 2
+    edges = sorted(stored(tmp_path / "wd"), key=lambda e: e["source"])
+    assert [(e["source"], e["source_id"], e["source_raw"]) for e in edges] == [
+        ("SMAD2", "HGNC:6768", "SMAD2/3"),
+        ("SMAD3", "HGNC:6769", "SMAD2/3"),
+    ]
+    assert {e["target_id"] for e in edges} == {"D004715"}

@@ -183,3 +183,24 @@ def test_vocab_update_http_error_names_the_fix(vocab_server: str) -> None:
     # Nothing half-built is left in use.
     code, out, _ = run("vocab", "info", "--json")
     assert json.loads(out)["origin"] == "bundled"
+
+
+def test_explain_prints_the_decision_for_each_name() -> None:
+    code, out, _ = run("normalize", "--explain", "--type", "gene", "SMAD2/3", "TIPE2", "caspases")
+    assert code == 0
+    assert out.split("\n\n") == [
+        "SMAD2/3 (gene)\n"
+        "  decided by: coordination of 2 names (score 1.00)\n"
+        "    SMAD2 -> HGNC:6768 SMAD2 (SMAD family member 2) by symbol (1.00)\n"
+        "    SMAD3 -> HGNC:6769 SMAD3 (SMAD family member 3) by symbol (1.00)",
+        "TIPE2 (gene)\n"
+        "  decided by: ncbi_synonym (score 0.70)\n"
+        "  -> HGNC:26277 TNFAIP8L2 (TNF alpha induced protein 8 like 2)",
+        "caspases (gene)\n  no id: no stage matched (kept as 'caspases')\n",
+    ]
+    code, out, _ = run("normalize", "--explain", "--json", "--type", "gene", "CAP")
+    row = json.loads(out)
+    assert row["matched_by"] == "ambiguous" and "HGNC:20040" in row["candidates"]
+    assert (
+        row["explain"][1] == "  no id: the name fits several, and the context picks none of them:"
+    )

@@ -369,3 +369,45 @@ def test_gene_info_is_joined_to_hgnc_through_its_cross_references(tmp_path: Path
     bad.write_text("a\tb\n1\t2\n")
     with pytest.raises(VocabError, match="not an NCBI gene_info file"):
         parse_gene_info(bad)
+
+
+@pytest.mark.parametrize(
+    ("name", "genes"),
+    [
+        ("SMAD2/3", ["SMAD2", "SMAD3"]),
+        ("CDK4/6", ["CDK4", "CDK6"]),
+        ("ERK1/2", ["MAPK3", "MAPK1"]),
+        ("IL-4 and -13", ["IL4", "IL13"]),
+        ("IL-4, IL-5 and IL-13", ["IL4", "IL5", "IL13"]),
+        ("TGF-beta1-3", ["TGFB1", "TGFB2", "TGFB3"]),
+    ],
+)
+def test_a_coordination_keeps_every_gene_it_names(
+    norm: DictionaryNormalizer, name: str, genes: list[str]
+) -> None:
+    result = norm.normalize(name, "gene")
+    assert result.ontology_id is None and result.matched_by == "coordination"
+    assert [p.normalized_name for p in result.parts] == genes
+    assert result.candidates == tuple(p.ontology_id for p in result.parts)
+
+
+def test_a_coordination_whose_parts_do_not_all_name_genes_alike_abstains(
+    norm: DictionaryNormalizer,
+) -> None:
+    assert norm.normalize("IL-4 and blood", "gene").matched_by == "none"
+    # CHL1 is an approved symbol, "CHL2" only an NCBI synonym: not read as a pair
+    assert norm.normalize("CHL1 and 2", "gene").matched_by == "none"
+
+
+@pytest.mark.parametrize(
+    ("name", "gene"), [("hIL-6", "IL6"), ("rTnf", "TNF"), ("mIL-1b", "IL1B"), ("mTOR", "MTOR")]
+)
+def test_a_species_letter_before_a_symbol(norm: DictionaryNormalizer, name: str, gene: str) -> None:
+    result = norm.normalize(name, "gene")
+    assert result.normalized_name == gene
+    assert result.matched_by == ("symbol" if name == "mTOR" else "species_prefix")
+
+
+@pytest.mark.parametrize(("name", "gene"), [("miR-21", "MIR21"), ("miRNA-21", "MIR21")])
+def test_micro_rna_names(norm: DictionaryNormalizer, name: str, gene: str) -> None:
+    assert norm.normalize(name, "gene").normalized_name == gene

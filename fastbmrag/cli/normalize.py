@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -74,9 +76,19 @@ def format_table(results: list[Normalized]) -> str:
     default=None,
     help="TSV or CSV with a header: name, type (optional), context (optional).",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="For each name: the stage that decided, the score, the candidates and the parts.",
+)
 @json_option
 def normalize(
-    names: tuple[str, ...], type_: str, context: str, input_file: Path | None, as_json: bool
+    names: tuple[str, ...],
+    type_: str,
+    context: str,
+    input_file: Path | None,
+    explain: bool,
+    as_json: bool,
 ) -> None:
     """Normalise entity names: genes to HGNC symbols, diseases and chemicals to MeSH.
 
@@ -87,6 +99,7 @@ def normalize(
       fastbmrag normalize IL-1β "interleukin 1 beta" endometrioma
       fastbmrag normalize --type gene HNF-6 --context "hepatocyte nuclear factor 6 (HNF-6)"
       fastbmrag normalize --input entities.tsv --json
+      fastbmrag normalize --explain --type gene SMAD2/3 TIPE2 caspases
     """
     from fastbmrag.vocab.normalizer import load_normalizer
 
@@ -97,26 +110,58 @@ def normalize(
         rows += read_rows(input_file, type_.lower())
     if not rows:
         raise InputError("Nothing to normalise: give NAMEs or --input FILE (see --help).")
-    results = load_normalizer().normalize_many(rows)
+    norm = load_normalizer()
+    results = norm.normalize_many(rows)
     if as_json:
         for r in results:
-            click.echo(
-                json.dumps(
-                    {
-                        "name": r.name,
-                        "type": r.type,
-                        "normalized_name": r.normalized_name,
-                        "ontology_id": r.ontology_id,
-                        "matched_by": r.matched_by,
-                        "score": r.score,
-                        **(
-                            {"candidates": list(r.candidates)}
-                            if r.matched_by == "ambiguous"
-                            else {}
-                        ),
-                    },
-                    ensure_ascii=False,
-                )
-            )
+            row = result_dict(r)
+            if explain:
+                row["explain"] = explanation(r, norm.label)
+            click.echo(json.dumps(row, ensure_ascii=False))
+    elif explain:
+        click.echo("\n\n".join("\n".join(explanation(r, norm.label)) for r in results))
     else:
         click.echo(format_table(results))
+
+
+def result_dict(r: Normalized) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": r.name,
+        "type": r.type,
+        "normalized_name": r.normalized_name,
+        "ontology_id": r.ontology_id,
+        "matched_by": r.matched_by,
+        "score": r.score,
+    }
+    if r.matched_by in ("ambiguous", "coordination"):
+        out["candidates"] = list(r.candidates)
+    if r.parts:
+        out["parts"] = [result_dict(p) for p in r.parts]
+    return out
+
+
+def explanation(r: Normalized, label: Callable[[str], str | None]) -> list[str]:
+    """The decision for one name, as lines: what decided, with which score, among what."""
+
+    def named(ontology_id: str) -> str:
+        return f"{ontology_id} {label(ontology_id) or ''}".rstrip()
+
+    lines = [f"{r.name} ({r.type})"]
+    if r.parts:
+        lines.append(f"  decided by: coordination of {len(r.parts)} names (score {r.score:.2f})")
+        lines += [
+            f"    {p.name} -> {named(p.ontology_id or '')} by {p.matched_by} ({p.score:.2f})"
+            for p in r.parts
+        ]
+    elif r.ontology_id:
+        lines.append(f"  decided by: {r.matched_by} (score {r.score:.2f})")
+        lines.append(f"  -> {named(r.ontology_id)}")
+        others = [c for c in r.candidates if c != r.ontology_id]
+        if others:
+            lines.append("  runners-up: " + "; ".join(named(c) for c in others))
+    elif r.matched_by == "ambiguous":
+        lines.append("  no id: the name fits several, and the context picks none of them:")
+        lines += [f"    {named(c)}" for c in r.candidates]
+    else:
+        lines.append(f"  no id: no stage matched (kept as {r.normalized_name!r})")
+    return lines

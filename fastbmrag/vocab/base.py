@@ -22,7 +22,9 @@ class Normalized:
     )  # "HGNC:5992" or a MeSH descriptor UI "D004715"; None when unknown or ambiguous
     matched_by: str  # "symbol", "prev_symbol", "alias", "name", "entry_term", "abbreviation", ..., "ambiguous", "none"
     score: float  # 1.0 exact ... 0.0 unknown
-    candidates: tuple[str, ...] = ()  # ids, when ambiguous
+    candidates: tuple[str, ...] = ()  # ids, when ambiguous; every part's id, for a coordination
+    # A coordination ("SMAD2/3", "IL-4 and -13") names several genes: one result per gene.
+    parts: tuple[Normalized, ...] = ()
 
 
 class Normalizer(Protocol):

@@ -95,6 +95,7 @@ from fastbmrag.vocab.build import (
     token_form_tuples,
     tokens,
 )
+from fastbmrag.vocab.phenomena import coordination_parts, species_stripped
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data" / "vocab"
 CACHE_SUBDIR = "vocab"
@@ -134,6 +135,8 @@ GENE_SCORES = {
 MESH_SCORES = (0.95, 0.9)  # descriptor name, entry term
 MESH_MATCHED = ("name", "entry_term")
 WORD_ORDER_SCORE = 0.8
+HGNC_SYMBOL_KINDS = frozenset(("symbol", "prev_symbol", "alias"))
+SPECIES_FACTOR = 0.95
 HEAD_SCORE = 0.6
 VARIANT_SCORE = 0.7
 AMBIGUOUS_SCORE = 0.5
@@ -574,6 +577,7 @@ class DictionaryNormalizer:
         self._match_free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(match_free)
         self._contexts: dict[str, _Context] = {}
         self._site_heads: dict[str, bool] = {}
+        self._labels: dict[str, str] | None = None
         self._lock = threading.Lock()
 
     @classmethod
@@ -621,9 +625,35 @@ class DictionaryNormalizer:
             hit = self._match(clean, t, ctx)
             if hit is not None and (best is None or hit.score > best.score):
                 best = hit
+        if best is None and GENE in types:
+            written = self._gene_as_written(name, clean, ctx)
+            if written is not None:
+                return written
         if best is None:
             return Normalized(name, hint, clean, None, "none", 0.0)
         return self._result(name, hint if kind is not None else best.type, best)
+
+    def _gene_as_written(self, name: str, clean: str, ctx: _Context | None) -> Normalized | None:
+        """A gene name written beyond its dictionary forms (fastbmrag.vocab.phenomena): a
+        species letter before an HGNC symbol ("hIL-6"), or a coordination or range of genes
+        ("SMAD2/3", "IL-4 and -13", "TGF-beta1-3"), every part of which names its own gene."""
+        bare = species_stripped(clean)
+        if bare is not None:
+            hit = self._direct(bare, GENE, ctx)
+            if hit is not None and hit.item >= 0 and hit.matched_by in HGNC_SYMBOL_KINDS:
+                score = round(hit.score * SPECIES_FACTOR, 3)
+                return self._result(name, GENE, _Hit(GENE, hit.item, "species_prefix", score))
+        parts = coordination_parts(clean)
+        if not parts:
+            return None
+        resolved = tuple(self._normalize(p, GENE, ctx) for p in parts)
+        ids = tuple(r.ontology_id or "" for r in resolved)
+        if not all(ids) or len(set(ids)) < len(ids):
+            return None  # a part names no gene, or two name the same one: not a coordination
+        if len({r.matched_by for r in resolved}) > 1:
+            return None  # parts named alike name genes alike: "CHL1 and 2" is no symbol + synonym
+        score = min(r.score for r in resolved)
+        return Normalized(name, GENE, clean, None, "coordination", score, ids, resolved)
 
     def normalize_many(self, items: Iterable[tuple[str, ...] | Sequence[str]]) -> list[Normalized]:
         """Normalise ``(name,)``, ``(name, type)`` or ``(name, type, context)`` rows, in order."""
@@ -1317,6 +1347,14 @@ class DictionaryNormalizer:
             return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids)
         row = self._desc[hit.item]
         return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids)
+
+    def label(self, ontology_id: str) -> str | None:
+        """A readable name for an HGNC or MeSH id: "IL1B (interleukin 1 beta)", "Endometriosis"."""
+        if self._labels is None:
+            labels = {row[0]: f"{row[1]} ({row[2]})" for row in self._genes}
+            labels.update((row[0], row[1]) for row in self._desc)
+            self._labels = labels
+        return self._labels.get(ontology_id)
 
     def gene(self, hgnc_id: str) -> tuple[str, str] | None:
         """(symbol, name) of an HGNC id, e.g. "HGNC:5992" -> ("IL1B", "interleukin 1 beta")."""

@@ -1,0 +1,58 @@
+"""How gene names are written beyond their dictionary forms: one general rule each.
+
+* Coordinations and ranges name several genes at once: "SMAD2/3", "CDK4/6", "ERK1/2",
+  "IL-4 and -13", "IL-4, IL-5 and IL-13", "TGF-beta1-3". :func:`coordination_parts` writes out
+  each gene's own name; the normaliser resolves every part and the entity keeps all their ids
+  (an edge on it becomes one edge per gene).
+* A species letter in front of a symbol: h (human), m (mouse), r (rat): "hIL-6", "rTnf",
+  "mIL-1b". :func:`species_stripped` gives the symbol without it.
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_PARTS = 6  # a longer list or range is a family, not a coordination of named genes
+
+_SPLIT = re.compile(r"\s*(?:,\s*(?:and|or)\s+|,\s*|\s+and\s+|\s+or\s+|\s*/\s*)", re.I)
+_ROMAN = r"(?:I{1,3}|IV|VI{0,3}|IX|X)"
+_TRAILING_NUMBER = re.compile(
+    rf"^(.*?[A-Za-z\u0370-\u03ff-]??)(\d+|(?<=-){_ROMAN}|(?<=[a-z]){_ROMAN})$"
+)
+_NUMBER_OR_SUFFIX = re.compile(rf"^-?(?:\d+[A-Za-z]?|{_ROMAN})$")
+_RANGE = re.compile(r"^(.*[A-Za-z\u0370-\u03ff])(\d+)-(\d+)$")
+_SPECIES = re.compile(r"^[hmr](?=[A-Z][A-Za-z0-9-]{2,}$)")
+
+
+def coordination_parts(name: str) -> list[str]:
+    """The genes a coordinated or ranged name lists, each written in full; [] when it is none.
+
+    A part that is only a number or a roman numeral ("SMAD2/3", "IL-4 and 13", "ROCK-I/II") or
+    starts with a hyphen ("IL-4 and -13", "TGF-beta1 and -beta2") takes the stem of the first
+    part: the first part up to its trailing number or numeral, or up to its last hyphen.
+    """
+    name = name.strip()
+    if m := _RANGE.match(name):
+        lo, hi = int(m.group(2)), int(m.group(3))
+        if lo < hi and hi - lo < MAX_PARTS:
+            return [f"{m.group(1)}{n}" for n in range(lo, hi + 1)]
+        return []
+    parts = [p for p in _SPLIT.split(name) if p]
+    if len(parts) < 2 or len(parts) > MAX_PARTS:
+        return []
+    first = parts[0]
+    out = [first]
+    for part in parts[1:]:
+        if part.startswith("-") and "-" in first:
+            out.append(first[: first.rindex("-")] + part)
+        elif _NUMBER_OR_SUFFIX.match(part) and (m := _TRAILING_NUMBER.match(first)):
+            out.append(m.group(1) + part.lstrip("-"))
+        else:
+            out.append(part)
+    return out
+
+
+def species_stripped(name: str) -> str | None:
+    """The symbol behind a species letter ("hIL-6" -> "IL-6"), or None."""
+    name = name.strip()
+    return name[1:] if _SPECIES.match(name) else None
