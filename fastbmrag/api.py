@@ -1,6 +1,8 @@
-"""The Python API: ``RAG(working_dir, collection_name).insert_paper(df)`` and ``.query(question)``.
+"""The library object: :class:`RAG` owns the settings and builds everything from them.
 
-It runs exactly the code the command line runs::
+It is the only place that builds the model-server client, the normaliser and the collection,
+and every command of the CLI is a call of one of its methods, so the Python API runs exactly
+the code the command line runs::
 
     import pandas as pd
     from fastbmrag import RAG
@@ -9,28 +11,47 @@ It runs exactly the code the command line runs::
     summary = rag.insert_paper(pd.read_csv("papers.csv"))     # = fastbmrag update
     result = rag.query("What is the role of IL1B in endometriosis?")
     print(result["answer"])
+    frame = rag.edges(entities=["IL1B"])                       # a pandas DataFrame
+    graph = rag.graph(since=2015)                              # a networkx DiGraph
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from fastbmrag import config
-from fastbmrag.llm.base import LLMClient
+from fastbmrag.errors import ConfigError, InputError
 from fastbmrag.papers.model import Paper
 from fastbmrag.pipeline import RunSummary, UpdateOptions, index_papers
-from fastbmrag.store.collection import Collection, readahead
+from fastbmrag.store.collection import Collection, choose_collection, readahead
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
+
+if TYPE_CHECKING:
+    import networkx
+    import pandas
+
+    from fastbmrag.llm import BaseLLM
+    from fastbmrag.papers.fetch import FetchSettings
+    from fastbmrag.query import QueryOptions, QueryResult
+    from fastbmrag.sync import SyncResult
+
+T = TypeVar("T")
 
 
 class RAG:
-    """One collection in one working directory.
+    """One collection in one working directory, with every setting resolved once.
 
-    Model-server clients are bound to an event loop, so a fresh one is built for each
-    call through ``llm_factory`` (default: from the settings given here, the environment
-    and the defaults, exactly as the command line builds it).
+    ``RAG(working_dir, collection_name, **flags)`` takes the flags of
+    :func:`fastbmrag.config.resolve` (``ollama_host``, ``llm_backend``, ``openai_base_url``,
+    ``openai_api_key``, ``llm_model``, ``concurrency``, ``qdrant_url``, ...); what is not given
+    comes from the environment, then the defaults, as on the command line.
+
+    Model-server clients are bound to an event loop, so each call builds a fresh one with
+    :meth:`llm` (``llm_factory`` replaces it, e.g. to share a client across calls in tests).
     """
 
     def __init__(
@@ -38,113 +59,347 @@ class RAG:
         working_dir: str | Path | None = None,
         collection_name: str | None = None,
         *,
-        qdrant_url: str | None = None,
-        qdrant_api_key: str | None = None,
-        llm_backend: str = "ollama",
-        ollama_host: str | None = None,
-        llm_model: str | None = None,
-        embed_model: str | None = None,
-        answer_model: str | None = None,
-        concurrency: int = config.DEFAULT_CONCURRENCY,
-        embed_batch: int = config.DEFAULT_EMBED_BATCH,
-        num_ctx: int = config.DEFAULT_NUM_CTX,
-        use_cache: bool = True,
-        normalize: bool = True,
-        llm_factory: Callable[[], LLMClient] | None = None,
+        settings: config.Settings | None = None,
+        llm_factory: Callable[[], Any] | None = None,
+        **flags: Any,
     ) -> None:
-        import os
-
-        self.working_dir = config.working_dir(working_dir)
-        name = collection_name or os.environ.get(config.ENV_COLLECTION)
-        if not name:
-            from fastbmrag.errors import ConfigError
-
-            raise ConfigError(
-                f"No collection name: pass collection_name= or set {config.ENV_COLLECTION}"
-            )
-        self.collection_name = name
-        self.qdrant_url = config.qdrant_url(qdrant_url)
-        self.qdrant_api_key = config.qdrant_api_key(qdrant_api_key)
-        self.answer_model = answer_model or os.environ.get(config.ENV_ANSWER_MODEL)
-        self.concurrency = concurrency
-        self.embed_batch = embed_batch
-        self.num_ctx = num_ctx
-        self.normalize = normalize
-        self._llm_factory = llm_factory or (
-            lambda: self._default_llm(llm_backend, ollama_host, llm_model, embed_model, use_cache)
+        self.settings = settings or config.resolve(
+            working_dir=working_dir, collection=collection_name, **flags
         )
+        self._llm_factory = llm_factory
 
-    def _default_llm(
-        self,
-        backend: str,
-        host: str | None,
-        model: str | None,
-        embed_model: str | None,
-        use_cache: bool,
-    ) -> LLMClient:
+    @classmethod
+    def from_options(cls, options: dict[str, Any]) -> RAG:
+        """From a CLI command's parsed options (the settings flags among them)."""
+        return cls(settings=config.resolve(**config.flags(options)))
+
+    # --- the one builder of each collaborator ----------------------------------------------
+
+    @property
+    def working_dir(self) -> Path:
+        return self.settings.working_dir
+
+    @property
+    def collection_name(self) -> str:
+        """The collection: as set, else the only one in the working dir (ConfigError if none
+        or several)."""
+        s = self.settings
+        return choose_collection(s.working_dir, s.collection, qdrant_url=s.qdrant_url)
+
+    def llm(self, *, cache: bool | None = None) -> BaseLLM:
+        """A client for the model server(s), with the response cache unless ``cache`` False."""
+        if self._llm_factory is not None:
+            return self._llm_factory()
         from fastbmrag.llm import ResponseCache, make_llm
 
+        s = self.settings
+        use_cache = s.use_cache if cache is None else cache and s.use_cache
         return make_llm(
-            backend,
-            host=host,
-            model=config.llm_model(model),
-            embed_model=config.embed_model(embed_model),
-            concurrency=self.concurrency,
-            embed_batch=self.embed_batch,
-            num_ctx=self.num_ctx,
-            cache=ResponseCache.for_working_dir(self.working_dir) if use_cache else None,
+            s.llm_backend,
+            host=s.host,
+            model=s.llm_model,
+            embed_model=s.embed_model,
+            concurrency=s.concurrency,
+            embed_batch=s.embed_batch,
+            num_ctx=s.num_ctx,
+            cache=ResponseCache.for_working_dir(s.working_dir) if use_cache else None,
+            api_key=s.api_key,
         )
 
-    def _normalizer(self) -> Normalizer:
-        if not self.normalize:
+    def normalizer(self) -> Normalizer:
+        if not self.settings.normalize:
             return IdentityNormalizer()
         from fastbmrag.vocab import load_normalizer
 
         return load_normalizer()
 
-    def _open(self, *, write: bool) -> Collection:
+    def reader(self, *, command: str | None = None) -> Collection:
+        """The collection opened for reading (a query, an export)."""
+        return self._open(command=command)
+
+    def writer(self, *, create: bool = False, command: str | None = None) -> Collection:
+        """The collection opened for writing: takes its lock (LockedError: exit 3) and finishes
+        what a killed writer left; ``create`` makes it when missing."""
+        return self._open(write=True, create=create, command=command)
+
+    def ledger(self) -> Collection:
+        """The collection's ledger alone (status, the papers already indexed): works while an
+        update holds the collection."""
+        return self._open(ledger_only=True)
+
+    def _open(self, **mode: Any) -> Collection:
+        s = self.settings
+        name = s.collection if mode.get("create") else self.collection_name
+        if not name:
+            raise ConfigError(
+                f"No collection name: pass collection_name= or --collection, or set "
+                f"{config.ENV_COLLECTION}"
+            )
         return Collection.open(
-            self.working_dir,
-            self.collection_name,
-            qdrant_url=self.qdrant_url,
-            api_key=self.qdrant_api_key,
-            write=write,
-            create=write,
+            s.working_dir, name, qdrant_url=s.qdrant_url, api_key=s.qdrant_api_key, **mode
+        )
+
+    # --- indexing ----------------------------------------------------------------------------
+
+    def check_model_server(self) -> int:
+        """Preflight with a client of its own that writes nothing: the server answers, the models
+        are pulled. Returns the embedding size."""
+        llm = self.llm(cache=False)
+
+        async def run() -> int:
+            try:
+                await llm.preflight()
+                return await llm.embedding_dim()
+            finally:
+                await llm.aclose()
+
+        return asyncio.run(run())
+
+    @contextlib.contextmanager
+    def open_for_writing(self, read_input: Callable[[], T]) -> Iterator[tuple[Collection, T]]:
+        """The collection opened for writing, with the errors in the order a user wants them.
+
+        First the lock of an existing collection (exit 3 at once) or, for a new one, whether its
+        folder can be created (exit 2), then the model server, its models and the embedding
+        size (exit 2), then ``read_input`` (bad input: exit 2), and only then is a new
+        collection created: a run that cannot start leaves nothing on disk.
+        """
+        s = self.settings
+        if not s.collection:
+            raise ConfigError("No collection name: give --collection (or collection_name=)")
+        with contextlib.ExitStack() as stack:
+            coll = None
+            if Collection.exists(s.working_dir, s.collection):
+                coll = stack.enter_context(self.writer())
+            else:
+                ensure_creatable(s.working_dir / s.collection)
+            dim = self.check_model_server()
+            if coll is not None:
+                coll.ensure_vector_size(dim)
+            value = read_input()
+            if coll is None:
+                coll = stack.enter_context(self.writer(create=True))
+            yield coll, value
+
+    def update_options(self, **options: Any) -> UpdateOptions:
+        """:class:`UpdateOptions` with this object's settings (papers in flight, token cap)."""
+        return UpdateOptions(
+            concurrency=self.settings.concurrency,
+            num_predict=self.settings.num_predict,
+            **options,
+        )
+
+    def index(
+        self,
+        papers: Iterable[Paper],
+        collection: Collection | None,
+        options: UpdateOptions,
+        *,
+        progress: bool = False,
+        total: int | None = None,
+    ) -> RunSummary:
+        """Index ``papers`` into an open ``collection`` (None: a dry run of a new collection)."""
+        return index_papers(
+            papers,
+            collection,
+            self.llm(),
+            self.normalizer(),
+            options,
+            progress=progress,
+            total=total,
         )
 
     def insert_paper(
-        self,
-        papers: Any,
-        *,
-        force: bool = False,
-        dry_run: bool = False,
-        progress: bool = False,
+        self, papers: Any, *, force: bool = False, dry_run: bool = False, progress: bool = False,
         **options: Any,
-    ) -> RunSummary:
+    ) -> RunSummary:  # fmt: skip
         """Index papers: a DataFrame with the papers-CSV columns, a CSV path, or Paper records.
 
-        Keyword ``options`` are :class:`fastbmrag.pipeline.UpdateOptions` fields
-        (``refine``, ``chunk_chars``, ``top_k``, ...). Same behaviour as ``fastbmrag update``.
+        Keyword ``options`` are :class:`fastbmrag.pipeline.UpdateOptions` fields (``refine``,
+        ``chunk_chars``, ``top_k``, ...). Same behaviour as ``fastbmrag update``.
         """
         records = _as_papers(papers)
-        opts = UpdateOptions(force=force, dry_run=dry_run, concurrency=self.concurrency, **options)
-        with self._open(write=not dry_run) as coll:
-            return index_papers(
-                records, coll, self._llm_factory(), self._normalizer(), opts, progress=progress
+        opts = self.update_options(force=force, dry_run=dry_run, **options)
+        if dry_run:
+            if not Collection.exists(self.working_dir, self.settings.collection or ""):
+                return self.index(records, None, opts, progress=progress)
+            with self.reader() as coll:
+                return self.index(records, coll, opts, progress=progress)
+        with self.open_for_writing(lambda: None) as (coll, _):
+            return self.index(records, coll, opts, progress=progress)
+
+    def sync(
+        self,
+        query: str,
+        fetch: FetchSettings,
+        *,
+        options: UpdateOptions,
+        since: Any = None,
+        days: int | None = None,
+        progress: bool = False,
+    ) -> SyncResult:
+        """Fetch what PubMed added for ``query`` since the last sync, and index it."""
+        from fastbmrag.sync import sync_collection
+
+        with contextlib.ExitStack() as stack:
+            if options.dry_run:
+                coll = stack.enter_context(self.reader())
+            else:
+                coll, _ = stack.enter_context(self.open_for_writing(lambda: None))
+            return sync_collection(
+                coll,
+                query,
+                fetch,
+                lambda papers: self.index(
+                    papers, coll, options, progress=progress, total=len(papers)
+                ),
+                since=since,
+                days=days,
+                dry_run=options.dry_run,
             )
 
-    def query(self, question: str, **options: Any) -> dict[str, Any]:
-        """Answer ``question`` from the collection; same result as ``fastbmrag query --format json``."""
-        from fastbmrag.query import QueryOptions, run_query
+    # --- reading -----------------------------------------------------------------------------
 
-        if self.answer_model:
-            options.setdefault("answer_model", self.answer_model)
-        opts = QueryOptions(**options)
-        llm = None if opts.no_answer and opts.no_llm_parse else self._llm_factory()
-        if not self.qdrant_url:
-            readahead(self.working_dir, self.collection_name)
-        with self._open(write=False) as coll:
-            return run_query(question, coll, llm, self._normalizer(), options=opts).to_dict()
+    def ask(self, question: str, options: QueryOptions) -> QueryResult:
+        """Answer ``question`` (the CLI renders the result it returns)."""
+        from fastbmrag.query import run_query
+
+        if self.settings.answer_model and options.answer_model is None:
+            options.answer_model = self.settings.answer_model
+        options.concurrency = self.settings.concurrency  # map-reduce width = requests in flight
+        name = self.collection_name
+        if not self.settings.qdrant_url:  # the disk reads the shard while the vocabularies load
+            readahead(self.working_dir, name)
+        needs_names = options.link or options.entities or options.sources or options.targets
+        normalizer = self.normalizer() if needs_names else None
+        llm = None if options.no_answer and options.no_llm_parse else self.llm()
+        with self.reader(command="query") as coll:
+            return run_query(question, coll, llm, normalizer, options=options)
+
+    def query(self, question: str, **options: Any) -> dict[str, Any]:
+        """Answer ``question``; the same result as ``fastbmrag query --format json``."""
+        from fastbmrag.query import QueryOptions
+
+        return self.ask(question, QueryOptions(**options)).to_dict()
+
+    def status(self, *, max_failed: int | None = 100) -> dict[str, Any]:
+        """What the collection holds (from the ledger); finishes an operation a killed command
+        left half done when no other command holds the collection (``interrupted``)."""
+        with self.ledger() as coll:
+            journal = coll.ledger.journal()
+        interrupted = self._finish_interrupted(journal)
+        with self.ledger() as coll:
+            stats = coll.stats(max_failed=max_failed)
+        stats["interrupted"] = interrupted
+        return stats
+
+    def _finish_interrupted(self, journal: dict[str, str]) -> dict[str, Any] | None:
+        """None when nothing was left, else the operations (``delete``: papers whose deletion
+        was cut short; ``commit``: papers whose indexing was, indexed again next run) with
+        ``finished`` true, or false and ``by`` saying which command will finish them. With the
+        lock held, the journal is the running writer's own work in flight: nothing to report."""
+        from fastbmrag.errors import LockedError, StoreBusy
+
+        if not journal:
+            return None
+        ops = {op: sum(1 for o in journal.values() if o == op) for op in ("delete", "commit")}
+        try:
+            with self.writer():
+                pass  # opening for writing finishes it (Collection.recover)
+        except LockedError:
+            return None
+        except StoreBusy as err:
+            return {**ops, "finished": False, "by": f"the next update, sync or delete ({err})"}
+        return {**ops, "finished": True, "by": "this status"}
+
+    def delete(self, paper_ids: Sequence[str]) -> tuple[list[str], list[str], int]:
+        """Remove papers and their edges: (ids deleted, ids not in the collection, edges
+        removed). InputError when none of the ids is there (nothing changes)."""
+        ids = list(dict.fromkeys(paper_ids))
+        with self.writer(command="fastbmrag delete") as coll:
+            known = list(coll.paper_states(ids))
+            unknown = [i for i in ids if i not in known]
+            if not known:
+                shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+                raise InputError(
+                    f"None of the paper ids ({shown}) is in collection '{coll.name}': check "
+                    f"the ids (`fastbmrag export -c {coll.name} --format csv -o edges.csv` "
+                    "lists them)"
+                )
+            run_id = coll.record_run_start("fastbmrag delete", {"paper_ids": known})
+            removed = coll.delete_papers(known)
+            coll.record_run_end(run_id, {"papers_deleted": len(known), "edges_removed": removed})
+        return known, unknown, removed
+
+    def export(self, fmt: str, out: IO[Any]) -> tuple[int, int]:
+        """Write the graph to ``out`` (binary for graphml, text for csv): (nodes, edges)."""
+        from fastbmrag.store.export import write_csv, write_graphml
+
+        with self.reader(command="fastbmrag export") as coll:
+            if fmt == "graphml":
+                return write_graphml(coll, out)
+            return 0, write_csv(coll, out)
+
+    def edges(self, **filters: Any) -> pandas.DataFrame:
+        """Every edge passing the query filters (``entities``, ``relationship_types``,
+        ``since``, ``min_weight``, ...): one row per edge, its payload and current weight."""
+        import pandas
+
+        rows = [{"point_id": point_id, **payload} for point_id, payload in self._edges(filters)]
+        return pandas.DataFrame(rows)
+
+    def graph(self, **filters: Any) -> networkx.DiGraph:
+        """The edges passing the query filters as a directed graph: a node per entity (name,
+        type, ontology id), an edge per (source, target) with every relation between them
+        (``relations``: type, paper, description) and the pair's largest weight."""
+        import networkx
+
+        g = networkx.DiGraph()
+        for _, p in self._edges(filters):
+            for side in ("source", "target"):
+                g.add_node(p[f"{side}_key"], name=p[side], type=p[f"{side}_type"],
+                           ontology_id=p[f"{side}_id"] or None)  # fmt: skip
+            u, v = p["source_key"], p["target_key"]
+            if not g.has_edge(u, v):
+                g.add_edge(u, v, relations=[], weight=0.0)
+            data = g.edges[u, v]
+            data["relations"].append(
+                {k: p.get(k) for k in ("relationship_type", "paper_id", "description")}
+            )
+            data["weight"] = max(data["weight"], p.get("weight") or 0.0)
+        return g
+
+    def _edges(self, filters: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+        from fastbmrag.query import FilterSpec, Parse, QueryOptions, build_spec
+
+        opts = QueryOptions(**filters, link=False)
+        with self.reader(command="edges") as coll:
+            spec: FilterSpec = build_spec(opts, [], Parse(), self.normalizer())
+            stale = coll.stale_degrees()
+            nodes = coll.node_count()
+            for hit in coll.store.scroll(spec.to_filter(coll) or None):
+                payload = coll.current_payload(hit.payload, stale)
+                payload["weight"] = coll.edge_weight(payload, nodes, stale={})
+                yield hit.id, payload
+
+
+def ensure_creatable(path: Path) -> None:
+    """Raise the OSError that creating ``path`` would meet, leaving nothing behind: a probe
+    folder is made and removed in its nearest existing ancestor (permission bits alone do not
+    tell, for root or on a read-only mount)."""
+    import errno
+    import os
+    import tempfile
+
+    base = path
+    while not base.exists() and base.parent != base:
+        base = base.parent
+    try:
+        if not base.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+        os.rmdir(tempfile.mkdtemp(prefix=".fastbmrag-probe-", dir=base))
+    except OSError as err:
+        raise type(err)(err.errno, err.strerror, str(path)) from None
 
 
 def _as_papers(papers: Any) -> Iterable[Paper]:

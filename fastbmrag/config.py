@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 DEFAULT_HOME = "~/.fastbmrag"
 DEFAULT_OLLAMA_HOST = "http://localhost:11434"
@@ -12,6 +14,8 @@ DEFAULT_EMBED_MODEL = "mxbai-embed-large"
 DEFAULT_CONCURRENCY = 4
 DEFAULT_EMBED_BATCH = 64
 DEFAULT_NUM_CTX = 8192
+DEFAULT_LLM_BACKEND = "ollama"
+DEFAULT_OPENAI_BASE_URL = "http://localhost:8000/v1"  # vLLM's default
 
 # Environment variables (the ecosystem's own where one exists).
 ENV_HOME = "FASTBMRAG_HOME"
@@ -23,6 +27,8 @@ ENV_OLLAMA_HOST = "OLLAMA_HOST"
 ENV_QDRANT_URL = "QDRANT_URL"
 ENV_NUM_PREDICT = "FASTBMRAG_NUM_PREDICT"
 ENV_QDRANT_API_KEY = "QDRANT_API_KEY"
+ENV_OPENAI_BASE_URL = "OPENAI_BASE_URL"
+ENV_OPENAI_API_KEY = "OPENAI_API_KEY"
 
 
 def home() -> Path:
@@ -55,3 +61,105 @@ def qdrant_url(value: str | None = None) -> str | None:
 
 def qdrant_api_key(value: str | None = None) -> str | None:
     return value or os.environ.get(ENV_QDRANT_API_KEY) or None
+
+
+def openai_base_url(value: str | None = None) -> str:
+    url = (value or os.environ.get(ENV_OPENAI_BASE_URL) or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+    return url if url.endswith("/v1") else url + "/v1"
+
+
+def openai_api_key(value: str | None = None) -> str | None:
+    return value or os.environ.get(ENV_OPENAI_API_KEY) or None
+
+
+def num_predict(value: int | str | None = None) -> int | None:
+    raw = value if value is not None else os.environ.get(ENV_NUM_PREDICT)
+    return int(raw) if raw not in (None, "") else None
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every setting of a run, resolved once: flag > environment variable > default.
+
+    Build it with :func:`resolve`; :class:`fastbmrag.RAG` builds everything else from it.
+    """
+
+    working_dir: Path
+    collection: str | None = None
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    llm_backend: str = DEFAULT_LLM_BACKEND
+    host: str = DEFAULT_OLLAMA_HOST  # the Ollama host, or the OpenAI-compatible base URL
+    api_key: str | None = None  # OpenAI-compatible servers only
+    llm_model: str = DEFAULT_LLM_MODEL
+    embed_model: str = DEFAULT_EMBED_MODEL
+    answer_model: str | None = None
+    concurrency: int = DEFAULT_CONCURRENCY  # model requests in flight
+    embed_batch: int = DEFAULT_EMBED_BATCH
+    num_ctx: int = DEFAULT_NUM_CTX
+    num_predict: int | None = None  # completion cap of the draft and refine calls
+    use_cache: bool = True
+    normalize: bool = True
+
+
+FLAGS = (
+    "working_dir",
+    "collection",
+    "qdrant_url",
+    "qdrant_api_key",
+    "llm_backend",
+    "ollama_host",
+    "openai_base_url",
+    "openai_api_key",
+    "llm_model",
+    "embed_model",
+    "answer_model",
+    "concurrency",
+    "embed_batch",
+    "num_ctx",
+    "num_predict",
+    "use_cache",
+    "normalize",
+)
+
+
+def resolve(**given: Any) -> Settings:
+    """The settings from flags (keyword arguments named as in :data:`FLAGS`; None or missing:
+    not given), then the environment, then the defaults."""
+    unknown = set(given) - set(FLAGS)
+    if unknown:
+        raise TypeError(f"unknown settings: {', '.join(sorted(unknown))}")
+    flag = given.get
+    backend = flag("llm_backend") or DEFAULT_LLM_BACKEND
+    openai = backend == "openai"
+    return Settings(
+        working_dir=working_dir(flag("working_dir")),
+        collection=flag("collection") or os.environ.get(ENV_COLLECTION) or None,
+        qdrant_url=qdrant_url(flag("qdrant_url")),
+        qdrant_api_key=qdrant_api_key(flag("qdrant_api_key")),
+        llm_backend=backend,
+        host=openai_base_url(flag("openai_base_url"))
+        if openai
+        else ollama_host(flag("ollama_host")),
+        api_key=openai_api_key(flag("openai_api_key")) if openai else None,
+        llm_model=llm_model(flag("llm_model")),
+        embed_model=embed_model(flag("embed_model")),
+        answer_model=flag("answer_model") or os.environ.get(ENV_ANSWER_MODEL) or None,
+        concurrency=flag("concurrency") or DEFAULT_CONCURRENCY,
+        embed_batch=flag("embed_batch") or DEFAULT_EMBED_BATCH,
+        num_ctx=flag("num_ctx") or DEFAULT_NUM_CTX,
+        num_predict=num_predict(flag("num_predict")),
+        use_cache=flag("use_cache", True) is not False,
+        normalize=flag("normalize", True) is not False,
+    )
+
+
+def flags(values: dict[str, Any]) -> dict[str, Any]:
+    """The settings flags among a command's options (``no_cache`` / ``no_normalize`` become
+    ``use_cache`` / ``normalize``)."""
+    out = {k: v for k, v in values.items() if k in FLAGS}
+    if "no_cache" in values:
+        out["use_cache"] = not values["no_cache"]
+    if "no_normalize" in values:
+        out["normalize"] = not values["no_normalize"]
+    return out

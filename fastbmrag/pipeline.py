@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from fastbmrag import config
 from fastbmrag.errors import EXIT_OK, EXIT_PARTIAL, LLMError, LLMUnavailable, ModelNotFound
 from fastbmrag.extract import Relation, draft_relations, resolve_draft
 from fastbmrag.llm.base import ChatResult, LLMClient
@@ -49,7 +50,9 @@ class UpdateOptions:
     force: bool = False  # re-index papers that are done and unchanged
     dry_run: bool = False  # say what would happen, no LLM call, no write
     refine: bool = True  # stage 2 for papers with main text
-    concurrency: int = 4  # papers in flight (the LLM client bounds requests separately)
+    # Papers in flight: the model requests in flight (--concurrency), so that every request
+    # slot has a paper to work on; the LLM client bounds the requests themselves.
+    concurrency: int = config.DEFAULT_CONCURRENCY
     chunk_chars: int = CHUNK_CHARS
     chunk_overlap: int = CHUNK_OVERLAP
     top_k: int = TOP_K

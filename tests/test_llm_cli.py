@@ -13,7 +13,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from fastbmrag.cli.common import FastbmragGroup, llm_from_options, llm_options, working_dir_option
+from fastbmrag.api import RAG
+from fastbmrag.cli.common import FastbmragGroup, llm_options, working_dir_option
 from fastbmrag.errors import ConfigError
 from fastbmrag.llm import OllamaClient, OpenAICompatClient, make_llm
 from fastbmrag.testing import FakeOllama
@@ -27,9 +28,9 @@ def group() -> None:
 @group.command()
 @llm_options
 @working_dir_option
-@click.option("--collection", default="c")  # an unrelated option, ignored by llm_from_options
+@click.option("--collection", default="c")
 def probe(working_dir: str | None, **opts: Any) -> None:
-    llm = llm_from_options(working_dir, **opts)
+    llm = RAG.from_options({**opts, "working_dir": working_dir}).llm()
 
     async def main() -> None:
         async with llm:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
-import os
 import re
 import sys
 import tempfile
@@ -78,21 +77,6 @@ def path_error(err: OSError) -> str:
     )
 
 
-def ensure_creatable(path: Path) -> None:
-    """Raise the OSError that creating ``path`` would meet, leaving nothing behind: a probe
-    folder is made and removed in its nearest existing ancestor (permission bits alone do not
-    tell, for root or on a read-only mount)."""
-    base = path
-    while not base.exists() and base.parent != base:
-        base = base.parent
-    try:
-        if not base.is_dir():
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
-        os.rmdir(tempfile.mkdtemp(prefix=".fastbmrag-probe-", dir=base))
-    except OSError as err:
-        raise type(err)(err.errno, err.strerror, str(path)) from None
-
-
 def crash_log(err: BaseException) -> str:
     """Append ``err``'s traceback to ``<home>/logs/crash.log`` (else a file in the temporary
     directory) and return the file's path."""
@@ -162,21 +146,7 @@ def json_option(f: F) -> F:
 # --- LLM options (shared by update, sync, query) ----------------------------------------------
 
 if TYPE_CHECKING:
-    from fastbmrag.llm import BaseLLM
-
-# The parameter names llm_options adds; llm_from_options reads these and ignores the rest.
-LLM_OPTION_NAMES = (
-    "llm_backend",
-    "ollama_host",
-    "llm_model",
-    "embed_model",
-    "concurrency",
-    "embed_batch",
-    "num_ctx",
-    "no_cache",
-    "openai_base_url",
-    "openai_api_key",
-)
+    pass
 
 
 def llm_options(f: F) -> F:
@@ -249,34 +219,6 @@ def llm_options(f: F) -> F:
     for deco in reversed(decorators):
         f = deco(f)
     return f
-
-
-def llm_from_options(working_dir: Any, **opts: Any) -> BaseLLM:
-    """The LLM client the options of :func:`llm_options` describe (other keys are ignored).
-
-    The response cache lives at ``<working_dir>/llm_cache.sqlite`` unless ``no_cache``.
-    Returns a :class:`fastbmrag.llm.BaseLLM`; nothing is contacted until it is used.
-    """
-    from fastbmrag.llm import ResponseCache, make_llm
-
-    backend = opts.get("llm_backend") or "ollama"
-    cache = (
-        None
-        if opts.get("no_cache")
-        else ResponseCache.for_working_dir(config.working_dir(working_dir))
-    )
-    host = opts.get("openai_base_url") if backend == "openai" else opts.get("ollama_host")
-    return make_llm(
-        backend,
-        host=host,
-        model=opts.get("llm_model"),
-        embed_model=opts.get("embed_model"),
-        concurrency=opts.get("concurrency") or config.DEFAULT_CONCURRENCY,
-        embed_batch=opts.get("embed_batch") or config.DEFAULT_EMBED_BATCH,
-        num_ctx=opts.get("num_ctx") or config.DEFAULT_NUM_CTX,
-        cache=cache,
-        api_key=opts.get("openai_api_key") if backend == "openai" else None,
-    )
 
 
 # --- logging for long runs (update, sync) -----------------------------------------------------

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import click
 
-from fastbmrag import config
 from fastbmrag.cli.common import (
     collection_option,
     qdrant_options,
     working_dir_option,
 )
-from fastbmrag.errors import InputError
 
 
 @click.command("delete")
@@ -35,28 +33,10 @@ def delete(
     Example:
       fastbmrag delete --collection endometriosis PMC3324826 PMC3339580
     """
-    from fastbmrag.store.collection import Collection
+    from fastbmrag.api import RAG
 
-    ids = list(dict.fromkeys(paper_ids))
-    with Collection.open(
-        config.working_dir(working_dir),
-        collection,
-        qdrant_url=config.qdrant_url(qdrant_url),
-        api_key=config.qdrant_api_key(qdrant_api_key),
-        write=True,
-        command="fastbmrag delete",
-    ) as coll:
-        known = coll.paper_states(ids)
-        unknown = [i for i in ids if i not in known]
-        if not known:
-            shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-            raise InputError(
-                f"None of the paper ids ({shown}) is in collection '{collection}': check the ids "
-                f"(`fastbmrag export -c {collection} --format csv -o edges.csv` lists them)"
-            )
-        run_id = coll.record_run_start("fastbmrag delete", {"paper_ids": list(known)})
-        removed = coll.delete_papers(list(known))
-        coll.record_run_end(run_id, {"papers_deleted": len(known), "edges_removed": removed})
+    rag = RAG(working_dir, collection, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key)
+    known, unknown, removed = rag.delete(paper_ids)
     if unknown:
         click.echo(f"Not in collection '{collection}': {', '.join(unknown)}", err=True)
     papers = f"{len(known):,} paper{'s' if len(known) != 1 else ''}"

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from fastbmrag import config
 from fastbmrag.cli.common import (
     collection_option,
     qdrant_options,
@@ -58,8 +57,7 @@ def export(
       fastbmrag export --collection endometriosis --format graphml -o endometriosis.graphml
       fastbmrag export -c endometriosis -o edges.csv
     """
-    from fastbmrag.store.collection import Collection
-    from fastbmrag.store.export import write_csv, write_graphml
+    from fastbmrag.api import RAG
 
     if fmt is None:
         suffix = Path(output).suffix.lower().lstrip(".")
@@ -69,31 +67,18 @@ def export(
                 "--format csv"
             )
         fmt = suffix
-    with Collection.open(
-        config.working_dir(working_dir),
-        collection,
-        qdrant_url=config.qdrant_url(qdrant_url),
-        api_key=config.qdrant_api_key(qdrant_api_key),
-        command="fastbmrag export",
-    ) as coll:
-        try:
-            if fmt == "graphml":
-                if output == "-":
-                    nodes, edges = write_graphml(coll, sys.stdout.buffer)
-                else:
-                    with open(output, "wb") as fb:
-                        nodes, edges = write_graphml(coll, fb)
-                what = f"{nodes:,} nodes and {edges:,} edges"
-            else:
-                if output == "-":
-                    edges = write_csv(coll, sys.stdout)
-                else:
-                    with open(output, "w", newline="", encoding="utf-8") as ft:
-                        edges = write_csv(coll, ft)
-                what = f"{edges:,} edges"
-        except OSError as err:
-            raise InputError(
-                f"Cannot write {output}: {err.strerror}: choose another -o path"
-            ) from err
+    rag = RAG(working_dir, collection, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key)
+    try:
+        if output == "-":
+            nodes, edges = rag.export(fmt, sys.stdout.buffer if fmt == "graphml" else sys.stdout)
+        elif fmt == "graphml":
+            with open(output, "wb") as fb:
+                nodes, edges = rag.export(fmt, fb)
+        else:
+            with open(output, "w", newline="", encoding="utf-8") as ft:
+                nodes, edges = rag.export(fmt, ft)
+    except OSError as err:
+        raise InputError(f"Cannot write {output}: {err.strerror}: choose another -o path") from err
+    what = f"{nodes:,} nodes and {edges:,} edges" if fmt == "graphml" else f"{edges:,} edges"
     if not quiet and output != "-":
         click.echo(f"Wrote {what} of collection '{collection}' to {output}.", err=True)

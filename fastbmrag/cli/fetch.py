@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 
 import click
 
-from fastbmrag import config
 from fastbmrag.cli.common import (
     collection_option,
     command_logging,
@@ -137,14 +136,10 @@ def fetch(**opts: Any) -> None:
     with command_logging(None, opts["quiet"]), contextlib.ExitStack() as stack:
         skip: Any = frozenset()
         if opts["collection"]:
-            from fastbmrag.store.collection import Collection
+            from fastbmrag.api import RAG
 
-            coll = stack.enter_context(
-                Collection.open(
-                    config.working_dir(opts["working_dir"]), opts["collection"], ledger_only=True
-                )
-            )
-            skip = DoneSet(coll)
+            rag = RAG.from_options(opts)
+            skip = DoneSet(stack.enter_context(rag.ledger()))
         client = stack.enter_context(PubMedClient(settings))
         papers = fetch_papers(
             client,
@@ -186,37 +181,21 @@ def sync(collection: str, **opts: Any) -> None:
       fastbmrag sync -c endometriosis --email you@example.org \\
           --query "endometriosis[tiab] AND free full text[sb]" --quiet --log-file sync.log
     """
-    from fastbmrag.cli.update import open_for_writing, run_index, strict_exit
-    from fastbmrag.store.collection import Collection
-    from fastbmrag.sync import sync_collection
+    from fastbmrag.api import RAG
+    from fastbmrag.cli.update import strict_exit, update_options
 
     settings = settings_from(opts)
-    since, days = _day(opts["since"]), opts["days"]
-    wd = config.working_dir(opts["working_dir"])
-    index_opts = {k: v for k, v in opts.items() if k not in FETCH_OPTION_NAMES}
-    dry_run = bool(opts["dry_run"])
-    with command_logging(opts["log_file"], opts["quiet"]), contextlib.ExitStack() as stack:
+    with command_logging(opts["log_file"], opts["quiet"]):
         # The collection lock first (a second sync/update stops here with exit 3), then the
         # model server, and only then anything fetched or created.
-        if dry_run:
-            coll = stack.enter_context(
-                Collection.open(
-                    wd,
-                    collection,
-                    qdrant_url=config.qdrant_url(opts["qdrant_url"]),
-                    api_key=config.qdrant_api_key(opts["qdrant_api_key"]),
-                )
-            )
-        else:
-            coll, _ = stack.enter_context(open_for_writing(wd, collection, opts, lambda: None))
-        result = sync_collection(
-            coll,
+        rag = RAG.from_options({**opts, "collection": collection})
+        result = rag.sync(
             opts["query"],
             settings,
-            lambda papers: run_index(lambda: papers, coll, wd, index_opts, total=len(papers)),
-            since=since,
-            days=days,
-            dry_run=dry_run,
+            options=update_options(rag, opts),
+            since=_day(opts["since"]),
+            days=opts["days"],
+            progress=not opts["quiet"],
         )
         logging.getLogger("fastbmrag.sync").info("%s", result.line())
     if opts["as_json"]:

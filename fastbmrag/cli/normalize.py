@@ -101,7 +101,7 @@ def normalize(
       fastbmrag normalize --input entities.tsv --json
       fastbmrag normalize --explain --type gene SMAD2/3 TIPE2 caspases
     """
-    from fastbmrag.vocab.normalizer import load_normalizer
+    from fastbmrag.api import RAG
 
     rows = [(n, type_.lower(), context) for n in names]
     if input_file is not None:
@@ -110,7 +110,7 @@ def normalize(
         rows += read_rows(input_file, type_.lower())
     if not rows:
         raise InputError("Nothing to normalise: give NAMEs or --input FILE (see --help).")
-    norm = load_normalizer()
+    norm: Any = RAG().normalizer()
     results = norm.normalize_many(rows)
     if as_json:
         for r in results:

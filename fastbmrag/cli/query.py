@@ -119,18 +119,12 @@ def query(question: str, **kw: Any) -> None:
       fastbmrag query "Which genes are up- or down-regulated in endometriosis?" --since 2015 --format markdown
       fastbmrag query "IL1B" --entity IL1B -r upregulated_in --no-answer --json
     """
-    from fastbmrag import config
-    from fastbmrag.store.collection import Collection, choose_collection, readahead
+    from fastbmrag.api import RAG
 
     fmt = "json" if kw.pop("as_json") else kw.pop("fmt")
-    working_dir = config.working_dir(kw["working_dir"])
-    qdrant_url = config.qdrant_url(kw["qdrant_url"])
-    name = choose_collection(working_dir, kw["collection"], qdrant_url=qdrant_url)
-    if not qdrant_url:  # the disk reads the shard while the modules and vocabularies load
-        readahead(working_dir, name)
+    rag = RAG.from_options(kw)
 
     from fastbmrag.query import DEFAULT_MIN_SCORE, options_from, render
-    from fastbmrag.query import query as run
 
     opts = options_from(
         {
@@ -139,24 +133,6 @@ def query(question: str, **kw: Any) -> None:
             "min_score": DEFAULT_MIN_SCORE if kw["min_score"] is None else kw["min_score"],
             "link": not kw["no_link"],
             "fallback": not kw["no_fallback"],
-            "concurrency": kw["concurrency"],
         }
     )
-    normalizer = None
-    if opts.link or opts.entities or opts.sources or opts.targets:
-        from fastbmrag.vocab.normalizer import load_normalizer
-
-        normalizer = load_normalizer()
-
-    from fastbmrag.cli.common import llm_from_options
-
-    llm = llm_from_options(working_dir, **{k: v for k, v in kw.items() if k != "working_dir"})
-    with Collection.open(
-        working_dir,
-        name,
-        qdrant_url=qdrant_url,
-        api_key=config.qdrant_api_key(kw["qdrant_api_key"]),
-        command="query",
-    ) as coll:
-        result = run(question, coll, llm, normalizer, options=opts)
-    click.echo(render(result, fmt), nl=False)
+    click.echo(render(rag.ask(question, opts), fmt), nl=False)

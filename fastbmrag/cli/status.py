@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from fastbmrag import config
 from fastbmrag.cli.common import (
     collection_option,
     json_option,
@@ -110,43 +109,11 @@ def status(
       fastbmrag status --collection endometriosis
       fastbmrag status -c endometriosis --json
     """
-    from fastbmrag.store.collection import Collection
+    from fastbmrag.api import RAG
 
-    url, key = config.qdrant_url(qdrant_url), config.qdrant_api_key(qdrant_api_key)
-    wd = config.working_dir(working_dir)
-    with Collection.open(wd, collection, qdrant_url=url, api_key=key, ledger_only=True) as coll:
-        journal = coll.ledger.journal()
-    interrupted = finish_interrupted(wd, collection, url, key, journal)
-    with Collection.open(wd, collection, qdrant_url=url, api_key=key, ledger_only=True) as coll:
-        stats = coll.stats(max_failed=None if as_json else 20)
-    stats["interrupted"] = interrupted
+    rag = RAG(working_dir, collection, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key)
+    stats = rag.status(max_failed=None if as_json else 20)
     if as_json:
         click.echo(json.dumps(stats, indent=2))
     else:
         click.echo(_human(stats))
-
-
-def finish_interrupted(
-    wd: Any, name: str, url: str | None, key: str | None, journal: dict[str, str]
-) -> dict[str, Any] | None:
-    """Finish what a killed writer left in the journal, when the write lock is free.
-
-    Returns None when nothing was left, else the operations (``delete``: papers whose deletion
-    was cut short; ``commit``: papers whose indexing was cut short, to be indexed again) with
-    ``finished`` true, or false and ``by`` saying which command will finish them. With the
-    lock held, the journal is the running writer's own work in flight: nothing to report.
-    """
-    from fastbmrag.errors import LockedError, StoreBusy
-    from fastbmrag.store.collection import Collection
-
-    if not journal:
-        return None
-    ops = {op: sum(1 for o in journal.values() if o == op) for op in ("delete", "commit")}
-    try:
-        with Collection.open(wd, name, qdrant_url=url, api_key=key, write=True):
-            pass  # opening for writing finishes it (Collection.recover)
-    except LockedError:
-        return None
-    except StoreBusy as err:
-        return {**ops, "finished": False, "by": f"the next update, sync or delete ({err})"}
-    return {**ops, "finished": True, "by": "this status"}

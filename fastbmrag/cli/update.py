@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import logging
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from fastbmrag import config
 from fastbmrag.cli.common import (
-    LLM_OPTION_NAMES,
     collection_option,
     command_logging,
-    ensure_creatable,
     json_option,
-    llm_from_options,
     llm_options,
     qdrant_options,
     quiet_option,
@@ -36,7 +30,9 @@ from fastbmrag.refine import (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
-T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from fastbmrag.api import RAG
 
 
 def index_options(f: F) -> F:
@@ -112,95 +108,17 @@ def index_options(f: F) -> F:
     return f
 
 
-def run_index(
-    papers_factory: Callable[[], Any],
-    collection: Any,
-    wd: Path,
-    opts: dict[str, Any],
-    *,
-    total: int | None,
-) -> Any:
-    """Build the model client and normaliser from the shared options and index; returns RunSummary."""
-    from fastbmrag.pipeline import UpdateOptions, index_papers
-    from fastbmrag.vocab import IdentityNormalizer
-
-    if opts["no_normalize"]:
-        normalizer: Any = IdentityNormalizer()
-    else:
-        from fastbmrag.vocab import load_normalizer
-
-        normalizer = load_normalizer()
-    llm_kwargs = {k: v for k, v in opts.items() if k in LLM_OPTION_NAMES}
-    llm = llm_from_options(wd, **llm_kwargs)
-    options = UpdateOptions(
+def update_options(rag: RAG, opts: dict[str, Any]) -> Any:
+    """The indexing options of `update` and `sync`, with the settings of ``rag``."""
+    return rag.update_options(
         force=opts["force"],
         dry_run=opts["dry_run"],
         refine=not opts["no_refine"],
-        concurrency=llm_kwargs.get("concurrency") or config.DEFAULT_CONCURRENCY,
         chunk_chars=opts["chunk_size"],
         chunk_overlap=opts["chunk_overlap"],
         top_k=opts["top_k"],
         min_similarity=opts["min_similarity"],
-        num_predict=opts.get("num_predict"),
     )
-    return index_papers(
-        papers_factory(),
-        collection,
-        llm,
-        normalizer,
-        options,
-        progress=not opts["quiet"],
-        total=total,
-    )
-
-
-def check_model_server(opts: dict[str, Any]) -> int:
-    """Preflight with a client of its own, writing nothing: the server answers, the models are
-    pulled. Returns the embedding size."""
-    llm_kwargs = {k: v for k, v in opts.items() if k in LLM_OPTION_NAMES}
-    llm = llm_from_options(None, **{**llm_kwargs, "no_cache": True})
-
-    async def run() -> int:
-        try:
-            await llm.preflight()
-            return await llm.embedding_dim()
-        finally:
-            await llm.aclose()
-
-    return asyncio.run(run())
-
-
-@contextlib.contextmanager
-def open_for_writing(
-    wd: Path, name: str, opts: dict[str, Any], read_input: Callable[[], T]
-) -> Iterator[tuple[Any, T]]:
-    """The collection opened for writing, with the errors in the order a user wants them.
-
-    First the lock of an existing collection (exit 3 at once) or, for a new one, whether its
-    folder can be created (exit 2), then the model server, its
-    models and the embedding size (exit 2), then ``read_input`` (bad input: exit 2), and only
-    then is a new collection created: a run that cannot start leaves nothing on disk.
-    """
-    from fastbmrag.store.collection import Collection
-
-    url, key = config.qdrant_url(opts["qdrant_url"]), config.qdrant_api_key(opts["qdrant_api_key"])
-    with contextlib.ExitStack() as stack:
-        coll = None
-        if not Collection.exists(wd, name):
-            ensure_creatable(wd / name)
-        else:
-            coll = stack.enter_context(
-                Collection.open(wd, name, write=True, qdrant_url=url, api_key=key)
-            )
-        dim = check_model_server(opts)
-        if coll is not None:
-            coll.ensure_vector_size(dim)
-        value = read_input()
-        if coll is None:
-            coll = stack.enter_context(
-                Collection.open(wd, name, write=True, create=True, qdrant_url=url, api_key=key)
-            )
-        yield coll, value
 
 
 def count_input(inputs: tuple[str, ...], quiet: bool) -> ReadReport:
@@ -262,35 +180,29 @@ def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
       fastbmrag update --collection endometriosis papers.csv
       fastbmrag update -c endometriosis --llm-model llama3.1:8b --concurrency 8 pmc/
     """
-    from fastbmrag.errors import CollectionNotFound
+    from fastbmrag.api import RAG
     from fastbmrag.papers import iter_papers
     from fastbmrag.store.collection import Collection
 
     with command_logging(opts["log_file"], opts["quiet"]):
-        wd = config.working_dir(opts["working_dir"])
+        rag = RAG.from_options({**opts, "collection": collection})
+        options = update_options(rag, opts)
 
         def papers() -> Any:
             return iter_papers(inputs, ReadReport())
 
+        progress = not opts["quiet"]
         if opts["dry_run"]:  # no lock, no model server, no write
             first = count_input(inputs, opts["quiet"])
-            total = first.read
-            try:
-                coll = Collection.open(
-                    wd,
-                    collection,
-                    qdrant_url=config.qdrant_url(opts["qdrant_url"]),
-                    api_key=config.qdrant_api_key(opts["qdrant_api_key"]),
-                )
-            except CollectionNotFound:
-                summary = run_index(papers, None, wd, opts, total=total)  # every paper is new
-            else:
-                with coll:
-                    summary = run_index(papers, coll, wd, opts, total=total)
+            if Collection.exists(rag.working_dir, collection):
+                with rag.reader() as coll:
+                    summary = rag.index(
+                        papers(), coll, options, progress=progress, total=first.read
+                    )
+            else:  # every paper is new
+                summary = rag.index(papers(), None, options, progress=progress, total=first.read)
         else:
-            with open_for_writing(
-                wd, collection, opts, lambda: count_input(inputs, opts["quiet"])
-            ) as (coll, first):
-                summary = run_index(papers, coll, wd, opts, total=first.read)
+            with rag.open_for_writing(lambda: count_input(inputs, opts["quiet"])) as (coll, first):
+                summary = rag.index(papers(), coll, options, progress=progress, total=first.read)
         report_summary(summary, as_json=opts["as_json"], quiet=opts["quiet"])
     raise SystemExit(strict_exit(summary.exit_code, len(first.skipped), opts["strict"]))

@@ -12,27 +12,20 @@ business (vLLM ``--max-model-len``) and is not sent.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
+from fastbmrag import config
 from fastbmrag.errors import LLMUnavailable, ModelNotFound
 from fastbmrag.llm.common import BaseLLM, Permanent, RawChat, RawEmbed, Transient
 
-DEFAULT_OPENAI_BASE_URL = "http://localhost:8000/v1"  # vLLM's default
-ENV_OPENAI_BASE_URL = "OPENAI_BASE_URL"
-ENV_OPENAI_API_KEY = "OPENAI_API_KEY"
-
 
 def normalize_base_url(url: str | None) -> str:
-    url = (url or os.environ.get(ENV_OPENAI_BASE_URL) or DEFAULT_OPENAI_BASE_URL).rstrip("/")
-    if "://" not in url:
-        url = "http://" + url
-    if not url.endswith("/v1"):
-        url += "/v1"
-    return url
+    """The server's /v1 URL (``OPENAI_BASE_URL`` and the default when none is given)."""
+    url = config.openai_base_url(url)
+    return url if "://" in url else "http://" + url
 
 
 def _same_model(wanted: str, served: str) -> bool:
@@ -56,7 +49,7 @@ class OpenAICompatClient(BaseLLM):
     ) -> None:
         super().__init__(**kw)
         self.base_url = normalize_base_url(base_url)
-        self.api_key = api_key or os.environ.get(ENV_OPENAI_API_KEY) or None
+        self.api_key = config.openai_api_key(api_key)
         self._client: httpx.AsyncClient | None = None
 
     @property
