@@ -115,29 +115,30 @@ class RAG:
 
     def reader(self, *, command: str | None = None) -> Collection:
         """The collection opened for reading (a query, an export)."""
-        return self._open(command=command)
+        return Collection.reader(
+            self.working_dir, self.collection_name, command=command, **self._where()
+        )
 
     def writer(self, *, create: bool = False, command: str | None = None) -> Collection:
         """The collection opened for writing: takes its lock (LockedError: exit 3) and finishes
         what a killed writer left; ``create`` makes it when missing."""
-        return self._open(write=True, create=create, command=command)
-
-    def ledger(self) -> Collection:
-        """The collection's ledger alone (status, the papers already indexed): works while an
-        update holds the collection."""
-        return self._open(ledger_only=True)
-
-    def _open(self, **mode: Any) -> Collection:
-        s = self.settings
-        name = s.collection if mode.get("create") else self.collection_name
+        name = self.settings.collection if create else self.collection_name
         if not name:
             raise ConfigError(
                 f"No collection name: pass collection_name= or --collection, or set "
                 f"{config.ENV_COLLECTION}"
             )
-        return Collection.open(
-            s.working_dir, name, qdrant_url=s.qdrant_url, api_key=s.qdrant_api_key, **mode
+        return Collection.writer(
+            self.working_dir, name, create=create, command=command, **self._where()
         )
+
+    def ledger(self) -> Collection:
+        """The collection's ledger alone (status, the papers already indexed): works while an
+        update holds the collection."""
+        return Collection.ledger_only(self.working_dir, self.collection_name, **self._where())
+
+    def _where(self) -> dict[str, Any]:
+        return {"qdrant_url": self.settings.qdrant_url, "api_key": self.settings.qdrant_api_key}
 
     # --- indexing ----------------------------------------------------------------------------
 
@@ -375,7 +376,7 @@ class RAG:
         opts = QueryOptions(**filters, link=False)
         with self.reader(command="edges") as coll:
             spec: FilterSpec = build_spec(opts, [], Parse(), self.normalizer())
-            stale = coll.stale_degrees()
+            stale = coll.stale_nodes()
             nodes = coll.node_count()
             for hit in coll.store.scroll(spec.to_filter(coll) or None):
                 payload = coll.current_payload(hit.payload, stale)

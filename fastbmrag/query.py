@@ -788,7 +788,7 @@ async def aquery(
     )
     timings["search_s"] = time.perf_counter() - t
     nodes = collection.node_count() if hits else 0
-    stale = collection.stale_degrees() if hits else {}
+    stale = collection.stale_nodes() if hits else {}
     payloads = [collection.current_payload(h.payload, stale) for h in hits]
     edges = [
         EdgeResult(i, h.id, h.score, _edge_weight(nodes, p), p)

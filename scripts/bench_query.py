@@ -45,7 +45,7 @@ def build(wd: Path, n: int, dim: int) -> None:
     from fastbmrag.store.collection import Collection
 
     rng = np.random.default_rng(0)
-    with Collection.open(wd, "bench", write=True, create=True) as coll:
+    with Collection.writer(wd, "bench", create=True) as coll:
         coll.ensure_vector_size(dim)
         batch = 2000
         for start in range(0, n, batch):
@@ -116,7 +116,7 @@ async def in_process(wd: Path, url: str, repeat: int, dim: int) -> list[float]:
     norm = load_normalizer()
     llm = make_llm("ollama", host=url)
     times = []
-    with Collection.open(wd, "bench") as coll:
+    with Collection.reader(wd, "bench") as coll:
         opts = QueryOptions(no_answer=True, min_score=None)
         for i in range(repeat + 3):
             t = time.perf_counter()

@@ -215,7 +215,7 @@ def reopen_and_search(
     """Reopen the collection, then time each kind of search twice: the first ``queries``
     searches after the open (their vectors and payloads may still be on disk only), then as
     many new ones (seeds differ) once the first have run."""
-    open_s, c = timed(lambda: Collection.open(workdir, "bench"))
+    open_s, c = timed(lambda: Collection.reader(workdir, "bench"))
     try:
         r[label] = {"reopen_s": round(open_s, 3), "unindexed_points": c.store.unindexed_points()}
         kinds = {"unfiltered": None, **filters(hub, min_degree)}
@@ -278,12 +278,12 @@ def bench_edge(
         "vectors": Vectors.kind,
     }
     if searches_only:  # a collection this script built before, in --workdir
-        with Collection.open(workdir, "bench") as coll:
+        with Collection.reader(workdir, "bench") as coll:
             hub = max(coll.ledger.entities(), key=lambda e: e[4])[0]
             min_degree = coll.min_degree(0.001)
         reopen_and_search(r, workdir, queries, hub, min_degree, "reopened")
         return r
-    coll = Collection.open(workdir, "bench", write=True, create=True)
+    coll = Collection.writer(workdir, "bench", create=True)
     clock = StoreClock(coll.store)
     loaded = 0
     load_s = 0.0  # time inside commit_papers only: generating the synthetic data is not counted
@@ -330,7 +330,7 @@ def bench_edge(
     reopen_and_search(r, workdir, queries, hub, min_degree, "before_optimize")
     if load_only:
         return r
-    coll = Collection.open(workdir, "bench", write=True)
+    coll = Collection.writer(workdir, "bench")
     opt_s, _ = timed(lambda: coll.optimize(force=True))
     r["optimize_s"] = round(opt_s, 1)
     r["peak_rss_mb_after_optimize"] = peak_rss_mb()
@@ -339,15 +339,15 @@ def bench_edge(
     reopen_and_search(r, workdir, queries, hub, min_degree, "after_optimize")
 
     # a nightly update: 50 papers, then the batch-end routine
-    coll = Collection.open(workdir, "bench", write=True)
+    coll = Collection.writer(workdir, "bench")
     nightly = list(papers(500, seed=99, start=n // EDGES_PER_PAPER + 1))
     t0 = time.perf_counter()
     coll.commit_papers(nightly)
     t1 = time.perf_counter()
-    stale = coll.stale_degrees()
+    stale = coll.stale_nodes()
     refreshed = coll.refresh_weights()
     t2 = time.perf_counter()
-    deferred = coll.stale_degrees()  # hubs left to the next optimise
+    deferred = coll.stale_nodes()  # hubs left to the next optimise
     ran = coll.optimize()
     t3 = time.perf_counter()
     r["nightly_500_edges"] = {
@@ -369,9 +369,7 @@ def bench_edge(
     r["nodes"] = nodes
     r["hub"] = hub
     r["min_degree_for_weight_0.001"] = min_degree
-    r["disk_mb"] = round(
-        Collection.open(workdir, "bench", ledger_only=True).size_on_disk() / 2**20, 1
-    )
+    r["disk_mb"] = round(Collection.ledger_only(workdir, "bench").size_on_disk() / 2**20, 1)
     return r
 
 

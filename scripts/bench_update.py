@@ -82,7 +82,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             wd = Path(tmp)
-            with Collection.open(wd, "bench", write=True, create=True) as coll:
+            with Collection.writer(wd, "bench", create=True) as coll:
                 llm = make_llm(
                     "ollama",
                     host=url,

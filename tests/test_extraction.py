@@ -29,7 +29,7 @@ def run_update(fake: FakeOllama, wd: Path, csv: Path, *args: str) -> Any:
 
 
 def stored(wd: Path) -> list[dict[str, Any]]:
-    with Collection.open(wd, "papers") as coll:
+    with Collection.reader(wd, "papers") as coll:
         return [hit.payload for hit in coll.store.scroll()]
 
 
@@ -137,7 +137,7 @@ def test_a_collection_from_the_previous_version_still_answers_and_says_to_reinde
     with FakeOllama(responder=responder) as fake:
         run_update(fake, wd, csv)
         # what version-1 code stored: evidence as one quote string, no description_source
-        with Collection.open(wd, "papers", write=True) as coll:
+        with Collection.writer(wd, "papers") as coll:
             coll.store.set_payload(
                 {"evidence": "a short quote", "draft_description": "x", "refined": False},
                 Filter(must=(Range("source_degree", gte=0),)),

@@ -94,7 +94,7 @@ def test_fetch_skips_papers_done_in_a_collection(fake: FakeEutils, tmp_path: Pat
     from fastbmrag.store.collection import Collection
 
     wd = tmp_path / "wd"
-    with Collection.open(wd, "endo", write=True, create=True) as coll:
+    with Collection.writer(wd, "endo", create=True) as coll:
         coll.commit_paper("33316284", None, [], [])  # done (a paper without relations)
         coll.mark_failed("33169800", None, "model error")  # failed papers are fetched again
     out = tmp_path / "p.csv"

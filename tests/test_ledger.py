@@ -51,7 +51,7 @@ def test_new_ledger_is_migrated_to_the_latest_schema(tmp_path: Path) -> None:
         "edges",
         "triples",
         "entities",
-        "dirty_nodes",
+        "stale_nodes",
         "journal",
         "runs",
         "sync_state",
@@ -113,8 +113,8 @@ def test_degrees_follow_distinct_edges(tmp_path: Path) -> None:
         "D007741": 1,
     }
     assert ledger.node_count() == 4
-    assert ledger.dirty_nodes() == {"D009599": 2, "D007022": 2, "D016534": 1, "D007741": 1}
-    ledger.clear_dirty(ledger.dirty_nodes())
+    assert ledger.stale_nodes() == {"D009599": 2, "D007022": 2, "D016534": 1, "D007741": 1}
+    ledger.clear_stale(ledger.stale_nodes())
     # A second paper stating nitroprusside -> hypotension changes no degree.
     other = [
         p
@@ -126,7 +126,7 @@ def test_degrees_follow_distinct_edges(tmp_path: Path) -> None:
         (p, r) for p, r in refs_of(other) if r.triple == ("D009599", "induces", "D007022")
     )
     changed = ledger.apply_papers([(other, "h", [(point, ref)])])
-    assert changed == set() and ledger.dirty_nodes() == {}
+    assert changed == set() and ledger.stale_nodes() == {}
     assert ledger.degrees(["D009599", "D007022"]) == {"D009599": 2, "D007022": 2}
     # preview of replacing the first paper by one edge: the other paper keeps its edge alive
     preview = ledger.preview_degrees({"PMID:2696505": [refs_of("PMID:2696505")[1][1]]})

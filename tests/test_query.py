@@ -55,7 +55,7 @@ def fake() -> Iterator[FakeOllama]:
 def workdir(tmp_path_factory: pytest.TempPathFactory, fake: FakeOllama) -> Path:
     wd = tmp_path_factory.mktemp("query")
     papers = list(iter_papers([DATA / "papers.csv"], ReadReport()))
-    with Collection.open(wd, NAME, write=True, create=True) as coll:
+    with Collection.writer(wd, NAME, create=True) as coll:
         summary = index_papers(
             papers,
             coll,
@@ -75,7 +75,7 @@ def _llm(fake: FakeOllama) -> Any:
 def ask(workdir: Path, fake: FakeOllama, question: str, **options: Any) -> tuple[QueryResult, int]:
     """Run a query; returns the result and the chat requests the fake received."""
     before = fake.counts["/api/chat"]
-    with Collection.open(workdir, NAME) as coll:
+    with Collection.reader(workdir, NAME) as coll:
         result = query(
             question, coll, _llm(fake), load_normalizer(), options=QueryOptions(**options)
         )
@@ -481,7 +481,7 @@ def test_cli_collection_choice_errors(tmp_path: Path, workdir: Path) -> None:
 
 def test_several_collections_need_a_name(tmp_path: Path) -> None:
     for name in ("a", "b"):
-        Collection.open(tmp_path, name, create=True, write=True).close()
+        Collection.writer(tmp_path, name, create=True).close()
     with pytest.raises(InputError, match=r"Several collections .*\(a, b\)"):
         choose_collection(tmp_path, None)
     assert choose_collection(tmp_path, "b") == "b"
@@ -491,13 +491,13 @@ def test_min_weight_and_weights_exact_with_hubs_deferred(tmp_path: Path, fake: F
     """With every changed node's payload refresh deferred to the optimise, --min-weight still
     selects exactly the edges whose weight reaches it, and results show current degrees."""
     papers = list(iter_papers([DATA / "papers.csv"], ReadReport()))
-    with Collection.open(tmp_path, NAME, write=True, create=True, defer_min_degree=1) as coll:
+    with Collection.writer(tmp_path, NAME, create=True, defer_min_degree=1) as coll:
         for paper in papers:  # one batch per paper: degrees change after edges are stored
             index_papers(
                 [paper], coll, _llm(fake), load_normalizer(), UpdateOptions(), progress=False
             )
-        assert coll.stale_degrees()
-    with Collection.open(tmp_path, NAME) as coll:
+        assert coll.stale_nodes()
+    with Collection.reader(tmp_path, NAME) as coll:
         n_nodes = coll.node_count()
         degrees = {key: degree for key, *_, degree in coll.ledger.entities()}
 

@@ -22,7 +22,7 @@ G = "{http://graphml.graphdrawing.org/xmlns}"
 @pytest.fixture
 def wd(tmp_path: Path) -> Path:
     work = tmp_path / "work"
-    with Collection.open(work, "cid", write=True, create=True) as coll:
+    with Collection.writer(work, "cid", create=True) as coll:
         run = coll.record_run_start("fastbmrag update", {"input": "papers.csv"})
         items = []
         for pid in PAPERS:
@@ -68,7 +68,7 @@ def test_status_json_from_env_home(wd: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 def test_status_works_while_an_update_holds_the_collection(wd: Path) -> None:
-    with Collection.open(wd, "cid", write=True, command="fastbmrag update"):
+    with Collection.writer(wd, "cid", command="fastbmrag update"):
         code, out, err = invoke("status", "-c", "cid", "--working-dir", str(wd))
     assert code == 0, err
     assert "3 done" in out
@@ -91,7 +91,7 @@ def test_delete_updates_edges_degrees_and_weights(wd: Path) -> None:
     assert edges > 1
     assert out.strip() == f"Deleted 1 paper ({edges} edges) from collection 'cid'."
     assert "Not in collection 'cid': PMID:999" in err
-    with Collection.open(wd, "cid") as coll:
+    with Collection.reader(wd, "cid") as coll:
         assert coll.store.count() == n_edges("PMID:7881871", "PMID:12653683")
         assert coll.store.count(Filter(must=(Match("paper_id", "PMID:2696505"),))) == 0
         assert coll.paper_state("PMID:2696505") is None
@@ -107,12 +107,12 @@ def test_delete_of_unknown_ids_changes_nothing(wd: Path) -> None:
     code, _out, err = invoke("delete", "-c", "cid", "--working-dir", str(wd), "PMID:1", "PMID:2")
     assert code == 2
     assert "None of the paper ids (PMID:1, PMID:2) is in collection 'cid'" in err
-    with Collection.open(wd, "cid") as coll:
+    with Collection.reader(wd, "cid") as coll:
         assert coll.store.count() == n_edges(*PAPERS)
 
 
 def test_delete_while_an_update_runs_is_locked(wd: Path) -> None:
-    with Collection.open(wd, "cid", write=True, command="fastbmrag update"):
+    with Collection.writer(wd, "cid", command="fastbmrag update"):
         code, _out, err = invoke("delete", "-c", "cid", "--working-dir", str(wd), "PMID:2696505")
     assert code == 3
     assert "is being updated by pid" in err and "(fastbmrag update, started" in err
@@ -185,7 +185,7 @@ def test_export_needs_a_format_it_can_tell(wd: Path, tmp_path: Path) -> None:
 
 
 def test_export_while_an_update_holds_the_shard(wd: Path, tmp_path: Path) -> None:
-    with Collection.open(wd, "cid", write=True, command="fastbmrag update"):
+    with Collection.writer(wd, "cid", command="fastbmrag update"):
         code, _out, err = invoke(
             "export", "-c", "cid", "--working-dir", str(wd), "-o", str(tmp_path / "g.csv")
         )
@@ -203,7 +203,7 @@ def test_help_has_an_example(command: str) -> None:
 
 def test_export_gives_current_degrees_of_nodes_deferred_to_the_optimise(tmp_path: Path) -> None:
     work = tmp_path / "work"
-    with Collection.open(work, "cid", write=True, create=True, defer_min_degree=1) as coll:
+    with Collection.writer(work, "cid", create=True, defer_min_degree=1) as coll:
         for pid in PAPERS:  # one batch each: every node whose degree grows is deferred
             points, refs = paper_edges(pid, cid_papers()[pid])
             coll.commit_papers([PaperEdges(pid, f"sha256:{pid}", points, refs)])
@@ -218,7 +218,7 @@ def test_export_gives_current_degrees_of_nodes_deferred_to_the_optimise(tmp_path
             for h in coll.store.scroll()
             if (h.payload["source_degree"], h.payload["target_degree"]) != current[h.id]
         ]
-        assert behind and coll.stale_degrees()
+        assert behind and coll.stale_nodes()
         n_nodes = coll.node_count()
     code, out, err = invoke(
         "export", "-c", "cid", "--working-dir", str(work), "--format", "csv", "-o", "-"

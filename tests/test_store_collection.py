@@ -40,19 +40,19 @@ def run_child(script: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_missing_collection_lists_the_existing_ones(tmp_path: Path) -> None:
     with pytest.raises(CollectionNotFound, match="collections there: none yet"):
-        Collection.open(tmp_path, "endometriosis")
-    Collection.open(tmp_path, "adenomyosis", create=True).close()
-    Collection.open(tmp_path, "endometriosis-2024", create=True).close()
+        Collection.reader(tmp_path, "endometriosis")
+    Collection.writer(tmp_path, "adenomyosis", create=True).close()
+    Collection.writer(tmp_path, "endometriosis-2024", create=True).close()
     with pytest.raises(CollectionNotFound) as err:
-        Collection.open(tmp_path, "endometriosis")
+        Collection.reader(tmp_path, "endometriosis")
     assert "adenomyosis, endometriosis-2024" in str(err.value)
     assert list_collections(tmp_path) == ["adenomyosis", "endometriosis-2024"]
     with pytest.raises(InputError, match="Invalid collection name"):
-        Collection.open(tmp_path, "../etc", create=True)
+        Collection.writer(tmp_path, "../etc", create=True)
 
 
 def test_commit_stores_exactly_and_marks_done(tmp_path: Path) -> None:
-    with Collection.open(tmp_path, "cid", write=True, create=True) as coll:
+    with Collection.writer(tmp_path, "cid", create=True) as coll:
         coll.mark_pending("PMID:2696505", "sha256:a")
         assert coll.paper_state("PMID:2696505").status == "pending"  # type: ignore[union-attr]
         commit(coll, "PMID:2696505")
@@ -79,7 +79,7 @@ def test_commit_stores_exactly_and_marks_done(tmp_path: Path) -> None:
 
 
 def test_dimension_mismatch_names_both_sizes_and_the_fix(tmp_path: Path) -> None:
-    with Collection.open(tmp_path, "cid", write=True, create=True) as coll:
+    with Collection.writer(tmp_path, "cid", create=True) as coll:
         commit(coll, "PMID:2696505")  # 16-d
         with pytest.raises(DimensionMismatch) as err:
             coll.ensure_vector_size(1024)
@@ -92,31 +92,31 @@ def test_dimension_mismatch_names_both_sizes_and_the_fix(tmp_path: Path) -> None
                 [Point("6f0a3c1e-0000-5000-8000-000000000001", [0.1] * 8, {})],
                 paper_edges("PMID:1", cid_papers()["PMID:2696505"][:1])[1],
             )
-    with Collection.open(tmp_path, "cid") as coll:
+    with Collection.reader(tmp_path, "cid") as coll:
         assert coll.stats()["vector_size"] == 16
 
 
 def test_second_writer_is_locked_out(tmp_path: Path) -> None:
-    with Collection.open(tmp_path, "cid", write=True, create=True, command="fastbmrag update"):
+    with Collection.writer(tmp_path, "cid", create=True, command="fastbmrag update"):
         with pytest.raises(LockedError) as err:
-            Collection.open(tmp_path, "cid", write=True)
+            Collection.writer(tmp_path, "cid")
         assert err.value.exit_code == EXIT_LOCKED == 3
         assert f"is being updated by pid {os.getpid()} (fastbmrag update, started " in str(
             err.value
         )
         assert "wait for it to finish" in str(err.value)
     # released on close
-    Collection.open(tmp_path, "cid", write=True).close()
+    Collection.writer(tmp_path, "cid").close()
 
 
 def test_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
-    Collection.open(tmp_path, "cid", create=True).close()
+    Collection.writer(tmp_path, "cid", create=True).close()
     result = run_child(
         """
         import os, signal
         from pathlib import Path
         from fastbmrag.store import Collection
-        coll = Collection.open(Path(sys.argv[1]), "cid", write=True, command="fastbmrag update")
+        coll = Collection.writer(Path(sys.argv[1]), "cid", command="fastbmrag update")
         print(os.getpid(), flush=True)
         os.kill(os.getpid(), signal.SIGKILL)
         """,
@@ -125,39 +125,39 @@ def test_lock_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
     assert result.returncode == -9, result.stderr
     dead_pid = int(result.stdout.strip())
     assert json.loads((tmp_path / "cid" / "lock").read_text())["pid"] == dead_pid
-    with Collection.open(tmp_path, "cid", write=True):
+    with Collection.writer(tmp_path, "cid"):
         assert json.loads((tmp_path / "cid" / "lock").read_text())["pid"] == os.getpid()
 
 
 def test_reader_gets_store_busy_while_a_writer_holds_the_shard(tmp_path: Path) -> None:
-    with Collection.open(tmp_path, "cid", write=True, create=True, command="fastbmrag update") as w:
+    with Collection.writer(tmp_path, "cid", create=True, command="fastbmrag update") as w:
         commit(w, "PMID:2696505")
         with pytest.raises(StoreBusy) as err:
-            Collection.open(tmp_path, "cid", command="fastbmrag query")
+            Collection.reader(tmp_path, "cid", command="fastbmrag query")
         assert err.value.exit_code == 3
         message = str(err.value)
         assert f"pid {os.getpid()} (fastbmrag update" in message and "--qdrant-url" in message
         # status reads the ledger only, so it works during the update
-        with Collection.open(tmp_path, "cid", ledger_only=True) as status:
+        with Collection.ledger_only(tmp_path, "cid") as status:
             assert status.stats()["papers"]["done"] == 1
         # the writer's shard is intact
         assert w.store.count() == 3
-    with Collection.open(tmp_path, "cid") as reader:
+    with Collection.reader(tmp_path, "cid") as reader:
         assert reader.store.count() == 3
 
 
 def test_reader_waits_for_another_reader_then_gives_up(tmp_path: Path) -> None:
-    with Collection.open(tmp_path, "cid", write=True, create=True) as w:
+    with Collection.writer(tmp_path, "cid", create=True) as w:
         commit(w, "PMID:2696505")
     with (
-        Collection.open(tmp_path, "cid", command="fastbmrag query"),
+        Collection.reader(tmp_path, "cid", command="fastbmrag query"),
         pytest.raises(StoreBusy, match=r"is open by pid \d+ \(fastbmrag query"),
     ):
-        Collection.open(tmp_path, "cid", busy_timeout=0.3)
+        Collection.reader(tmp_path, "cid", busy_timeout=0.3)
     # a writer on a busy shard gets the same answer, without corrupting anything
-    with Collection.open(tmp_path, "cid", command="fastbmrag export"), pytest.raises(StoreBusy):
-        Collection.open(tmp_path, "cid", write=True, busy_timeout=0.2)
-    with Collection.open(tmp_path, "cid", write=True) as w:
+    with Collection.reader(tmp_path, "cid", command="fastbmrag export"), pytest.raises(StoreBusy):
+        Collection.writer(tmp_path, "cid", busy_timeout=0.2)
+    with Collection.writer(tmp_path, "cid") as w:
         assert w.store.count() == 3
 
 
@@ -186,7 +186,7 @@ class Killed(EdgeStore):
 wd, scenario = Path(sys.argv[1]), sys.argv[2]
 papers = cid_papers()
 store = Killed(wd / "cid" / "shard")
-coll = Collection.open(wd, "cid", write=True, create=True, store=store)
+coll = Collection.writer(wd, "cid", create=True, store=store)
 for pid in ("PMID:2696505", "PMID:7881871"):
     points, refs = paper_edges(pid, papers[pid])
     coll.commit_paper(pid, "h1", points, refs)
@@ -211,7 +211,7 @@ def test_crash_between_store_write_and_ledger_commit(tmp_path: Path, scenario: s
     result = run_child(CRASH_CHILD, str(tmp_path), scenario)
     assert result.returncode == -9, result.stdout + result.stderr
 
-    with Collection.open(tmp_path, "cid", write=True) as coll:  # recovers on open
+    with Collection.writer(tmp_path, "cid") as coll:  # recovers on open
         states = {p.paper_id: p for p in coll.ledger.papers()}
         present = coll.store.paper_ids()
         if scenario == "new-paper":
@@ -235,7 +235,7 @@ def test_crash_between_store_write_and_ledger_commit(tmp_path: Path, scenario: s
         for hit in coll.store.scroll():
             assert hit.payload["source_degree"] == degrees[hit.payload["source_key"]]
             assert hit.payload["target_degree"] == degrees[hit.payload["target_key"]]
-        assert coll.ledger.dirty_nodes() == {}
+        assert coll.ledger.stale_nodes() == {}
         # a rerun fixes it
         commit(coll, "PMID:12653683")
         commit(coll, "PMID:2696505")
@@ -245,7 +245,7 @@ def test_crash_between_store_write_and_ledger_commit(tmp_path: Path, scenario: s
 
 
 def test_optimize_runs_only_past_the_threshold(tmp_path: Path) -> None:
-    with Collection.open(tmp_path, "cid", write=True, create=True, optimize_min_points=4) as coll:
+    with Collection.writer(tmp_path, "cid", create=True, optimize_min_points=4) as coll:
         commit(coll, "PMID:2696505")
         assert coll.store.unindexed_points() == 3
         assert coll.optimize() is False  # 3 < 4: a small update stays cheap
@@ -258,7 +258,7 @@ def test_optimize_runs_only_past_the_threshold(tmp_path: Path) -> None:
 
 
 def test_stats_runs_and_sync_state(tmp_path: Path) -> None:
-    with Collection.open(tmp_path, "cid", write=True, create=True) as coll:
+    with Collection.writer(tmp_path, "cid", create=True) as coll:
         run = coll.record_run_start("fastbmrag update", {"input": "papers.csv"})
         commit(coll, "PMID:2696505")
         commit(coll, "PMID:7881871")
@@ -282,7 +282,7 @@ def test_stats_runs_and_sync_state(tmp_path: Path) -> None:
     assert stats["last_run"]["command"] == "fastbmrag update"
     assert stats["last_run"]["summary"] == {"done": 2, "failed": 1}
     assert stats["size_on_disk"] > 0
-    with Collection.open(tmp_path, "cid", ledger_only=True) as coll:
+    with Collection.ledger_only(tmp_path, "cid") as coll:
         state = coll.get_sync_state("endometriosis[MeSH]")
         assert state is not None
         assert (state.last_date, state.info) == ("2024/10/01", {"new_papers": 12})
@@ -291,7 +291,7 @@ def test_stats_runs_and_sync_state(tmp_path: Path) -> None:
 
 def test_server_backend_through_a_url(tmp_path: Path) -> None:
     # ":memory:" gives qdrant-client's in-process mode through the same connect path as a URL
-    with Collection.open(tmp_path, "cid", qdrant_url=":memory:", write=True, create=True) as coll:
+    with Collection.writer(tmp_path, "cid", qdrant_url=":memory:", create=True) as coll:
         assert coll.backend == "server"
         assert coll.location == ":memory:/collections/cid"
         commit(coll, "PMID:2696505")
@@ -299,9 +299,7 @@ def test_server_backend_through_a_url(tmp_path: Path) -> None:
         assert (hit.payload["source_id"], hit.payload["target_id"]) == ("D009599", "D007022")
         assert hit.payload["source_degree"] == 2
         assert not (tmp_path / "cid" / "shard").exists()  # no embedded shard for a server
-    with Collection.open(
-        tmp_path, "cid", qdrant_url="http://qdrant.example:6333", ledger_only=True
-    ) as c:
+    with Collection.ledger_only(tmp_path, "cid", qdrant_url="http://qdrant.example:6333") as c:
         stats = c.stats()
     assert stats["location"] == "http://qdrant.example:6333/collections/cid"
     assert stats["backend"] == "server" and stats["papers"]["done"] == 1

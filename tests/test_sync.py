@@ -89,13 +89,13 @@ def run(eutils: FakeEutils, ollama: FakeOllama, wd: Path, *extra: str) -> Result
 
 
 def states(wd: Path) -> dict[str, str]:
-    with Collection.open(wd, "endo", ledger_only=True) as coll:
+    with Collection.ledger_only(wd, "endo") as coll:
         rows = coll.ledger.papers("done") + coll.ledger.papers("failed")
         return {r.paper_id: r.status for r in rows}
 
 
 def mark(wd: Path) -> str | None:
-    with Collection.open(wd, "endo", ledger_only=True) as coll:
+    with Collection.ledger_only(wd, "endo") as coll:
         state = coll.get_sync_state(QUERY)
         return (state.last_date or None) if state else None
 
@@ -220,9 +220,7 @@ def test_partial_failure_keeps_an_existing_mark(wd: Path, eutils: FakeEutils) ->
     with FakeOllama(responder=flaky) as ollama:
         assert run(eutils, ollama, wd, "--days", "3", "-q").exit_code == 0
         assert mark(wd) == date.today().isoformat()
-        with Collection.open(
-            wd, "endo", write=True
-        ) as coll:  # pretend the last sync was 5 days ago
+        with Collection.writer(wd, "endo") as coll:  # pretend the last sync was 5 days ago
             coll.set_sync_state(QUERY, (date.today() - timedelta(days=5)).isoformat())
         eutils.add_jats(NEW_JATS, entrez_date=date.today() - timedelta(days=2))
         broken["on"] = True
@@ -242,7 +240,7 @@ def test_concurrent_sync_is_refused_with_exit_3(
 ) -> None:
     assert run(eutils, ollama, wd, "--since", "2000-01-01", "-q").exit_code == 0
     eutils.reset_counts()
-    with Collection.open(wd, "endo", write=True):  # another update/sync holds the lock
+    with Collection.writer(wd, "endo"):  # another update/sync holds the lock
         result = run(eutils, ollama, wd, "-q")
     assert result.exit_code == 3
     assert "Error: Collection 'endo' is being updated by" in result.stderr
@@ -254,7 +252,7 @@ HOLD_LOCK = """
 import sys, time
 from pathlib import Path
 from fastbmrag.store.collection import Collection
-with Collection.open(Path(sys.argv[1]), "endo", write=True, create=True):
+with Collection.writer(Path(sys.argv[1]), "endo", create=True):
     print("locked", flush=True)
     time.sleep(120)
 """

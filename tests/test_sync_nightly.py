@@ -68,7 +68,7 @@ def test_nightly_is_silent_on_success_and_logs(
     log = (tmp_path / "home" / "logs" / "sync-endo.log").read_text()
     assert "5 found, 0 already indexed, 5 fetched (1 with full text)" in log
     assert f"last-sync mark now {date.today()}" in log
-    with Collection.open(tmp_path / "home", "endo", ledger_only=True) as coll:
+    with Collection.ledger_only(tmp_path / "home", "endo") as coll:
         assert coll.paper_state("19920991").status == "done"  # type: ignore[union-attr]
 
 

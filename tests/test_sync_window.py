@@ -75,7 +75,7 @@ def fake() -> Iterator[FakeEutils]:
 
 @pytest.fixture
 def coll(tmp_path: Path) -> Iterator[Collection]:
-    with Collection.open(tmp_path / "wd", "c", write=True, create=True) as c:
+    with Collection.writer(tmp_path / "wd", "c", create=True) as c:
         yield c
 
 

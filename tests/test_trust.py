@@ -92,7 +92,7 @@ def test_the_lock_is_checked_before_the_input_is_read(tmp_path: Path) -> None:
     with FakeOllama(responder=responder) as fake:
         assert update(wd, fake.url, "-q", str(DATA / "query" / "papers.csv")).exit_code == 0
         fake.reset()
-        with Collection.open(wd, "papers", write=True):
+        with Collection.writer(wd, "papers"):
             # an input that would fail at once if it were read: the lock answers first
             result = update(wd, fake.url, str(DATA / "bad" / "missing_columns.csv"))
         assert result.exit_code == 3
@@ -183,22 +183,22 @@ def test_status_shows_and_finishes_an_interrupted_delete(tmp_path: Path) -> None
     wd = tmp_path / "wd"
     with FakeOllama(responder=responder) as fake:
         assert update(wd, fake.url, "-q", str(DATA / "query" / "papers.csv")).exit_code == 0
-    with Collection.open(wd, "papers", write=True) as coll:
+    with Collection.writer(wd, "papers") as coll:
         before = coll.store.count()
         coll.ledger.journal_begin(["Q1"], "delete")  # what a delete killed at this point leaves
 
     status = run("status", "-c", "papers", "--working-dir", str(wd))
     assert status.exit_code == 0, status.output
     assert "Interrupted a delete of 1 paper had been cut short; finished now" in status.stdout
-    with Collection.open(wd, "papers") as coll:
+    with Collection.reader(wd, "papers") as coll:
         assert coll.paper_state("Q1") is None and coll.store.count() < before
         assert coll.ledger.journal() == {}
     again = run("status", "-c", "papers", "--working-dir", str(wd), "--json")
     assert json.loads(again.stdout)["interrupted"] is None
 
-    with Collection.open(wd, "papers", write=True) as coll:
+    with Collection.writer(wd, "papers") as coll:
         coll.ledger.journal_begin(["Q2"], "delete")
-    with Collection.open(wd, "papers"):  # a query holds the embedded store: only reported
+    with Collection.reader(wd, "papers"):  # a query holds the embedded store: only reported
         busy = run("status", "-c", "papers", "--working-dir", str(wd), "--json")
     info = json.loads(busy.stdout)["interrupted"]
     assert info["delete"] == 1 and info["finished"] is False

@@ -85,7 +85,7 @@ def model_work(fake: FakeOllama) -> list[Any]:
 
 
 def snapshot(wd: Path) -> dict[str, dict[str, Any]]:
-    with Collection.open(wd, "papers") as coll:
+    with Collection.reader(wd, "papers") as coll:
         return {hit.id: hit.payload for hit in coll.store.scroll()}
 
 
@@ -143,7 +143,7 @@ def test_update_indexes_real_papers_with_full_payload(
         e["description"] == " ".join(x["text"] for x in e["evidence"]) for e in cited
     )
 
-    with Collection.open(wd, "papers") as coll:
+    with Collection.reader(wd, "papers") as coll:
         assert coll.paper_state("PMC2768302").status == "done"  # type: ignore[union-attr]
 
 
@@ -204,7 +204,7 @@ def test_faults_end_in_done_or_failed_and_rerun_completes(papers_csv: Path, tmp_
         assert summary["failed"] >= 1
         assert result.exit_code == 1
         assert summary["indexed"] + summary["failed"] == 12
-        with Collection.open(wd, "papers") as coll:
+        with Collection.reader(wd, "papers") as coll:
             failed = coll.failed_papers()
             assert len(failed) == summary["failed"]
             assert all(p.error and p.error.startswith(("draft:", "refine:", "embed")) or p.error
@@ -313,7 +313,7 @@ def test_sigkill_at_several_points_then_rerun_equals_clean_run(tmp_path: Path) -
             proc = start_update(fake, wd, papers_csv)
             killed += kill_after(proc, fake, path, n)
         assert killed >= 2
-        with Collection.open(wd, "papers") as coll:  # a dead writer's lock is taken over
+        with Collection.reader(wd, "papers") as coll:  # a dead writer's lock is taken over
             states = [coll.paper_state(p.paper_id) for p in real_papers()]
             assert any(s is None or s.status != "done" for s in states)  # work was left over
 
@@ -337,7 +337,7 @@ def test_sigkill_at_several_points_then_rerun_equals_clean_run(tmp_path: Path) -
     after_crashes, uninterrupted = snapshot(wd), snapshot(clean)
     assert after_crashes.keys() == uninterrupted.keys()
     assert after_crashes == uninterrupted
-    with Collection.open(wd, "papers") as coll:
+    with Collection.reader(wd, "papers") as coll:
         stats = coll.stats()
         assert stats["papers"]["done"] == 12
         assert not stats["papers"].get("pending") and not stats["papers"].get("failed")
@@ -367,7 +367,7 @@ def test_server_gone_mid_run_stops_with_exit_2_and_keeps_finished_papers(
         )  # fmt: skip
     assert result.exit_code == 2
     assert "Cannot reach Ollama" in result.stderr
-    with Collection.open(wd, "papers") as coll:
+    with Collection.reader(wd, "papers") as coll:
         done = [
             p for p in real_papers() if (s := coll.paper_state(p.paper_id)) and s.status == "done"
         ]

@@ -28,10 +28,8 @@ def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
 
     def open_(name: str, **kw: Any) -> Collection:
         if client is None:
-            return Collection.open(tmp_path, name, write=True, create=True, **kw)
-        return Collection.open(
-            tmp_path, name, write=True, create=True, store=ServerStore(client, name), **kw
-        )
+            return Collection.writer(tmp_path, name, create=True, **kw)
+        return Collection.writer(tmp_path, name, create=True, store=ServerStore(client, name), **kw)
 
     yield open_
     if client is not None:
@@ -186,7 +184,7 @@ def test_refresh_touches_only_edges_of_nodes_whose_degree_changed(tmp_path: Path
     papers = cid_papers()
     ids = list(papers)
     store = CountingStore(tmp_path / "cid" / "shard")
-    with Collection.open(tmp_path, "cid", write=True, create=True, store=store) as coll:
+    with Collection.writer(tmp_path, "cid", create=True, store=store) as coll:
         coll.commit_papers([batch_item(pid, papers[pid]) for pid in ids[:-1]])
         coll.refresh_weights()
         total = coll.store.count()
@@ -211,7 +209,7 @@ def test_refresh_touches_only_edges_of_nodes_whose_degree_changed(tmp_path: Path
 
 def test_min_weight_threshold_matches_float_weights(tmp_path: Path) -> None:
     papers = cid_papers()
-    with Collection.open(tmp_path, "cid", write=True, create=True) as coll:
+    with Collection.writer(tmp_path, "cid", create=True) as coll:
         coll.commit_papers([batch_item(pid, papers[pid]) for pid in list(papers)[:10]])
         n = coll.node_count()
         for d in range(0, 6):
@@ -246,7 +244,7 @@ def test_hubs_deferred_to_the_optimise_keep_filters_and_weights_exact(opener: Op
     n_nodes = len(degrees)
     inc = opener("deferred", defer_min_degree=1)
     with inc:
-        stale = inc.stale_degrees()
+        stale = inc.stale_nodes()
         # the case under test: hubs deferred, their edges' payloads really behind
         assert stale and all(degrees[k] == d for k, d in stale.items())
         behind = [
@@ -273,7 +271,7 @@ def test_hubs_deferred_to_the_optimise_keep_filters_and_weights_exact(opener: Op
             assert filtered_ids(inc, k / n_nodes) == expected, k
         # the optimise rewrites the deferred hubs
         assert inc.optimize(force=True)
-        assert inc.stale_degrees() == {}
+        assert inc.stale_nodes() == {}
         for hit in inc.store.scroll():
             s, t = hit.payload["source_key"], hit.payload["target_key"]
             assert (hit.payload["source_degree"], hit.payload["target_degree"]) == (

@@ -48,9 +48,9 @@ def _human(stats: dict[str, Any]) -> str:
         f"{stats['entities']:,} entities"
         + (f", {stats['vector_size']}-d vectors" if stats["vector_size"] else ""),
     ]
-    if stats["weights_pending_refresh"]:
+    if stats["stale_nodes"]:
         lines.append(
-            f"Weights     {stats['weights_pending_refresh']:,} nodes with older degrees in their "
+            f"Weights     {stats['stale_nodes']:,} nodes with older degrees in their "
             "edges (exact in queries and exports; rewritten by the next optimise)"
         )
     if stats["outdated_papers"]:

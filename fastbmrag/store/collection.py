@@ -234,7 +234,29 @@ class Collection:
         return (Path(working_dir).expanduser() / name / LEDGER_FILE).is_file()
 
     @classmethod
-    def open(
+    def reader(cls, working_dir: Path, name: str, **options: Any) -> Collection:
+        """Open collection ``name`` for reading (a query, an export). ``options``: ``qdrant_url``,
+        ``api_key``, ``store``, ``command``, ``busy_timeout``."""
+        return cls._open(working_dir, name, **options)
+
+    @classmethod
+    def writer(
+        cls, working_dir: Path, name: str, *, create: bool = False, **options: Any
+    ) -> Collection:
+        """Open collection ``name`` for writing (``create``: make it when missing): takes the
+        collection lock (LockedError if another process has it) and finishes anything a killed
+        writer left. ``options`` as for :meth:`reader`, plus ``optimize_min_points`` and
+        ``defer_min_degree``."""
+        return cls._open(working_dir, name, write=True, create=create, **options)
+
+    @classmethod
+    def ledger_only(cls, working_dir: Path, name: str, **options: Any) -> Collection:
+        """Open collection ``name``'s ledger without its store (``status``, the papers already
+        indexed): works while an update holds the collection."""
+        return cls._open(working_dir, name, ledger_only=True, **options)
+
+    @classmethod
+    def _open(
         cls,
         working_dir: Path,
         name: str,
@@ -250,12 +272,9 @@ class Collection:
         optimize_min_points: int = DEFAULT_OPTIMIZE_MIN_POINTS,
         defer_min_degree: int = DEFAULT_DEFER_MIN_DEGREE,
     ) -> Collection:
-        """Open (or with ``create``, create) collection ``name`` under ``working_dir``.
-
-        ``write`` takes the collection lock (LockedError if another process has it) and finishes
-        anything a crashed writer left. ``ledger_only`` opens the ledger without the store (for
-        ``status``, which must work while an update runs). ``store`` injects a ready store (tests,
-        custom backends) instead of the embedded shard or ``qdrant_url``.
+        """Open (or with ``create``, create) collection ``name`` under ``working_dir``: the one
+        opener behind :meth:`reader`, :meth:`writer` and :meth:`ledger_only`. ``store`` injects a
+        ready store (tests, custom backends) instead of the embedded shard or ``qdrant_url``.
         """
         check_name(name)
         working_dir = Path(working_dir).expanduser()
@@ -544,16 +563,16 @@ class Collection:
         with ``full``). Returns the number of nodes refreshed."""
         with self._mutex:
             self._require_write()
-            dirty = self.ledger.dirty_nodes()
+            stale = self.ledger.stale_nodes()
             if not full:
-                hubs = sorted((k for k, d in dirty.items() if d >= self.defer_min_degree),
-                              key=lambda k: (-dirty[k], k))  # fmt: skip
+                hubs = sorted((k for k, d in stale.items() if d >= self.defer_min_degree),
+                              key=lambda k: (-stale[k], k))  # fmt: skip
                 for key in hubs[:MAX_DEFERRED]:
-                    del dirty[key]
-            if not dirty:
+                    del stale[key]
+            if not stale:
                 return 0
             by_degree: dict[int, list[str]] = defaultdict(list)
-            for key, degree in dirty.items():
+            for key, degree in stale.items():
                 if degree > 0:  # a node with degree 0 has no edges left
                     by_degree[degree].append(key)
             for degree, keys in by_degree.items():
@@ -565,8 +584,8 @@ class Collection:
                             Filter(must=(Match(f"{side}_key", any_of=chunk),)),
                         )
             self.store.flush()
-            self.ledger.clear_dirty(dirty)
-            return len(dirty)
+            self.ledger.clear_stale(stale)
+            return len(stale)
 
     def node_count(self) -> int:
         """Number of nodes in the graph (entities with at least one edge)."""
@@ -592,7 +611,7 @@ class Collection:
         k = self.min_degree(threshold)
         if k <= 0:
             return Filter()
-        stale = self.stale_degrees()
+        stale = self.stale_nodes()
         if not stale:
             return Filter(must=(Range("source_degree", gte=k), Range("target_degree", gte=k)))
         keys = tuple(sorted(stale))
@@ -631,14 +650,14 @@ class Collection:
         out = [{"name": r[1], "id": r[3], "type": r[2], "degree": r[4]} for r in rows]
         return out[:n]
 
-    def stale_degrees(self) -> dict[str, int]:
+    def stale_nodes(self) -> dict[str, int]:
         """Node key -> current degree, for the nodes whose edges still carry an older one
         (hubs deferred to the next optimise, or a batch not yet refreshed)."""
-        return self.ledger.dirty_nodes()
+        return self.ledger.stale_nodes()
 
     @staticmethod
     def current_payload(payload: dict[str, Any], stale: dict[str, int]) -> dict[str, Any]:
-        """``payload`` with current degrees (a copy where ``stale``, from :meth:`stale_degrees`,
+        """``payload`` with current degrees (a copy where ``stale``, from :meth:`stale_nodes`,
         has one of its nodes)."""
         source, target = payload.get("source_key"), payload.get("target_key")
         if source not in stale and target not in stale:
@@ -657,11 +676,11 @@ class Collection:
         stale: dict[str, int] | None = None,
     ) -> float:
         """min(source weight, target weight) of a stored edge, for display. Pass ``n_nodes``
-        (:meth:`node_count`) and ``stale`` (:meth:`stale_degrees`) when weighing many edges."""
+        (:meth:`node_count`) and ``stale`` (:meth:`stale_nodes`) when weighing many edges."""
         n = self.node_count() if n_nodes is None else n_nodes
         if n == 0:
             return 0.0
-        payload = self.current_payload(payload, self.stale_degrees() if stale is None else stale)
+        payload = self.current_payload(payload, self.stale_nodes() if stale is None else stale)
         degree = min(int(payload.get("source_degree", 0)), int(payload.get("target_degree", 0)))
         return degree / n
 
@@ -719,7 +738,7 @@ class Collection:
             "distinct_edges": self.ledger.distinct_edge_count(),
             "entities": self.ledger.node_count(),
             "vector_size": int(size) if size else None,
-            "weights_pending_refresh": len(self.ledger.dirty_nodes()),
+            "stale_nodes": len(self.ledger.stale_nodes()),
             "outdated_papers": self.ledger.outdated_papers(),
             "last_run": asdict(run) if run else None,
             "size_on_disk": self.size_on_disk(),

@@ -61,7 +61,7 @@ def _text(value: Any, kind: str) -> str:
 
 def _edges(coll: Collection) -> Iterator[Hit]:
     """Every edge, its payload with current degrees (Collection.current_payload)."""
-    stale = coll.stale_degrees()
+    stale = coll.stale_nodes()
     for hit in coll.store.scroll(batch_size=_SCROLL_BATCH):
         yield Hit(hit.id, hit.score, coll.current_payload(hit.payload, stale))
 

@@ -98,6 +98,8 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         [
             # the EdgePayload version each done paper's edges were stored with
             "ALTER TABLE papers ADD COLUMN payload_version INTEGER NOT NULL DEFAULT 1",
+            # one name for the nodes whose degrees wait for a weight refresh: stale nodes
+            "ALTER TABLE dirty_nodes RENAME TO stale_nodes",
         ],
     ),
 ]
@@ -421,7 +423,7 @@ class Ledger:
             "DELETE FROM entities WHERE key = ? AND degree <= 0", [(k,) for k in changed]
         )
         conn.executemany(
-            "INSERT OR IGNORE INTO dirty_nodes (key) VALUES (?)", [(k,) for k in changed]
+            "INSERT OR IGNORE INTO stale_nodes (key) VALUES (?)", [(k,) for k in changed]
         )
         return changed
 
@@ -500,17 +502,17 @@ class Ledger:
                 conn.execute(f"DELETE FROM journal WHERE paper_id IN ({marks})", chunk)
         return removed, changed
 
-    def dirty_nodes(self) -> dict[str, int]:
+    def stale_nodes(self) -> dict[str, int]:
         """Nodes whose degree payload in the store is stale, with their current degree."""
         rows = self._query(
-            "SELECT d.key, COALESCE(e.degree, 0) FROM dirty_nodes d "
+            "SELECT d.key, COALESCE(e.degree, 0) FROM stale_nodes d "
             "LEFT JOIN entities e ON e.key = d.key"
         )
         return {k: int(v) for k, v in rows}
 
-    def clear_dirty(self, keys: Iterable[str]) -> None:
+    def clear_stale(self, keys: Iterable[str]) -> None:
         with self.transaction() as conn:
-            conn.executemany("DELETE FROM dirty_nodes WHERE key = ?", [(k,) for k in keys])
+            conn.executemany("DELETE FROM stale_nodes WHERE key = ?", [(k,) for k in keys])
 
     def node_count(self) -> int:
         return int(self._query("SELECT COUNT(*) FROM entities WHERE degree > 0")[0][0])
