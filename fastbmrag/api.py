@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import networkx
     import pandas
 
-    from fastbmrag.llm import BaseLLM
+    from fastbmrag.llm import BaseLLM, ServerPool
     from fastbmrag.papers.fetch import FetchSettings
     from fastbmrag.query import QueryOptions, QueryResult
     from fastbmrag.sync import SyncResult
@@ -86,7 +86,7 @@ class RAG:
         s = self.settings
         return choose_collection(s.working_dir, s.collection, qdrant_url=s.qdrant_url)
 
-    def llm(self, *, cache: bool | None = None) -> BaseLLM:
+    def llm(self, *, cache: bool | None = None) -> BaseLLM | ServerPool:
         """A client for the model server(s), with the response cache unless ``cache`` False."""
         if self._llm_factory is not None:
             return self._llm_factory()
@@ -183,9 +183,10 @@ class RAG:
             yield coll, value
 
     def update_options(self, **options: Any) -> UpdateOptions:
-        """:class:`UpdateOptions` with this object's settings (papers in flight, token cap)."""
+        """:class:`UpdateOptions` with this object's settings: as many papers in flight as model
+        requests (``concurrency`` per server), the token cap."""
         return UpdateOptions(
-            concurrency=self.settings.concurrency,
+            concurrency=self.settings.concurrency * len(self.settings.hosts),
             num_predict=self.settings.num_predict,
             **options,
         )

@@ -101,6 +101,17 @@ class Settings:
     use_cache: bool = True
     normalize: bool = True
 
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        """The model servers (``host`` may list several, comma-separated)."""
+        return tuple(h for h in self.host.split(",") if h)
+
+
+def _each(value: str | None, one: Any) -> str:
+    """Every host of a comma-separated list through ``one`` (which applies env and default)."""
+    parts = [p.strip() for p in value.split(",") if p.strip()] if value else []
+    return ",".join(one(p) for p in parts) if parts else one(None)
+
 
 FLAGS = (
     "working_dir",

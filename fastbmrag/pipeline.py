@@ -109,6 +109,7 @@ class RunSummary:
     llm: dict[str, Any] = field(default_factory=dict)
     max_chat_calls_per_paper: int = 0
     max_embed_requests_per_paper: int = 0
+    servers: dict[str, dict[str, int]] = field(default_factory=dict)  # several: per server
 
     @property
     def exit_code(self) -> int:
@@ -136,8 +137,17 @@ class RunSummary:
             f"{self.read:,} papers read: {self.indexed:,} indexed, {self.unchanged:,} unchanged, "
             f"{self.failed:,} failed; {self.edges:,} edges ({self.refined_edges:,} refined"
             f"{self._drops()}); LLM calls: {calls_txt}; tokens/paper: {p:,.0f} prompt + "
-            f"{c:,.0f} completion; {self.wall_seconds:.1f} s"
+            f"{c:,.0f} completion{self._servers()}; {self.wall_seconds:.1f} s"
         )
+
+    def _servers(self) -> str:
+        if len(self.servers) < 2:
+            return ""
+        each = ", ".join(
+            f"{where} {s['requests']:,} requests ({s['failures']:,} failed)"
+            for where, s in self.servers.items()
+        )
+        return f"; servers: {each}"
 
     def _drops(self) -> str:
         out = ""
@@ -378,14 +388,20 @@ async def _run(
             await _work(papers, collection, llm, normalizer, opts, summary, bar)
         collection.refresh_weights()
         collection.optimize()
-        summary.llm = llm.accounting.to_dict()
-        summary.wall_seconds = time.perf_counter() - started
+        _account(summary, llm, started)
         collection.record_run_end(run_id, summary.to_dict())
         return summary
     finally:
-        summary.llm = llm.accounting.to_dict()
-        summary.wall_seconds = time.perf_counter() - started
+        _account(summary, llm, started)
         await llm.aclose()
+
+
+def _account(summary: RunSummary, llm: LLMClient, started: float) -> None:
+    """The model calls, tokens (and, with several servers, each one's requests) and time."""
+    summary.llm = llm.accounting.to_dict()
+    servers = getattr(llm, "servers", None)
+    summary.servers = servers() if servers is not None else {}
+    summary.wall_seconds = time.perf_counter() - started
 
 
 async def _work(

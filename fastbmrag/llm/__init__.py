@@ -29,6 +29,7 @@ from fastbmrag.llm.cache import CACHE_FILENAME, ResponseCache
 from fastbmrag.llm.common import BaseLLM, estimate_tokens
 from fastbmrag.llm.ollama import OllamaClient
 from fastbmrag.llm.openai_compat import OpenAICompatClient
+from fastbmrag.llm.pool import ServerPool
 
 BACKENDS = ("ollama", "openai")
 
@@ -45,8 +46,9 @@ def make_llm(
     cache: ResponseCache | None = None,
     api_key: str | None = None,
     **kw: Any,
-) -> BaseLLM:
-    """Build a client. ``host`` is the Ollama host or the OpenAI-compatible base URL.
+) -> BaseLLM | ServerPool:
+    """Build a client. ``host`` is the Ollama host or the OpenAI-compatible base URL; a
+    comma-separated list of them builds a :class:`ServerPool` over one client per server.
 
     Further keyword arguments (``num_predict``, ``temperature``, ``retries``, ``backoff``,
     ``chat_timeout``, ``embed_timeout``, ``preflight_timeout``, ``keep_alive`` for Ollama)
@@ -61,13 +63,20 @@ def make_llm(
         cache=cache,
         **kw,
     )
-    if backend == "ollama":
-        if api_key:
-            raise ConfigError("--openai-api-key only applies to --llm-backend openai")
-        return OllamaClient(host, **common)
-    if backend == "openai":
-        return OpenAICompatClient(host, api_key=api_key, **common)
-    raise ConfigError(f"Unknown LLM backend '{backend}': choose one of {', '.join(BACKENDS)}")
+    if backend not in BACKENDS:
+        raise ConfigError(f"Unknown LLM backend '{backend}': choose one of {', '.join(BACKENDS)}")
+    if backend == "ollama" and api_key:
+        raise ConfigError("--openai-api-key only applies to --llm-backend openai")
+    hosts = [h.strip() for h in host.split(",") if h.strip()] if host else []
+
+    def one(h: str | None) -> BaseLLM:
+        if backend == "ollama":
+            return OllamaClient(h, **common)
+        return OpenAICompatClient(h, api_key=api_key, **common)
+
+    if len(hosts) > 1:  # several servers: one client each, behind a pool
+        return ServerPool([one(h) for h in hosts])
+    return one(hosts[0] if hosts else None)
 
 
 __all__ = [
@@ -84,6 +93,7 @@ __all__ = [
     "OllamaClient",
     "OpenAICompatClient",
     "ResponseCache",
+    "ServerPool",
     "Usage",
     "estimate_tokens",
     "make_llm",

@@ -1,0 +1,155 @@
+"""Several model servers behind one client, for groups with more than one GPU machine.
+
+``--ollama-host http://gpu01:11434,http://gpu02:11434`` (or the same in ``OLLAMA_HOST`` /
+``OPENAI_BASE_URL``) builds one backend client per server and a :class:`ServerPool` over them:
+
+* each request goes to the least busy healthy server (each server takes ``--concurrency``
+  requests at once);
+* a request that fails for a server-side reason (unreachable, the model gone, 5xx or timeouts
+  after the server's own retries) is sent to another server;
+* a server that failed is left out for ``cooldown`` seconds, then tried again by the next
+  request (its probe); one that answers is healthy again;
+* the preflight checks every server and names each that fails; the run goes on with the others
+  when one is fine, and fails (exit 2, every server named) when none is.
+
+The pool shares one accounting and one response cache among its servers (a cached answer is
+the same whichever server gave it); :meth:`ServerPool.servers` gives requests and failures per
+server for the run summary.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import numpy as np
+
+from fastbmrag.errors import LLMError, LLMUnavailable, ModelNotFound
+from fastbmrag.llm.base import KIND_EMBED, ChatResult, LLMClient, T
+from fastbmrag.llm.common import BaseLLM
+
+log = logging.getLogger("fastbmrag.llm")
+
+DEFAULT_COOLDOWN = 30.0  # seconds a failed server is left out before it is tried again
+R = TypeVar("R")
+_SAID: set[str] = set()  # preflight failures already reported
+
+
+class ServerPool(LLMClient):
+    """An :class:`LLMClient` over several servers of one backend (see the module docstring)."""
+
+    def __init__(self, clients: Sequence[BaseLLM], *, cooldown: float = DEFAULT_COOLDOWN) -> None:
+        if not clients:
+            raise LLMError("A server pool needs at least one server")
+        self.clients = list(clients)
+        self.accounting = self.clients[0].accounting
+        for c in self.clients[1:]:
+            c.accounting = self.accounting  # one accounting for the run summary
+        self.cooldown = cooldown
+        self._busy = [0] * len(self.clients)
+        self._down_until = [0.0] * len(self.clients)
+        self._requests = [0] * len(self.clients)
+        self._failures = [0] * len(self.clients)
+        self.backend = self.clients[0].backend
+        self.cache = self.clients[0].cache
+        self.model = self.clients[0].model
+        self.embed_model = self.clients[0].embed_model
+        self.concurrency = sum(c.concurrency for c in self.clients)
+
+    @property
+    def where(self) -> str:
+        return ",".join(c.where for c in self.clients)
+
+    def servers(self) -> dict[str, dict[str, int]]:
+        """Requests sent to and failed on each server (a retry on another counts there)."""
+        return {
+            c.where: {"requests": self._requests[i], "failures": self._failures[i]}
+            for i, c in enumerate(self.clients)
+        }
+
+    def _pick(self, tried: set[int]) -> int | None:
+        now = time.monotonic()
+        ready = [i for i in range(len(self.clients)) if i not in tried]
+        healthy = [i for i in ready if self._down_until[i] <= now]
+        pool = healthy or ready  # every server down: try one anyway rather than fail at once
+        if not pool:
+            return None
+        return min(pool, key=lambda i: (self._busy[i], self._requests[i], i))
+
+    async def _call(
+        self, send: Callable[[BaseLLM], Awaitable[R]], failed: Callable[[R], bool]
+    ) -> R:
+        """``send`` to the least busy healthy server; on a server-side failure, to another."""
+        tried: set[int] = set()
+        last: R | None = None
+        error: LLMError | None = None
+        while (i := self._pick(tried)) is not None:
+            tried.add(i)
+            self._busy[i] += 1
+            self._requests[i] += 1
+            try:
+                result = await send(self.clients[i])
+            except LLMError as err:  # unreachable, the model gone, embeddings kept failing
+                error = err
+                self._fail(i, str(err))
+                continue
+            finally:
+                self._busy[i] -= 1
+            if failed(result):
+                last = result
+                self._fail(i, "the request kept failing")
+                continue
+            self._down_until[i] = 0.0
+            return result
+        if last is not None:
+            return last
+        assert error is not None
+        raise error
+
+    def _fail(self, i: int, why: str, *, say: bool = True) -> None:
+        self._failures[i] += 1
+        self._down_until[i] = time.monotonic() + self.cooldown
+        if say:
+            log.warning("model server %s failed (%s); trying another", self.clients[i].where, why)
+
+    async def chat(
+        self,
+        messages: list[dict[str, str]],
+        schema: type[T],
+        *,
+        kind: str,
+        model: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> ChatResult[T]:
+        return await self._call(
+            lambda c: c.chat(messages, schema, kind=kind, model=model, options=options),
+            lambda r: r.server_failed,
+        )
+
+    async def embed(self, texts: list[str], *, kind: str = KIND_EMBED) -> np.ndarray:
+        return await self._call(lambda c: c.embed(texts, kind=kind), lambda r: False)
+
+    async def embedding_dim(self) -> int:
+        return await self._call(lambda c: c.embedding_dim(), lambda r: False)
+
+    async def preflight(self, *, chat: bool = True, embed: bool = True) -> None:
+        """Check every server; fine when one is (the others are named and left out)."""
+        errors: list[str] = []
+        for i, c in enumerate(self.clients):
+            try:
+                await c.preflight(chat=chat, embed=embed)
+            except (LLMUnavailable, ModelNotFound) as err:
+                errors.append(str(err))
+                self._fail(i, str(err), say=False)
+        if len(errors) == len(self.clients):
+            raise LLMUnavailable("No model server can be used: " + " | ".join(errors))
+        for message in errors:
+            if message not in _SAID:  # once per process: a run checks its servers twice
+                _SAID.add(message)
+                log.warning("%s; going on with the other servers", message)
+
+    async def aclose(self) -> None:
+        for c in self.clients:
+            await c.aclose()
