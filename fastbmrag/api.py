@@ -377,9 +377,10 @@ class RAG:
         opts = QueryOptions(**filters, link=False)
         with self.reader(command="edges") as coll:
             spec: FilterSpec = build_spec(opts, [], Parse(), self.normalizer())
+            spec = spec.resolve_weight(coll)
             stale = coll.stale_nodes()
             nodes = coll.node_count()
-            for hit in coll.store.scroll(spec.to_filter(coll) or None):
+            for hit in coll.store.scroll(spec.to_filter() or None):
                 payload = coll.current_payload(hit.payload, stale)
                 payload["weight"] = coll.edge_weight(payload, nodes, stale={})
                 yield hit.id, payload

@@ -32,11 +32,12 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from fastbmrag.errors import InputError, LLMError
+from fastbmrag.filters import PAYLOAD_FILTERS, either_end, payload_conditions
 from fastbmrag.llm.base import KIND_QUERY, LLMClient
 from fastbmrag.prompts import (
     ENTITY_TYPES,
@@ -109,15 +110,8 @@ class QueryOptions:
     concurrency: int = MAP_CONCURRENCY
 
     def __post_init__(self) -> None:
-        for name in (
-            "entities",
-            "sources",
-            "targets",
-            "entity_types",
-            "relationship_types",
-            "paper_ids",
-            "journals",
-        ):
+        multiple = [f.name for f in PAYLOAD_FILTERS if f.multiple]
+        for name in ("entities", "sources", "targets", *multiple):
             setattr(self, name, _tuple(getattr(self, name)))
         self.entity_types = tuple(t.lower() for t in self.entity_types)
         self.relationship_types = tuple(
@@ -271,66 +265,54 @@ class FilterSpec:
         either = [e for e in self.entities if e.role == "either"]
         return "all" if self.match == "all" and len(either) == 2 else "any"
 
+    # the store condition of min_weight, resolved from the collection's degrees beforehand
+    weight_filter: Filter | None = None
+
+    def payload_values(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in PAYLOAD_FILTERS}
+
     def is_empty(self) -> bool:
-        return not (
-            self.entities
-            or self.relationship_types
-            or self.entity_types
-            or self.since is not None
-            or self.until is not None
-            or self.paper_ids
-            or self.journals
-            or self.min_weight is not None
+        given = [v for v in self.payload_values().values() if v not in (None, ())]
+        return not (self.entities or given or self.min_weight is not None)
+
+    def resolve_weight(self, collection: Collection) -> FilterSpec:
+        """This spec with ``min_weight`` turned into conditions on the stored degrees."""
+        if self.min_weight is None:
+            return self
+        return FilterSpec(
+            **{**self.__dict__, "weight_filter": collection.min_weight_filter(self.min_weight)}
         )
 
-    def to_filter(self, collection: Collection | None = None) -> Filter:
+    def to_filter(self) -> Filter:
+        if self.min_weight is not None and self.weight_filter is None:
+            raise ValueError("min_weight needs resolve_weight(collection) before to_filter()")
         must: list[Match | Range | Filter] = []
         either = [e for e in self.entities if e.role == "either"]
         if either and self.effective_match == "all":
-            must += [_either_end("key", e.node_keys()) for e in either]
+            must += [either_end("key", e.node_keys()) for e in either]
         elif either:
-            must.append(_either_end("key", tuple(k for e in either for k in e.node_keys())))
+            must.append(either_end("key", tuple(k for e in either for k in e.node_keys())))
         for role in ("source", "target"):
             keys = tuple(k for e in self.entities if e.role == role for k in e.node_keys())
             if keys:
                 must.append(Match(f"{role}_key", any_of=keys))
-        if self.relationship_types:
-            must.append(Match("relationship_type", any_of=self.relationship_types))
-        if self.entity_types:
-            must.append(_either_end("type", self.entity_types))
-        if self.since is not None or self.until is not None:
-            must.append(Range("year", gte=self.since, lte=self.until))
-        if self.paper_ids:
-            must.append(Match("paper_id", any_of=self.paper_ids))
-        if self.journals:
-            must.append(Match("journal", any_of=self.journals))
-        if self.min_weight is not None and collection is not None:
-            weight = collection.min_weight_filter(self.min_weight)
-            if weight:
-                must.append(weight)
+        must += payload_conditions(self.payload_values())
+        if self.weight_filter:
+            must.append(self.weight_filter)
         return Filter(must=tuple(must))
 
     def to_dict(self) -> dict[str, Any]:
+        values = {
+            k: list(v) if isinstance(v, tuple) else v for k, v in self.payload_values().items()
+        }
         return {
             "entities": [e.to_dict() for e in self.entities],
             "match": self.effective_match if self.entities else None,
-            "relationship_types": list(self.relationship_types),
+            **values,
             "relationship_types_from": self.relationship_types_from,
-            "entity_types": list(self.entity_types),
             "entity_types_from": self.entity_types_from,
-            "since": self.since,
-            "until": self.until,
-            "paper_ids": list(self.paper_ids),
-            "journals": list(self.journals),
             "min_weight": self.min_weight,
         }
-
-
-def _either_end(what: str, values: Sequence[str]) -> Filter:
-    vals = tuple(dict.fromkeys(values))
-    return Filter(
-        should=(Match(f"source_{what}", any_of=vals), Match(f"target_{what}", any_of=vals))
-    )
 
 
 def build_spec(
@@ -344,12 +326,10 @@ def build_spec(
     spec = FilterSpec(
         entities=flagged or (linked if options.link else []),
         match=options.match,
-        since=options.since,
-        until=options.until,
-        paper_ids=options.paper_ids,
-        journals=options.journals,
         min_weight=options.min_weight,
+        **{f.name: getattr(options, f.name) for f in PAYLOAD_FILTERS},
     )
+    spec.relationship_types, spec.entity_types = (), ()  # from the flags or the parse, below
     if options.relationship_types:
         spec.relationship_types, spec.relationship_types_from = options.relationship_types, "flag"
     elif parse.relationship_types:
@@ -766,7 +746,8 @@ async def aquery(
     store = collection.store
     used, relaxed, matched = spec, [], 0
     for note, candidate in relaxations(spec, opts.fallback):
-        flt = candidate.to_filter(collection)
+        candidate = candidate.resolve_weight(collection)
+        flt = candidate.to_filter()
         matched = store.count(flt or None)
         if note is not None:
             relaxed.append(note)
@@ -779,7 +760,7 @@ async def aquery(
             f"no edge matched the filters ({_describe(spec)}); searched with {_describe(used)} "
             f"({'; '.join(relaxed)})"
         )
-    flt = used.to_filter(collection)
+    flt = used.to_filter()
     timings["filter_s"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -865,16 +846,10 @@ def _describe(spec: FilterSpec) -> str:
     if spec.entities:
         joined = " and " if spec.effective_match == "all" else " or "
         parts.append(joined.join(e.id or e.name for e in spec.entities))
-    if spec.relationship_types:
-        parts.append("relations " + "/".join(spec.relationship_types))
-    if spec.entity_types:
-        parts.append("types " + "/".join(spec.entity_types))
-    if spec.since is not None or spec.until is not None:
-        parts.append(f"years {spec.since or ''}-{spec.until or ''}")
-    if spec.paper_ids:
-        parts.append("papers " + ",".join(spec.paper_ids))
-    if spec.journals:
-        parts.append("journals " + ",".join(spec.journals))
+    for f in PAYLOAD_FILTERS:
+        value = getattr(spec, f.name)
+        if value not in (None, ()):
+            parts.append(f"{f.label} " + ("/".join(value) if f.multiple else str(value)))
     if spec.min_weight is not None:
         parts.append(f"weight >= {spec.min_weight}")
     return ", ".join(parts) or "none"

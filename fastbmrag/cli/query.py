@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
@@ -13,8 +14,20 @@ from fastbmrag.cli.common import (
     qdrant_options,
     working_dir_option,
 )
+from fastbmrag.filters import PAYLOAD_FILTERS
 
 _ENTITY_TYPES = ("gene", "disease", "chemical", "variant", "pathway", "cell", "other")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def payload_filter_options(f: F) -> F:
+    """The CLI options of the payload filters, one per row of :data:`PAYLOAD_FILTERS`."""
+    for spec in reversed(PAYLOAD_FILTERS):
+        kind: Any = click.Choice(_ENTITY_TYPES) if spec.name == "entity_types" else spec.cast
+        f = click.option(*spec.flags, spec.name, multiple=spec.multiple, type=kind, help=spec.help)(
+            f
+        )
+    return f
 
 
 @click.command("query")
@@ -67,32 +80,7 @@ _ENTITY_TYPES = ("gene", "disease", "chemical", "variant", "pathway", "cell", "o
     show_default=True,
     help="Two entities: an edge joins both (all) or touches either (any).",
 )
-@click.option(
-    "-t",
-    "--entity-type",
-    "entity_types",
-    multiple=True,
-    type=click.Choice(_ENTITY_TYPES),
-    help="Edges with this entity type on either end; repeatable. Replaces the parsed answer type.",
-)
-@click.option(
-    "-r",
-    "--relation",
-    "relationship_types",
-    multiple=True,
-    help="Relationship type (upregulated_in, causes, ...); repeatable. Replaces the parsed types.",
-)
-@click.option("--since", type=int, default=None, help="Papers from this year on.")
-@click.option("--until", type=int, default=None, help="Papers up to this year.")
-@click.option(
-    "--paper-id", "paper_ids", multiple=True, help="Only edges of this paper; repeatable."
-)
-@click.option(
-    "--journal",
-    "journals",
-    multiple=True,
-    help="Only papers of this journal (exact name); repeatable.",
-)
+@payload_filter_options
 @click.option(
     "--min-weight",
     type=float,
@@ -119,9 +107,16 @@ def query(question: str, **kw: Any) -> None:
       fastbmrag query "Which genes are up- or down-regulated in endometriosis?" --since 2015 --format markdown
       fastbmrag query "IL1B" --entity IL1B -r upregulated_in --no-answer --json
     """
-    from fastbmrag.api import RAG
+    from fastbmrag.store.collection import choose_collection, readahead
 
     fmt = "json" if kw.pop("as_json") else kw.pop("fmt")
+    working_dir, url = config.working_dir(kw["working_dir"]), config.qdrant_url(kw["qdrant_url"])
+    kw["collection"] = choose_collection(working_dir, kw["collection"], qdrant_url=url)
+    if not url:  # the disk reads the shard while the modules and vocabularies load
+        readahead(working_dir, kw["collection"])
+
+    from fastbmrag.api import RAG
+
     rag = RAG.from_options(kw)
 
     from fastbmrag.query import DEFAULT_MIN_SCORE, options_from, render

@@ -138,7 +138,13 @@ def readahead(working_dir: Path, name: str) -> None:
     A hint only: nothing happens where the collection has no embedded shard."""
     from fastbmrag.store.edge import readahead as shard_readahead
 
-    shard_readahead(Path(working_dir).expanduser() / name / SHARD_DIR)
+    shard = Path(working_dir).expanduser() / name / SHARD_DIR
+    if shard not in _READ_AHEAD:  # once per process: the command, then RAG, may both ask
+        _READ_AHEAD.add(shard)
+        shard_readahead(shard)
+
+
+_READ_AHEAD: set[Path] = set()
 
 
 def check_name(name: str) -> str:
