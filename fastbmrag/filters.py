@@ -53,6 +53,8 @@ PAYLOAD_FILTERS = (
                   "Only edges of this paper; repeatable.", "papers"),
     PayloadFilter("journals", ("--journal",), "journal", "any",
                   "Only papers of this journal (exact name); repeatable.", "journals"),
+    PayloadFilter("pmids", ("--pmid",), "pmid", "any", "Only papers with this PMID; repeatable.",
+                  "PMIDs"),
 )  # fmt: skip
 
 

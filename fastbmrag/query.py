@@ -103,6 +103,7 @@ class QueryOptions:
     until: int | None = None
     paper_ids: tuple[str, ...] = ()
     journals: tuple[str, ...] = ()
+    pmids: tuple[str, ...] = ()
     min_weight: float | None = None
     fallback: bool = True  # relax filters that match nothing, down to no filter
     answer_model: str | None = None
@@ -258,6 +259,7 @@ class FilterSpec:
     until: int | None = None
     paper_ids: tuple[str, ...] = ()
     journals: tuple[str, ...] = ()
+    pmids: tuple[str, ...] = ()
     min_weight: float | None = None
 
     @property

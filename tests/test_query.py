@@ -527,3 +527,16 @@ def test_min_weight_and_weights_exact_with_hubs_deferred(tmp_path: Path, fake: F
             assert {e.id for e in result.edges} == expected, k
             tested += len(expected) < len(every.edges)
         assert tested  # a threshold that excluded some edges
+
+
+def test_pmid_filter(workdir: Path, fake: FakeOllama) -> None:
+    result, _ = ask(workdir, fake, "What was reported?", no_answer=True, pmids=("90000002",),
+                    min_score=-1)  # fmt: skip
+    assert {t[0] for t in triples(result)} == {"Q2"}
+    assert result.filters["pmids"] == ["90000002"]
+    cli_result = CliRunner().invoke(
+        cli, ["query", "What was reported?", "--working-dir", str(workdir), "--ollama-host",
+              fake.url, "--no-answer", "--pmid", "90000005", "--min-score", "-1", "--json"],
+    )  # fmt: skip
+    assert cli_result.exit_code == 0, cli_result.output
+    assert {e["paper_id"] for e in json.loads(cli_result.stdout)["edges"]} == {"Q5"}
