@@ -342,6 +342,48 @@ class RAG:
                 return write_graphml(coll, out)
             return 0, write_csv(coll, out)
 
+    # --- the graph itself (no model call) ----------------------------------------------------
+
+    def node_keys(self, name: str) -> tuple[str, ...]:
+        """The node keys a name or id (IL1B, HGNC:5992, endometriosis) can have."""
+        from fastbmrag.query import resolve_entity
+
+        return resolve_entity(name, self.normalizer()).node_keys()
+
+    def contradictions(self, entity: str | None = None) -> list[dict[str, Any]]:
+        """The entity pairs whose papers disagree (opposite relationship types), most papers
+        first; with ``entity``, only pairs it is part of."""
+        from fastbmrag.graph import contradictions
+
+        keys = self.node_keys(entity) if entity else ()
+        with self.ledger() as coll:
+            return contradictions(coll, keys)
+
+    def path(self, start: str, end: str, *, max_hops: int = 3) -> list[list[dict[str, Any]]]:
+        """The best-supported paths between two entities, each hop with its relation, papers
+        and an evidence sentence."""
+        from fastbmrag.graph import paths
+
+        a, b = self.node_keys(start), self.node_keys(end)
+        with self.reader(command="path") as coll:
+            return paths(coll, a, b, max_hops=max_hops)
+
+    def entity(self, name: str) -> dict[str, Any] | None:
+        """An entity's card: vocabulary facts and what the collection holds about it (None when
+        no edge is about it)."""
+        from fastbmrag.graph import entity_card, node_names
+
+        norm = self.normalizer()
+        with self.reader(command="entity") as coll:
+            known = node_names(coll)
+            key = next((k for k in self.node_keys(name) if k in known), None)
+            if key is None:
+                return None
+            ontology_id = known[key]["id"]
+            lookup = getattr(norm, "facts", None)
+            facts: dict[str, Any] = lookup(ontology_id) if lookup and ontology_id else {}
+            return entity_card(coll, key, facts)
+
     def edges(self, **filters: Any) -> pandas.DataFrame:
         """Every edge passing the query filters (``entities``, ``relationship_types``,
         ``since``, ``min_weight``, ...): one row per edge, its payload and current weight."""

@@ -338,14 +338,27 @@ MERGE_SYSTEM = (
 )
 
 
-def answer_messages(question: str, evidence: list[str]) -> list[dict[str, str]]:
-    """``evidence``: lines already numbered ``[n] ...``."""
+def _evidence_block(question: str, evidence: list[str], agreement: list[str]) -> str:
     user = f"Question: {question}\n\nEvidence:\n" + "\n".join(evidence)
+    if agreement:
+        user += "\n\nAgreement between papers (state it; cite both sides of a disagreement):\n"
+        user += "\n".join(agreement)
+    return user
+
+
+def answer_messages(
+    question: str, evidence: list[str], agreement: list[str] | None = None
+) -> list[dict[str, str]]:
+    """``evidence``: lines already numbered ``[n] ...``; ``agreement``: per entity pair, the
+    relationship types the items state and whether papers disagree."""
+    user = _evidence_block(question, evidence, agreement or [])
     return [{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": user}]
 
 
-def partial_messages(question: str, evidence: list[str]) -> list[dict[str, str]]:
-    user = f"Question: {question}\n\nEvidence:\n" + "\n".join(evidence)
+def partial_messages(
+    question: str, evidence: list[str], agreement: list[str] | None = None
+) -> list[dict[str, str]]:
+    user = _evidence_block(question, evidence, agreement or [])
     return [{"role": "system", "content": PARTIAL_SYSTEM}, {"role": "user", "content": user}]
 
 

@@ -482,6 +482,8 @@ class QueryResult:
     warnings: list[str] = field(default_factory=list)
     no_evidence: dict[str, Any] | None = None  # why nothing answers the question (answer None)
     uncited_sentences: list[str] = field(default_factory=list)
+    consensus: list[dict[str, Any]] = field(default_factory=list)  # per entity pair retrieved
+    follow_ups: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -490,6 +492,8 @@ class QueryResult:
             "answer": self.answer,
             "no_evidence": self.no_evidence,
             "uncited_sentences": self.uncited_sentences,
+            "consensus": self.consensus,
+            "follow_ups": self.follow_ups,
             "references": self.references,
             "edges": [e.to_dict() for e in self.edges],
             "filters": self.filters,
@@ -554,6 +558,58 @@ def evidence_line(edge: EdgeResult) -> str:
     if p.get("pmid"):
         paper.append(f"PMID {p['pmid']}")
     return line + f" (Paper: {'; '.join(x for x in paper if x)})"
+
+
+def _pairs(edges: list[EdgeResult], item: str) -> list[dict[str, Any]]:
+    """Consensus of the edges per (source, target) pair; items are evidence numbers ("n") or
+    paper ids ("paper")."""
+    from fastbmrag.graph import consensus
+
+    names = {}
+    rows = []
+    for e in edges:
+        p = e.payload
+        s, t = (
+            str(p.get("source_key") or p.get("source")),
+            str(p.get("target_key") or p.get("target")),
+        )
+        names[s], names[t] = p.get("source"), p.get("target")
+        rows.append(
+            (s, str(p.get("relationship_type")), t, e.n if item == "n" else p.get("paper_id"))
+        )
+    out = consensus(rows)
+    for pair in out:
+        pair["source_name"], pair["target_name"] = names[pair["source"]], names[pair["target"]]
+    return out
+
+
+def agreement_lines(edges: list[EdgeResult]) -> list[str]:
+    """For the answer prompt: each pair stated by more than one item, with its relationship
+    types, their items and whether papers disagree."""
+    lines = []
+    for pair in _pairs(edges, "n"):
+        stated = sum(len(v) for v in pair["relations"].values())
+        if stated < 2:
+            continue
+        parts = [
+            f"{rel.replace('_', ' ')} in {len(ns)} {'item' if len(ns) == 1 else 'items'} "
+            + "".join(f"[{n}]" for n in ns)
+            for rel, ns in pair["relations"].items()
+        ]
+        verdict = "papers disagree" if pair["conflict"] else "papers agree"
+        lines.append(
+            f"{pair['source_name']} -> {pair['target_name']}: {'; '.join(parts)} ({verdict})"
+        )
+    return lines
+
+
+def consensus_of(edges: list[EdgeResult]) -> list[dict[str, Any]]:
+    """For the JSON: per pair, the relationship types with their papers, and ``conflict``."""
+    return [
+        {"source": p["source_name"], "source_key": p["source"], "target": p["target_name"],
+         "target_key": p["target"], "relations": p["relations"], "conflict": p["conflict"]}
+        for p in _pairs(edges, "paper")
+    ]  # fmt: skip
 
 
 def check_citations(text: str, n: int) -> tuple[str, list[int], list[int]]:
@@ -624,18 +680,19 @@ async def synthesize(
     lines = [evidence_line(e) for e in edges]
     model = options.answer_model
     if len(lines) <= options.answer_batch:
-        return await _ask(answer_messages(question, lines), Answer, llm, model, calls, final=True)
+        messages = answer_messages(question, lines, agreement_lines(edges))
+        return await _ask(messages, Answer, llm, model, calls, final=True)
 
     sem = asyncio.Semaphore(options.concurrency)
-    groups = [
-        lines[i : i + options.answer_batch] for i in range(0, len(lines), options.answer_batch)
-    ]
+    size = options.answer_batch
+    groups = [lines[i : i + size] for i in range(0, len(lines), size)]
+    agreements = [agreement_lines(edges[i : i + size]) for i in range(0, len(edges), size)]
 
-    async def summarise(group: list[str]) -> str | None:
+    async def summarise(group: list[str], agreement: list[str]) -> str | None:
         async with sem:
             try:
                 return await _ask(
-                    partial_messages(question, group), PartialAnswer, llm, model, calls
+                    partial_messages(question, group, agreement), PartialAnswer, llm, model, calls
                 )
             except LLMError as err:
                 warnings.append(
@@ -643,7 +700,8 @@ async def synthesize(
                 )
                 return None
 
-    partials = [p for p in await asyncio.gather(*(summarise(g) for g in groups)) if p]
+    summaries = [summarise(g, a) for g, a in zip(groups, agreements, strict=True)]
+    partials = [p for p in await asyncio.gather(*summaries) if p]
     if not partials:
         raise LLMError("Every summarising call failed; check the model server and retry")
     while len(partials) > MERGE_FANIN:
@@ -808,6 +866,18 @@ async def aquery(
         timings["answer_s"] = time.perf_counter() - t
     if fallback_msg and answer is None:
         warnings.append(fallback_msg)
+    follow: list[str] = []
+    if answer is not None:
+        from fastbmrag.graph import follow_ups
+
+        asked = [k for e in spec.entities for k in e.node_keys()]
+        covered = {
+            str(e.payload.get(side))
+            for e in edges
+            if e.cited
+            for side in ("source_key", "target_key")
+        }
+        follow = follow_ups(collection, asked, covered)
     timings["total_s"] = time.perf_counter() - started
     timings = {k: round(v, 4) for k, v in timings.items()}
 
@@ -840,6 +910,8 @@ async def aquery(
         warnings=warnings,
         no_evidence=missing,
         uncited_sentences=uncited,
+        consensus=consensus_of(edges),
+        follow_ups=follow,
     )
 
 
@@ -924,6 +996,8 @@ def render_text(result: QueryResult) -> str:
                 nums = "".join(f"[{k}]" for k in ref["citations"])
                 out.append(f"  {nums} {_ref_line(ref)}")
             out.append("")
+        if result.follow_ups:
+            out += ["Follow-up questions:", *(f"  - {q}" for q in result.follow_ups), ""]
     elif result.no_evidence is None:
         out.append(
             f"{len(result.edges):,} edges ({result.filters['matched']:,} passed the filters):"

@@ -397,6 +397,8 @@ def test_json_layout(workdir: Path, fake: FakeOllama) -> None:
         "answer",
         "no_evidence",
         "uncited_sentences",
+        "consensus",
+        "follow_ups",
         "references",
         "edges",
         "filters",

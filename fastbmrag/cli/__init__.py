@@ -30,6 +30,9 @@ COMMANDS = {
     "vocab": "fastbmrag.cli.vocab:vocab",
     "fetch": "fastbmrag.cli.fetch:fetch",
     "sync": "fastbmrag.cli.fetch:sync",
+    "contradictions": "fastbmrag.cli.graph:contradictions",
+    "path": "fastbmrag.cli.graph:path",
+    "entity": "fastbmrag.cli.graph:entity",
 }
 
 

@@ -540,6 +540,15 @@ class Ledger:
         ):
             yield key, name, type_, ontology_id, int(degree)
 
+    def edge_rows(self) -> Iterator[tuple[str, str, str, str, str]]:
+        """(point id, paper id, source key, relationship type, target key) of every edge."""
+        rows = self._query(
+            "SELECT point_id, paper_id, source_key, relationship_type, target_key FROM edges "
+            "ORDER BY paper_id, point_id"
+        )
+        for row in rows:
+            yield str(row[0]), str(row[1]), str(row[2]), str(row[3]), str(row[4])
+
     def recompute_degrees(self) -> dict[str, int]:
         """Degrees computed from the edge refs alone (a check on the incremental counters)."""
         rows = self._query(

@@ -1356,6 +1356,19 @@ class DictionaryNormalizer:
             self._labels = labels
         return self._labels.get(ontology_id)
 
+    def facts(self, ontology_id: str) -> dict[str, str]:
+        """What the vocabulary says of an id: an HGNC gene's symbol, name and locus group; a
+        MeSH descriptor's name and categories (disease, chemical)."""
+        for row in self._genes if ontology_id.startswith("HGNC:") else ():
+            if row[0] == ontology_id:
+                return {"source": "HGNC", "symbol": row[1], "name": row[2], "locus_group": row[3]}
+        for row in self._desc if not ontology_id.startswith("HGNC:") else ():
+            if row[0] == ontology_id:
+                kinds = {"C": "disease", "F": "mental disorder", "D": "chemical"}
+                return {"source": "MeSH", "name": row[1],
+                        "categories": ", ".join(kinds[c] for c in row[2] if c in kinds)}  # fmt: skip
+        return {}
+
     def gene(self, hgnc_id: str) -> tuple[str, str] | None:
         """(symbol, name) of an HGNC id, e.g. "HGNC:5992" -> ("IL1B", "interleukin 1 beta")."""
         for row in self._genes:

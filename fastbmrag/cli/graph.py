@@ -1,0 +1,117 @@
+"""`fastbmrag contradictions`, `path` and `entity`: the graph itself, with no model call."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from fastbmrag.cli.common import collection_option, json_option, qdrant_options, working_dir_option
+from fastbmrag.errors import InputError
+
+
+def _rag(**opts: Any) -> Any:
+    from fastbmrag.api import RAG
+
+    return RAG.from_options(opts)
+
+
+def _papers(ids: list[str]) -> str:
+    return f"{len(ids)} paper{'s' if len(ids) != 1 else ''} ({', '.join(ids[:4])}{', ...' if len(ids) > 4 else ''})"
+
+
+@click.command("contradictions")
+@collection_option()
+@working_dir_option
+@qdrant_options
+@click.option(
+    "-e", "--entity", default=None, help="Only pairs this entity (name or id) is part of."
+)
+@json_option
+def contradictions(entity: str | None, as_json: bool, **opts: Any) -> None:
+    """List the entity pairs whose papers disagree (opposite relationship types, e.g.
+    upregulated_in and downregulated_in), most papers first.
+
+    \b
+    Example:
+      fastbmrag contradictions -c endometriosis --entity IL1B
+    """
+    found = _rag(**opts).contradictions(entity)
+    if as_json:
+        click.echo(json.dumps(found, indent=2, ensure_ascii=False))
+        return
+    if not found:
+        click.echo("No pair of entities on which papers disagree.")
+    for pair in found:
+        click.echo(f"{pair['source_name']} -> {pair['target_name']} ({pair['papers']} papers)")
+        for rel, papers in pair["relations"].items():
+            click.echo(f"  {rel}: {_papers(papers)}")
+
+
+@click.command("path")
+@click.argument("start")
+@click.argument("end")
+@collection_option()
+@working_dir_option
+@qdrant_options
+@click.option("--max-hops", type=click.IntRange(1, 6), default=3, show_default=True)
+@json_option
+def path(start: str, end: str, max_hops: int, as_json: bool, **opts: Any) -> None:
+    """Show the best-supported paths between two entities (names or ids): fewest hops, then
+    the most papers behind the weakest hop; each hop with its relation, papers and a sentence.
+
+    \b
+    Example:
+      fastbmrag path -c endometriosis IL1B CYP19A1
+    """
+    found = _rag(**opts).path(start, end, max_hops=max_hops)
+    if as_json:
+        click.echo(json.dumps(found, indent=2, ensure_ascii=False))
+        return
+    if not found:
+        click.echo(f"No path of at most {max_hops} hops between {start} and {end}.")
+    for n, hops in enumerate(found, 1):
+        click.echo(f"{n}. " + " - ".join([hops[0]["from"], *(h["to"] for h in hops)]))
+        for h in hops:
+            click.echo(
+                f"   {h['source']} {h['relationship_type']} {h['target']}: {_papers(h['papers'])}"
+            )
+            if h["evidence"]:
+                click.echo(f'     "{h["evidence"]["text"]}" ({h["evidence"]["paper_id"]})')
+
+
+@click.command("entity")
+@click.argument("name")
+@collection_option()
+@working_dir_option
+@qdrant_options
+@json_option
+def entity(name: str, as_json: bool, **opts: Any) -> None:
+    """Show an entity's card: what HGNC or MeSH says of it, its degree and weight in the
+    collection, its relations by type, its strongest partners and its papers by year.
+
+    \b
+    Example:
+      fastbmrag entity -c endometriosis IL1B
+    """
+    card = _rag(**opts).entity(name)
+    if card is None:
+        raise InputError(
+            f"No edge of the collection is about {name!r}: check the name, or list the "
+            "collection's entities with `fastbmrag export --format csv`"
+        )
+    if as_json:
+        click.echo(json.dumps(card, indent=2, ensure_ascii=False))
+        return
+    facts = card["vocabulary"]
+    click.echo(f"{card['name']} ({card['type']}, {card['id'] or 'no id'})")
+    if facts:
+        click.echo("  " + "; ".join(f"{k}: {v}" for k, v in facts.items()))
+    click.echo(f"  degree {card['degree']}, weight {card['weight']:.4f}, {card['papers']} papers")
+    click.echo("  relations: " + ", ".join(f"{t} {n}" for t, n in card["relations"].items()))
+    click.echo("  partners: " + ", ".join(f"{p['name']} ({p['papers']})" for p in card["partners"]))
+    if card["papers_by_year"]:
+        click.echo(
+            "  by year: " + ", ".join(f"{y}: {n}" for y, n in card["papers_by_year"].items())
+        )

@@ -1,0 +1,261 @@
+"""Answers that use the graph itself, with no model call: where papers agree and where they
+disagree, paths between two entities, an entity's card, and follow-up questions.
+
+Everything is computed from the ledger's edges (who is related to whom, by which relation, in
+which paper) and, for the sentences behind a hop, the stored payloads of those edges only.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fastbmrag.store.base import Filter, Match
+from fastbmrag.store.payload import evidence_of
+
+if TYPE_CHECKING:
+    from fastbmrag.store.collection import Collection
+
+# Relationship types that say opposite things about the same pair.
+OPPOSITES: frozenset[frozenset[str]] = frozenset(
+    frozenset(pair)
+    for pair in (
+        ("upregulated_in", "downregulated_in"),
+        ("upregulates", "downregulates"),
+        ("causes", "protects_against"),
+        ("risk_factor_for", "protects_against"),
+        ("positive_correlation", "negative_correlation"),
+    )
+)
+
+
+def opposed(a: str, b: str) -> bool:
+    return frozenset((a, b)) in OPPOSITES
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One stored edge as the ledger knows it."""
+
+    point_id: str
+    paper_id: str
+    source: str  # node key
+    relationship_type: str
+    target: str
+
+
+def ledger_edges(collection: Collection) -> list[Edge]:
+    return [Edge(*row) for row in collection.ledger.edge_rows()]
+
+
+def node_names(collection: Collection) -> dict[str, dict[str, Any]]:
+    """Node key -> name, type, ontology id and degree."""
+    return {
+        key: {"name": name, "type": etype, "id": ontology_id, "degree": degree}
+        for key, name, etype, ontology_id, degree in collection.ledger.entities()
+    }
+
+
+# --- consensus and contradictions -------------------------------------------------------------
+
+
+def consensus(edges: Iterable[tuple[str, str, str, Any]]) -> list[dict[str, Any]]:
+    """Per (source, target) pair: each relationship type with the items that state it, and
+    whether two of the types say opposite things (``conflict``). ``edges``: (source, type,
+    target, item) with item a paper id or an evidence number."""
+    pairs: dict[tuple[str, str], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+    for source, rel, target, item in edges:
+        if item not in pairs[(source, target)][rel]:
+            pairs[(source, target)][rel].append(item)
+    out = []
+    for (source, target), by_type in pairs.items():
+        types = sorted(by_type)
+        conflict = any(opposed(a, b) for a, b in itertools.combinations(types, 2))
+        out.append({"source": source, "target": target, "conflict": conflict,
+                    "relations": {t: by_type[t] for t in types}})  # fmt: skip
+    return out
+
+
+def contradictions(collection: Collection, entity_keys: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The pairs whose papers disagree (opposite relationship types), most papers first."""
+    wanted = set(entity_keys)
+    rows = [
+        (e.source, e.relationship_type, e.target, e.paper_id)
+        for e in ledger_edges(collection)
+        if not wanted or e.source in wanted or e.target in wanted
+    ]
+    names = node_names(collection)
+    found = []
+    for pair in consensus(rows):
+        if not pair["conflict"]:
+            continue
+        papers = {p for ps in pair["relations"].values() for p in ps}
+        pair["papers"] = len(papers)
+        pair["source_name"] = names.get(pair["source"], {}).get("name", pair["source"])
+        pair["target_name"] = names.get(pair["target"], {}).get("name", pair["target"])
+        found.append(pair)
+    return sorted(found, key=lambda p: (-p["papers"], p["source_name"], p["target_name"]))
+
+
+# --- paths --------------------------------------------------------------------------------------
+
+
+def paths(
+    collection: Collection, start: Sequence[str], end: Sequence[str], *, max_hops: int = 3,
+    limit: int = 5,
+) -> list[list[dict[str, Any]]]:  # fmt: skip
+    """The best-supported paths between two entities (node keys; several keys: any of them):
+    fewest hops, then the most papers behind the weakest hop, then the highest node degrees.
+    Each hop: its relation (in its stored direction), the papers stating it, and one evidence
+    sentence with its paper."""
+    import networkx
+
+    edges = ledger_edges(collection)
+    g = networkx.Graph()
+    for e in edges:
+        if e.source != e.target:
+            g.add_edge(e.source, e.target)
+    names = node_names(collection)
+    found: list[list[str]] = []
+    for a, b in itertools.product(start, end):
+        if a in g and b in g and a != b:
+            found += networkx.all_simple_paths(g, a, b, cutoff=max_hops)
+    by_pair: dict[frozenset[str], list[Edge]] = defaultdict(list)
+    for e in edges:
+        by_pair[frozenset((e.source, e.target))].append(e)
+
+    def support(path: list[str]) -> tuple[int, int, int]:
+        weakest = min(len({e.paper_id for e in by_pair[frozenset(h)]}) for h in _steps(path))
+        degree = min(names.get(k, {}).get("degree", 0) for k in path)
+        return (len(path), -weakest, -degree)
+
+    best = sorted({tuple(p) for p in found}, key=lambda p: support(list(p)))[:limit]
+    hops_needed = [by_pair[frozenset(h)] for p in best for h in _steps(p)]
+    sentences = _evidence(collection, [e for hop in hops_needed for e in hop])
+    return [
+        [_hop(a, b, by_pair[frozenset((a, b))], names, sentences) for a, b in _steps(p)]
+        for p in best
+    ]
+
+
+def _steps(path: Sequence[str]) -> list[tuple[str, str]]:
+    return list(zip(path[:-1], path[1:], strict=True))
+
+
+def _hop(
+    a: str, b: str, edges: list[Edge], names: dict[str, Any], sentences: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    counts = Counter((e.source, e.relationship_type, e.target) for e in edges)
+    (source, rel, target), _ = counts.most_common(1)[0]
+    stating = [
+        e for e in edges if (e.source, e.relationship_type, e.target) == (source, rel, target)
+    ]
+    cited = next((sentences[e.point_id] for e in stating if e.point_id in sentences), None)
+    return {
+        "from": names.get(a, {}).get("name", a),
+        "to": names.get(b, {}).get("name", b),
+        "source": names.get(source, {}).get("name", source),
+        "relationship_type": rel,
+        "target": names.get(target, {}).get("name", target),
+        "papers": sorted({e.paper_id for e in stating}),
+        "evidence": cited,
+    }
+
+
+def _evidence(collection: Collection, edges: Sequence[Edge]) -> dict[str, dict[str, Any]]:
+    """point id -> {"text", "paper_id"}: the first evidence sentence of each of these edges."""
+    if not edges:
+        return {}
+    ids = {e.point_id for e in edges}
+    flt = Filter(must=(Match("paper_id", any_of=tuple(sorted({e.paper_id for e in edges}))),))
+    out = {}
+    for hit in collection.store.scroll(flt):
+        if hit.id in ids:
+            ev = evidence_of(hit.payload)
+            text = ev[0]["text"] if ev else str(hit.payload.get("description") or "")
+            out[hit.id] = {"text": text, "paper_id": hit.payload.get("paper_id")}
+    return out
+
+
+# --- entity cards and follow-ups --------------------------------------------------------------
+
+
+def entity_card(collection: Collection, key: str, facts: dict[str, Any]) -> dict[str, Any]:
+    """What the vocabulary says (``facts``) and what the collection holds about node ``key``:
+    degree and weight, relations by type with paper counts, the strongest partners, papers by
+    year."""
+    names = node_names(collection)
+    node = names.get(key, {})
+    touching = [e for e in ledger_edges(collection) if key in (e.source, e.target)]
+    by_type: dict[str, set[str]] = defaultdict(set)
+    partners: dict[str, set[str]] = defaultdict(set)
+    for e in touching:
+        by_type[e.relationship_type].add(e.paper_id)
+        partners[e.target if e.source == key else e.source].add(e.paper_id)
+    years: Counter[int] = Counter()
+    papers = sorted({e.paper_id for e in touching})
+    if papers:
+        seen: set[str] = set()
+        flt = Filter(must=(Match("paper_id", any_of=tuple(papers)),))
+        for hit in collection.store.scroll(flt):
+            pid = str(hit.payload.get("paper_id"))
+            if pid not in seen and hit.payload.get("year"):
+                seen.add(pid)
+                years[int(hit.payload["year"])] += 1
+    nodes = max(collection.node_count(), 1)
+    strongest = sorted(
+        partners, key=lambda k: (-len(partners[k]), -names.get(k, {}).get("degree", 0))
+    )
+    return {
+        "key": key,
+        "name": node.get("name", facts.get("name", key)),
+        "type": node.get("type"),
+        "id": node.get("id"),
+        "vocabulary": facts,
+        "degree": node.get("degree", 0),
+        "weight": round(node.get("degree", 0) / nodes, 6),
+        "relations": {t: len(p) for t, p in sorted(by_type.items(), key=lambda kv: -len(kv[1]))},
+        "partners": [
+            {
+                "name": names.get(k, {}).get("name", k),
+                "id": names.get(k, {}).get("id"),
+                "papers": len(partners[k]),
+            }
+            for k in strongest[:10]
+        ],  # fmt: skip
+        "papers": len(papers),
+        "papers_by_year": dict(sorted(years.items())),
+    }
+
+
+def follow_ups(
+    collection: Collection, entity_keys: Sequence[str], covered: Iterable[str], n: int = 3
+) -> list[str]:
+    """Up to ``n`` questions the graph around the question's entities can answer and the answer
+    did not cover: an open contradiction first, then the strongest neighbours left out."""
+    if not entity_keys:
+        return []
+    names = node_names(collection)
+    covered = set(covered)
+    out = []
+    for pair in contradictions(collection, entity_keys)[:1]:
+        out.append(
+            f"Do papers agree on how {pair['source_name']} relates to {pair['target_name']}?"
+        )
+    counts: Counter[str] = Counter()
+    for e in ledger_edges(collection):
+        for mine, other in ((e.source, e.target), (e.target, e.source)):
+            if mine in entity_keys and other not in covered and other not in entity_keys:
+                counts[other] += 1
+    for other, _ in counts.most_common():
+        if len(out) >= n:
+            break
+        mine = next(k for k in entity_keys if k in names)
+        out.append(
+            f"What is the relation between {names.get(mine, {}).get('name', mine)} and "
+            f"{names.get(other, {}).get('name', other)}?"
+        )
+    return out[:n]

@@ -1,0 +1,134 @@
+"""Answers from the graph itself: contradictions, paths, entity cards, consensus and follow-ups,
+on a small collection built through the real pipeline with scripted model answers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from fastbmrag.cli import cli
+from fastbmrag.papers import Paper, write_papers_csv
+from fastbmrag.testing.fake_ollama import FakeOllama
+from fastbmrag.testing.responders import _schema_title, _task_text, responder
+
+# title -> (abstract, source, source type, relation, target, target type)
+PAPERS = {
+    "P1": ("IL1B in lesions", "IL1B was higher in endometriosis lesions.",
+           "IL1B", "gene", "upregulated_in", "endometriosis", "disease"),
+    "P2": ("IL1B in serum", "IL1B was lower in the serum of women with endometriosis.",
+           "IL1B", "gene", "downregulated_in", "endometriosis", "disease"),
+    "P3": ("Estrogen receptors", "ESR2 regulates PGR in stromal cells.",
+           "ESR2", "gene", "regulates", "PGR", "gene"),
+    "P4": ("Progesterone signalling", "PGR upregulates HOXA10 in the endometrium.",
+           "PGR", "gene", "upregulates", "HOXA10", "gene"),
+    "P5": ("Aromatase", "IL1B upregulates CYP19A1 in endometriotic cells.",
+           "IL1B", "gene", "upregulates", "CYP19A1", "gene"),
+}  # fmt: skip
+
+
+def scripted(request: dict[str, Any]) -> Any:
+    if _schema_title(request) != "Draft":
+        return responder(request)
+    text = _task_text(request)
+    for title, _abs, src, st, rel, tgt, tt in PAPERS.values():
+        if f"[1] {title}" in text:
+            return {"e": [{"i": 1, "n": src, "t": st}, {"i": 2, "n": tgt, "t": tt}],
+                    "r": [{"s": 1, "r": rel, "o": 2, "c": [2]}]}  # fmt: skip
+    return {"e": [], "r": []}
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    wd = tmp_path_factory.mktemp("graph")
+    csv = wd / "papers.csv"
+    papers = [Paper(pid, title=v[0], abstract=v[1], year=2010 + i)
+              for i, (pid, v) in enumerate(PAPERS.items())]  # fmt: skip
+    write_papers_csv(papers, csv)
+    fake = FakeOllama(responder=scripted).start()
+    result = CliRunner().invoke(
+        cli, ["update", "-c", "g", "--working-dir", str(wd), "--ollama-host", fake.url, "-q",
+              str(csv)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    yield wd, fake
+    fake.close()
+
+
+def run(wd: Path, *args: str) -> Any:
+    result = CliRunner().invoke(cli, [*args, "-c", "g", "--working-dir", str(wd)])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_contradictions_list_the_pair_with_both_papers(collection: Any) -> None:
+    wd, fake = collection
+    fake.reset()
+    [pair] = json.loads(run(wd, "contradictions", "--json").stdout)
+    assert (pair["source_name"], pair["target_name"], pair["papers"]) == (
+        "IL1B",
+        "Endometriosis",
+        2,
+    )
+    assert pair["relations"] == {"downregulated_in": ["P2"], "upregulated_in": ["P1"]}
+    assert pair["conflict"] is True
+    assert json.loads(run(wd, "contradictions", "--entity", "PGR", "--json").stdout) == []
+    text = run(wd, "contradictions").stdout
+    assert "IL1B -> Endometriosis (2 papers)" in text and "upregulated_in: 1 paper (P1)" in text
+    assert fake.requests_to("/api/chat") == []
+
+
+def test_path_finds_the_chain_with_both_papers_and_their_sentences(collection: Any) -> None:
+    wd, fake = collection
+    fake.reset()
+    paths = json.loads(run(wd, "path", "ESR2", "HOXA10", "--json").stdout)
+    first = paths[0]
+    assert [(h["source"], h["relationship_type"], h["target"], h["papers"]) for h in first] == [
+        ("ESR2", "regulates", "PGR", ["P3"]),
+        ("PGR", "upregulates", "HOXA10", ["P4"]),
+    ]
+    assert first[0]["evidence"] == {
+        "text": "ESR2 regulates PGR in stromal cells.",
+        "paper_id": "P3",
+    }
+    assert "1. ESR2 - PGR - HOXA10" in run(wd, "path", "ESR2", "HOXA10").stdout
+    assert "No path" in run(wd, "path", "ESR2", "HOXA10", "--max-hops", "1").stdout
+    assert fake.requests_to("/api/chat") == []
+
+
+def test_entity_card_shows_vocabulary_facts_and_the_collection(collection: Any) -> None:
+    wd, fake = collection
+    card = json.loads(run(wd, "entity", "IL-1beta", "--json").stdout)
+    assert card["id"] == "HGNC:5992" and card["name"] == "IL1B"
+    assert card["vocabulary"] == {"source": "HGNC", "symbol": "IL1B", "name": "interleukin 1 beta",
+                                  "locus_group": "protein-coding gene"}  # fmt: skip
+    assert card["relations"] == {"upregulated_in": 1, "downregulated_in": 1, "upregulates": 1}
+    assert [p["name"] for p in card["partners"]] == ["Endometriosis", "CYP19A1"]
+    assert card["papers"] == 3 and card["papers_by_year"] == {"2010": 1, "2011": 1, "2014": 1}
+    disease = json.loads(run(wd, "entity", "endometriosis", "--json").stdout)
+    assert disease["vocabulary"]["source"] == "MeSH" and disease["id"] == "D004715"
+    missing = CliRunner().invoke(cli, ["entity", "BRCA1", "-c", "g", "--working-dir", str(wd)])
+    assert missing.exit_code == 2 and "No edge of the collection is about 'BRCA1'" in missing.stderr
+
+
+def test_an_answer_states_the_disagreement_and_proposes_follow_ups(collection: Any) -> None:
+    wd, fake = collection
+    fake.reset()
+    result = CliRunner().invoke(
+        cli, ["query", "What is the role of IL1B in endometriosis?", "-c", "g", "--working-dir",
+              str(wd), "--ollama-host", fake.url, "--min-score", "-1", "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    [pair] = [p for p in out["consensus"] if p["conflict"]]
+    assert pair["relations"] == {"downregulated_in": ["P2"], "upregulated_in": ["P1"]}
+    answer_call = [r for r in fake.requests_to("/api/chat") if _schema_title(r.json) == "Answer"]
+    [call] = answer_call
+    prompt = call.json["messages"][-1]["content"]
+    assert "IL1B -> Endometriosis: downregulated in in 1 item [" in prompt
+    assert "(papers disagree)" in prompt
+    assert "What is the relation between IL1B and CYP19A1?" in out["follow_ups"]
+    assert len(fake.requests_to("/api/chat")) == 2  # parse + answer: the graph costs no call
