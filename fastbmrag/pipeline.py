@@ -274,6 +274,7 @@ async def index_paper(
 
     meta = paper.metadata()
     known = {k: meta.pop(k) for k in PAPER_FIELDS}
+    above = getattr(normalizer, "ancestors", lambda _: ())
     points: list[Point] = []
     refs: list[EdgeRef] = []
     for i, (rel, src, tgt) in enumerate(edges):
@@ -283,12 +284,14 @@ async def index_paper(
             source_id=src.norm.ontology_id or "",
             source_key=src.key,
             source_type=src.type,
+            source_ancestors=list(above(src.norm.ontology_id)) if src.norm.ontology_id else [],
             source_raw=rel.src,
             source_match=src.norm.matched_by,
             target=tgt.norm.normalized_name,
             target_id=tgt.norm.ontology_id or "",
             target_key=tgt.key,
             target_type=tgt.type,
+            target_ancestors=list(above(tgt.norm.ontology_id)) if tgt.norm.ontology_id else [],
             target_raw=rel.tgt,
             target_match=tgt.norm.matched_by,
             relationship_type=rel.rel,

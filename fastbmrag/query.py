@@ -33,11 +33,11 @@ import asyncio
 import re
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from fastbmrag.errors import InputError, LLMError
-from fastbmrag.filters import PAYLOAD_FILTERS, either_end, payload_conditions
+from fastbmrag.filters import PAYLOAD_FILTERS, payload_conditions
 from fastbmrag.llm.base import KIND_QUERY, LLMClient
 from fastbmrag.prompts import (
     ENTITY_TYPES,
@@ -68,7 +68,7 @@ LINK_TYPES = ("gene", "disease", "chemical")
 MATCH_MODES = ("all", "any")
 FORMATS = ("text", "json", "markdown")
 
-_ID = re.compile(r"^(?:HGNC:\d+|[CD]\d{6,9})$", re.I)
+_ID = re.compile(r"^(?:HGNC:\d+|HGNC-GROUP:\d+|[CD]\d{6,9})$", re.I)
 _CITATION = re.compile(r"\[(\d+(?:\s*(?:[,;]|-|\u2013)\s*\d+)*)\]")
 
 
@@ -105,6 +105,7 @@ class QueryOptions:
     journals: tuple[str, ...] = ()
     pmids: tuple[str, ...] = ()
     min_weight: float | None = None
+    exact: bool = False  # entity filters match the entity itself, not what is below it
     fallback: bool = True  # relax filters that match nothing, down to no filter
     answer_model: str | None = None
     answer_batch: int = ANSWER_BATCH
@@ -157,6 +158,7 @@ class Entity:
     type: str  # entity type ("auto" when a flag named an unknown entity)
     origin: str  # "question" | "flag"
     role: str = "either"  # "either" | "source" | "target"
+    expanded_to: int = 1  # concepts the filter covers: itself and those below it (or members)
 
     def node_keys(self) -> tuple[str, ...]:
         """Node keys this entity can have in the store (see store.base.node_key)."""
@@ -174,6 +176,7 @@ class Entity:
             "type": self.type,
             "origin": self.origin,
             "role": self.role,
+            "expanded_to": self.expanded_to,
         }
 
 
@@ -261,6 +264,7 @@ class FilterSpec:
     journals: tuple[str, ...] = ()
     pmids: tuple[str, ...] = ()
     min_weight: float | None = None
+    exact: bool = False
 
     @property
     def effective_match(self) -> str:
@@ -291,17 +295,27 @@ class FilterSpec:
         must: list[Match | Range | Filter] = []
         either = [e for e in self.entities if e.role == "either"]
         if either and self.effective_match == "all":
-            must += [either_end("key", e.node_keys()) for e in either]
+            must += [self._about([e], ("source", "target")) for e in either]
         elif either:
-            must.append(either_end("key", tuple(k for e in either for k in e.node_keys())))
+            must.append(self._about(either, ("source", "target")))
         for role in ("source", "target"):
-            keys = tuple(k for e in self.entities if e.role == role for k in e.node_keys())
-            if keys:
-                must.append(Match(f"{role}_key", any_of=keys))
+            chosen = [e for e in self.entities if e.role == role]
+            if chosen:
+                must.append(self._about(chosen, (role,)))
         must += payload_conditions(self.payload_values())
         if self.weight_filter:
             must.append(self.weight_filter)
         return Filter(must=tuple(must))
+
+    def _about(self, entities: list[Entity], ends: tuple[str, ...]) -> Filter:
+        """Edges with one of ``entities`` at one of ``ends``: the entity itself, or (unless
+        ``exact``) a concept below it in MeSH or a gene of its HGNC gene group."""
+        keys = tuple(dict.fromkeys(k for e in entities for k in e.node_keys()))
+        ids = tuple(dict.fromkeys(e.id for e in entities if e.id))
+        should: list[Match | Range | Filter] = [Match(f"{end}_key", any_of=keys) for end in ends]
+        if ids and not self.exact:
+            should += [Match(f"{end}_ancestors", any_of=ids) for end in ends]
+        return Filter(should=tuple(should))
 
     def to_dict(self) -> dict[str, Any]:
         values = {
@@ -314,6 +328,7 @@ class FilterSpec:
             "relationship_types_from": self.relationship_types_from,
             "entity_types_from": self.entity_types_from,
             "min_weight": self.min_weight,
+            "exact": self.exact,
         }
 
 
@@ -325,9 +340,14 @@ def build_spec(
     flagged = [resolve_entity(v, normalizer) for v in options.entities]
     flagged += [resolve_entity(v, normalizer, "source") for v in options.sources]
     flagged += [resolve_entity(v, normalizer, "target") for v in options.targets]
+    covers = getattr(normalizer, "covers", None)
+    entities = flagged or (linked if options.link else [])
+    if covers is not None and not options.exact:
+        entities = [replace(e, expanded_to=covers(e.id)) if e.id else e for e in entities]
     spec = FilterSpec(
-        entities=flagged or (linked if options.link else []),
+        entities=entities,
         match=options.match,
+        exact=options.exact,
         min_weight=options.min_weight,
         **{f.name: getattr(options, f.name) for f in PAYLOAD_FILTERS},
     )
@@ -389,7 +409,10 @@ def no_evidence(
     else:
         missing = [
             e for e in spec.entities
-            if collection.store.count(FilterSpec(entities=[e], match="any").to_filter()) == 0
+            if collection.store.count(
+                FilterSpec(entities=[e], match="any", exact=spec.exact).to_filter()
+            )
+            == 0
         ]  # fmt: skip
         for e in missing:
             closest += collection.similar_entities(e.name, e.type)

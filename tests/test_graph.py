@@ -27,6 +27,8 @@ PAPERS = {
            "PGR", "gene", "upregulates", "HOXA10", "gene"),
     "P5": ("Aromatase", "IL1B upregulates CYP19A1 in endometriotic cells.",
            "IL1B", "gene", "upregulates", "CYP19A1", "gene"),
+    "P6": ("Estrogen receptor in breast cancer", "ESR1 marks breast neoplasms.",
+           "ESR1", "gene", "biomarker_of", "breast neoplasms", "disease"),
 }  # fmt: skip
 
 
@@ -132,3 +134,35 @@ def test_an_answer_states_the_disagreement_and_proposes_follow_ups(collection: A
     assert "(papers disagree)" in prompt
     assert "What is the relation between IL1B and CYP19A1?" in out["follow_ups"]
     assert len(fake.requests_to("/api/chat")) == 2  # parse + answer: the graph costs no call
+
+
+def ask(wd: Path, fake: FakeOllama, *args: str) -> dict[str, Any]:
+    result = CliRunner().invoke(
+        cli, ["query", "x", "-c", "g", "--working-dir", str(wd), "--ollama-host", fake.url,
+              "--no-answer", "--min-score", "-1", "--json", *args],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_a_broader_mesh_concept_finds_its_descendants_unless_exact(collection: Any) -> None:
+    wd, fake = collection
+    out = ask(wd, fake, "--entity", "Neoplasms")
+    assert [(e["source"], e["target_id"]) for e in out["edges"]] == [("ESR1", "D001943")]
+    [entity] = out["filters"]["entities"]
+    assert entity["id"] == "D009369" and entity["expanded_to"] > 100  # Neoplasms and below
+    exact = ask(wd, fake, "--entity", "Neoplasms", "--exact")
+    assert (
+        exact["edges"] == []
+        and "holds no evidence about Neoplasms" in exact["no_evidence"]["reason"]
+    )
+
+
+def test_a_gene_group_finds_its_member_genes(collection: Any) -> None:
+    wd, fake = collection
+    out = ask(wd, fake, "--entity", "HGNC-GROUP:601")  # HGNC's "Interleukins" group
+    assert {e["source"] for e in out["edges"]} == {"IL1B"}
+    assert {e["paper_id"] for e in out["edges"]} == {"P1", "P2", "P5"}
+    assert out["filters"]["entities"][0]["expanded_to"] > 10
+    stored = [e["payload"]["source_ancestors"] for e in out["edges"]]
+    assert all("HGNC-GROUP:601" in a for a in stored)

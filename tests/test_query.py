@@ -193,10 +193,14 @@ def test_filters_become_store_conditions(workdir: Path) -> None:
     either = lambda key, vals: Filter(  # noqa: E731
         should=(Match(f"source_{key}", any_of=vals), Match(f"target_{key}", any_of=vals))
     )
+
+    def about(ids: tuple[str, ...]) -> Filter:  # the entity, or a concept or gene below it
+        return Filter(should=(*either("key", ids).should, *either("ancestors", ids).should))
+
     assert spec.to_filter() == Filter(
         must=(
-            either("key", (IL1B,)),
-            either("key", (ENDO,)),
+            about((IL1B,)),
+            about((ENDO,)),
             Match("relationship_type", any_of=("upregulated_in",)),
             either("type", ("gene",)),
             Range("year", gte=2015, lte=2020),
@@ -204,6 +208,8 @@ def test_filters_become_store_conditions(workdir: Path) -> None:
         )
     )
     spec.match = "any"
+    assert spec.to_filter().must[0] == about((IL1B, ENDO))
+    spec.exact = True  # --exact: the entities themselves
     assert spec.to_filter().must[0] == either("key", (IL1B, ENDO))
 
 

@@ -88,6 +88,12 @@ def payload_filter_options(f: F) -> F:
     help="Edge weight at least this (0-1), applied inside Qdrant.",
 )
 @click.option(
+    "--exact",
+    is_flag=True,
+    help="An entity filter matches the entity itself, not the MeSH concepts below it or the "
+    "genes of a gene group.",
+)
+@click.option(
     "--no-fallback",
     is_flag=True,
     help="Do not relax the join of two question entities or the parsed relation/answer types.",

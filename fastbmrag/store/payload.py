@@ -8,7 +8,8 @@ fields beside the declared ones.
 
 Payload versions: 1 had ``draft_description``, ``refined``, ``chunks`` and ``evidence`` as a
 quote string; 2 has ``description_source`` and ``evidence`` as a list of sentences with their
-place in the paper. A collection's ledger records the version each paper was stored with.
+place in the paper; 3 adds ``source_ancestors`` / ``target_ancestors`` (what each end belongs
+to: its MeSH ancestors, its HGNC gene groups), which hierarchical filters match. A collection's ledger records the version each paper was stored with.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-PAYLOAD_VERSION = 2
+PAYLOAD_VERSION = 3
 
 CITED = "cited"  # the description is the relation's cited abstract sentences, verbatim
 REFINED = "refined"  # the description was written by stage 2 from main-text sentences
@@ -44,6 +45,8 @@ class EdgePayload:
     source_id: str = _index("keyword")
     source_key: str = _index("keyword")
     source_type: str = _index("keyword")
+    # MeSH ancestors or HGNC gene groups: a filter on a broader concept matches this end
+    source_ancestors: list[str] = field(default_factory=list, metadata={"index": "keyword"})
     source_raw: str = ""
     source_match: str = ""
     # the target entity, likewise
@@ -51,6 +54,7 @@ class EdgePayload:
     target_id: str = _index("keyword")
     target_key: str = _index("keyword")
     target_type: str = _index("keyword")
+    target_ancestors: list[str] = field(default_factory=list, metadata={"index": "keyword"})
     target_raw: str = ""
     target_match: str = ""
     relationship_type: str = _index("keyword")

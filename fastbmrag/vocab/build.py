@@ -274,6 +274,7 @@ class GeneRecord:
     alias_names: list[str] = field(default_factory=list)
     ncbi_synonyms: list[str] = field(default_factory=list)  # NCBI Gene's Synonyms
     protein_names: list[str] = field(default_factory=list)  # NCBI Gene's Other_designations
+    groups: list[tuple[str, str]] = field(default_factory=list)  # HGNC gene groups: (id, name)
 
 
 @dataclass(slots=True)
@@ -393,6 +394,14 @@ def parse_hgnc_tsv(path: Path) -> Iterator[GeneRecord]:
                 alias_symbols=_split(row.get("alias_symbol") or ""),
                 prev_names=_split(row.get("prev_name") or ""),
                 alias_names=_split(row.get("alias_name") or ""),
+                groups=[
+                    (f"{GROUP_PREFIX}{gid}", gname)
+                    for gid, gname in zip(
+                        _split(row.get("gene_group_id") or ""),
+                        _split(row.get("gene_group") or ""),
+                        strict=False,
+                    )
+                ],
             )
 
 
@@ -603,10 +612,18 @@ def compile_genes(genes: Iterable[GeneRecord]) -> dict[str, Any]:
                 if kind >= NCBI_KIND and tuple(raw_tokens(v)) in family:
                     continue
                 _add(index, gene_key(v), i, kind)
-    return {"genes": table, "index": _encode(index, 8)}
+    groups = {i: [gid for gid, _ in g.groups] for i, g in enumerate(genes) if g.groups}
+    group_names = {gid: name for g in genes for gid, name in g.groups}
+    return {
+        "genes": table,
+        "index": _encode(index, 8),
+        "groups": groups,
+        "group_names": group_names,
+    }
 
 
-NCBI_KIND = GENE_KINDS.index("ncbi_synonym")  # this kind and later ones come from NCBI Gene
+NCBI_KIND = GENE_KINDS.index("ncbi_synonym")
+GROUP_PREFIX = "HGNC-GROUP:"  # ids of HGNC gene groups (gene families), e.g. HGNC-GROUP:601  # this kind and later ones come from NCBI Gene
 
 
 def _family_stems(genes: Sequence[GeneRecord]) -> set[tuple[str, ...]]:
@@ -644,6 +661,7 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
     """
     table: list[list[str]] = []
     trees: list[list[str]] = []
+    all_trees: list[list[str]] = []
     index: dict[str, dict[int, int]] = {}
     bag: dict[str, dict[int, int]] = {}
     exact: dict[str, dict[int, int]] = {}
@@ -658,6 +676,7 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
         i = len(table)
         table.append([rec.ui, rec.name, cats])
         trees.append([t for t in rec.tree_numbers if t.startswith(DISEASE_TREES)])
+        all_trees.append(list(rec.tree_numbers))
         texts = [rec.name] + [t.text for t in rec.terms]
         bags: set[str] = set()
         for n, text in enumerate(texts):
@@ -721,7 +740,25 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
         "processes": sorted(
             i for i, tns in enumerate(trees) if tns and all(t.startswith(PROCESS_TREE) for t in tns)
         ),
+        "ancestors": _ancestors(table, all_trees),
     }
+
+
+def _ancestors(table: list[list[str]], trees: list[list[str]]) -> dict[int, list[str]]:
+    """Descriptor -> the UIs of every descriptor above it in any of its trees (Neoplasms and
+    Neoplasms by Site above Breast Neoplasms), for filters that match a concept's descendants."""
+    at = {t: row[0] for row, tns in zip(table, trees, strict=True) for t in tns}
+    out: dict[int, list[str]] = {}
+    for i, tns in enumerate(trees):
+        above = {at[p] for t in tns for p in _prefixes(t) if p in at} - {table[i][0]}
+        if above:
+            out[i] = sorted(above)
+    return out
+
+
+def _prefixes(tree_number: str) -> list[str]:
+    parts = tree_number.split(".")
+    return [".".join(parts[:n]) for n in range(1, len(parts))]
 
 
 def completion_tables(index: Iterable[str], bag: Iterable[str]) -> dict[str, Any]:

@@ -87,6 +87,7 @@ from fastbmrag.vocab.build import (
     GENE_KINDS,
     GENE_WORDS,
     GREEK_LETTER,
+    GROUP_PREFIX,
     MANIFEST,
     _forms,
     _words,
@@ -578,6 +579,11 @@ class DictionaryNormalizer:
         self._contexts: dict[str, _Context] = {}
         self._site_heads: dict[str, bool] = {}
         self._labels: dict[str, str] | None = None
+        self._ids: dict[str, int] | None = None
+        self._covered: dict[str, int] | None = None
+        self._gene_groups: dict[int, list[str]] = genes.get("groups", {})
+        self._group_names: dict[str, str] = genes.get("group_names", {})
+        self._mesh_ancestors: dict[int, list[str]] = mesh.get("ancestors", {})
         self._lock = threading.Lock()
 
     @classmethod
@@ -1353,8 +1359,44 @@ class DictionaryNormalizer:
         if self._labels is None:
             labels = {row[0]: f"{row[1]} ({row[2]})" for row in self._genes}
             labels.update((row[0], row[1]) for row in self._desc)
+            labels.update(self._group_names)
             self._labels = labels
         return self._labels.get(ontology_id)
+
+    def ancestors(self, ontology_id: str) -> tuple[str, ...]:
+        """What a concept belongs to: a MeSH descriptor's ancestors in its trees, an HGNC gene's
+        gene groups (families). Edges carry them, so a filter on a broad concept finds its
+        narrower ones."""
+        index = self._id_index()
+        i = index.get(ontology_id)
+        if i is None:
+            return ()
+        if ontology_id.startswith("HGNC:"):
+            return tuple(self._gene_groups.get(i, ()))
+        return tuple(self._mesh_ancestors.get(i, ()))
+
+    def covers(self, ontology_id: str) -> int:
+        """How many concepts a filter on ``ontology_id`` covers: itself and every descriptor
+        below it, or every gene of a gene group."""
+        if self._covered is None:
+            counts: dict[str, int] = {}
+            for ids in (*self._mesh_ancestors.values(), *self._gene_groups.values()):
+                for a in ids:
+                    counts[a] = counts.get(a, 0) + 1
+            self._covered = counts
+        if ontology_id.startswith(GROUP_PREFIX):
+            return self._covered.get(ontology_id, 0)
+        return 1 + self._covered.get(ontology_id, 0)
+
+    def group_name(self, group_id: str) -> str | None:
+        return self._group_names.get(group_id)
+
+    def _id_index(self) -> dict[str, int]:
+        if self._ids is None:
+            ids = {row[0]: i for i, row in enumerate(self._genes)}
+            ids.update((row[0], i) for i, row in enumerate(self._desc))
+            self._ids = ids
+        return self._ids
 
     def facts(self, ontology_id: str) -> dict[str, str]:
         """What the vocabulary says of an id: an HGNC gene's symbol, name and locus group; a
