@@ -106,12 +106,14 @@ def test_entity_card_shows_vocabulary_facts_and_the_collection(collection: Any) 
     card = json.loads(run(wd, "entity", "IL-1beta", "--json").stdout)
     assert card["id"] == "HGNC:5992" and card["name"] == "IL1B"
     assert card["vocabulary"] == {"source": "HGNC", "symbol": "IL1B", "name": "interleukin 1 beta",
-                                  "locus_group": "protein-coding gene"}  # fmt: skip
+                                  "locus_group": "protein-coding gene",
+                                  "groups": "Interleukins"}  # fmt: skip
     assert card["relations"] == {"upregulated_in": 1, "downregulated_in": 1, "upregulates": 1}
     assert [p["name"] for p in card["partners"]] == ["Endometriosis", "CYP19A1"]
     assert card["papers"] == 3 and card["papers_by_year"] == {"2010": 1, "2011": 1, "2014": 1}
     disease = json.loads(run(wd, "entity", "endometriosis", "--json").stdout)
     assert disease["vocabulary"]["source"] == "MeSH" and disease["id"] == "D004715"
+    assert "Genital Diseases, Female" in disease["vocabulary"]["broader"]
     missing = CliRunner().invoke(cli, ["entity", "BRCA1", "-c", "g", "--working-dir", str(wd)])
     assert missing.exit_code == 2 and "No edge of the collection is about 'BRCA1'" in missing.stderr
 

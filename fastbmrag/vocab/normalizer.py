@@ -1399,17 +1399,22 @@ class DictionaryNormalizer:
         return self._ids
 
     def facts(self, ontology_id: str) -> dict[str, str]:
-        """What the vocabulary says of an id: an HGNC gene's symbol, name and locus group; a
-        MeSH descriptor's name and categories (disease, chemical)."""
-        for row in self._genes if ontology_id.startswith("HGNC:") else ():
-            if row[0] == ontology_id:
-                return {"source": "HGNC", "symbol": row[1], "name": row[2], "locus_group": row[3]}
-        for row in self._desc if not ontology_id.startswith("HGNC:") else ():
-            if row[0] == ontology_id:
-                kinds = {"C": "disease", "F": "mental disorder", "D": "chemical"}
-                return {"source": "MeSH", "name": row[1],
-                        "categories": ", ".join(kinds[c] for c in row[2] if c in kinds)}  # fmt: skip
-        return {}
+        """What the vocabulary says of an id: an HGNC gene's symbol, name, locus group and gene
+        groups; a MeSH descriptor's name, categories (disease, chemical) and broader
+        descriptors."""
+        i = self._id_index().get(ontology_id)
+        if i is None:
+            return {}
+        above = [self.label(a) or a for a in self.ancestors(ontology_id)]
+        if ontology_id.startswith("HGNC:"):
+            row = self._genes[i]
+            return {"source": "HGNC", "symbol": row[1], "name": row[2], "locus_group": row[3],
+                    "groups": "; ".join(above)}  # fmt: skip
+        row = self._desc[i]
+        kinds = {"C": "disease", "F": "mental disorder", "D": "chemical"}
+        return {"source": "MeSH", "name": row[1],
+                "categories": ", ".join(kinds[c] for c in row[2] if c in kinds),
+                "broader": "; ".join(sorted(above))}  # fmt: skip
 
     def gene(self, hgnc_id: str) -> tuple[str, str] | None:
         """(symbol, name) of an HGNC id, e.g. "HGNC:5992" -> ("IL1B", "interleukin 1 beta")."""
