@@ -825,6 +825,16 @@ async def aquery(
         )
 
     spec = build_spec(opts, linked, parse, normalizer)
+    fields_indexed = collection.store.indexed_fields()
+    if not spec.exact and fields_indexed is not None and "source_ancestors" not in fields_indexed:
+        # a collection indexed before hierarchical filters: its edges carry no ancestors, and an
+        # unindexed condition would slow every search
+        spec = replace(spec, exact=True)
+        if any(e.id for e in spec.entities):
+            warnings.append(
+                "this collection was indexed before hierarchical filters: an entity matches "
+                "itself only (`fastbmrag update --force` on its input adds them)"
+            )
     t = time.perf_counter()
     store = collection.store
     used, relaxed, matched = spec, [], 0

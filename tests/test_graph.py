@@ -168,3 +168,26 @@ def test_a_gene_group_finds_its_member_genes(collection: Any) -> None:
     assert out["filters"]["entities"][0]["expanded_to"] > 10
     stored = [e["payload"]["source_ancestors"] for e in out["edges"]]
     assert all("HGNC-GROUP:601" in a for a in stored)
+
+
+def test_a_collection_without_the_ancestors_index_matches_entities_exactly(
+    collection: Any, tmp_path: Path
+) -> None:
+    import shutil
+
+    import qdrant_edge as qe
+
+    from fastbmrag.store.collection import Collection
+
+    wd, fake = collection
+    old = tmp_path / "old"
+    shutil.copytree(wd / "g", old / "g")
+    with Collection.writer(old, "g") as coll:  # what a shard of an earlier version lacks
+        shard = coll.store._shard  # type: ignore[attr-defined]
+        for name in ("source_ancestors", "target_ancestors"):
+            shard.update(qe.UpdateOperation.delete_field_index(name))
+        shard.flush()
+    out = ask(old, fake, "--entity", "Neoplasms")
+    assert out["edges"] == [] and out["no_evidence"] is not None
+    assert any("indexed before hierarchical filters" in w for w in out["warnings"])
+    assert ask(old, fake, "--entity", "breast neoplasms")["edges"]  # the entity itself still

@@ -159,6 +159,10 @@ class Store(ABC):
     def optimize(self) -> None:  # noqa: B027 - optional for backends that manage it themselves
         """Build indexes after large batches (no-op where the server does it)."""
 
+    def indexed_fields(self) -> dict[str, str] | None:
+        """Payload field -> index kind, where the backend can tell (None: it cannot)."""
+        return None
+
     def unindexed_points(self) -> int:
         """Points not yet covered by a vector index (searched by brute force until optimised)."""
         return 0
