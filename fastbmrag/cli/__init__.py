@@ -33,6 +33,7 @@ COMMANDS = {
     "contradictions": "fastbmrag.cli.graph:contradictions",
     "path": "fastbmrag.cli.graph:path",
     "entity": "fastbmrag.cli.graph:entity",
+    "serve": "fastbmrag.cli.serve:serve",
 }
 
 

@@ -1,0 +1,175 @@
+"""`fastbmrag serve`: a local web page to ask questions, read cited answers and explore the graph.
+
+An ASGI app (Starlette) over the library object :class:`fastbmrag.RAG`: a JSON API and one
+page of plain HTML, CSS and JavaScript (cytoscape.js ships inside the package: the page needs no
+internet). It only reads the collection. With the embedded store, while an update holds the
+shard, the API answers 503 with ``retry`` and the page says so and tries again.
+
+    GET  /                       the page
+    GET  /api/status             what the collection holds
+    POST /api/query              {"question": ..., "entities": [...], "relationship_types": [...],
+                                  "entity_types": [...], "since": 2015, "until": 2020,
+                                  "min_weight": 0.01, "min_score": 0.3, "top_k": 50, "exact": false}
+    GET  /api/entity?name=IL1B   an entity's card
+    GET  /api/neighbours?name=IL1B&limit=30   the edges touching an entity
+    GET  /api/path?start=A&end=B&max_hops=3
+    GET  /api/contradictions?entity=IL1B
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from fastbmrag.errors import FastbmragError, InputError, StoreBusy
+
+if TYPE_CHECKING:
+    from fastbmrag.api import RAG
+
+STATIC = Path(__file__).parent / "static"
+QUERY_FIELDS: dict[str, type] = {
+    "question": str,
+    "entities": list,
+    "relationship_types": list,
+    "entity_types": list,
+    "since": int,
+    "until": int,
+    "min_weight": float,
+    "min_score": float,
+    "top_k": int,
+    "exact": bool,
+}
+MAX_TEXT = 1000  # characters of a question or a name
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT:
+        raise InputError(f"'{name}' must be a non-empty text of at most {MAX_TEXT} characters")
+    return value.strip()
+
+
+def query_options(body: Any) -> tuple[str, dict[str, Any]]:
+    """The question and the query options of a request body, checked."""
+    if not isinstance(body, dict):
+        raise InputError("The request body must be a JSON object with a 'question'")
+    unknown = set(body) - set(QUERY_FIELDS)
+    if unknown:
+        raise InputError(f"Unknown field(s): {', '.join(sorted(unknown))}")
+    options: dict[str, Any] = {}
+    for name, kind in QUERY_FIELDS.items():
+        value = body.get(name)
+        if name == "question" or value in (None, "", []):
+            continue
+        if kind is list:
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise InputError(f"'{name}' must be a list of texts")
+            options[name] = [_text(v, name) for v in value]
+        elif kind is bool:
+            options[name] = bool(value)
+        else:
+            try:
+                options[name] = kind(value)
+            except (TypeError, ValueError):
+                raise InputError(f"'{name}' must be a {kind.__name__}") from None
+    return _text(body.get("question"), "question"), options
+
+
+class JSON(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=False, default=_plain).encode("utf-8")
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else str(value)
+
+
+def create_app(rag: RAG) -> Starlette:
+    """The app over ``rag`` (opened for reading on each request)."""
+
+    async def call(fn: Any, *args: Any, **kwargs: Any) -> Response:
+        try:
+            return JSON(await run_in_threadpool(fn, *args, **kwargs))
+        except StoreBusy as err:
+            return JSON({"error": str(err), "retry": True}, status_code=503)
+        except FastbmragError as err:
+            return JSON({"error": str(err)}, status_code=400)
+
+    async def page(request: Request) -> Response:
+        return FileResponse(STATIC / "index.html")
+
+    async def status(request: Request) -> Response:
+        return await call(rag.status, max_failed=20)
+
+    async def query(request: Request) -> Response:
+        try:
+            question, options = query_options(await request.json())
+        except (ValueError, InputError) as err:
+            message = str(err) if isinstance(err, InputError) else "The body is not JSON"
+            return JSON({"error": message}, status_code=400)
+        return await call(rag.query, question, **options)
+
+    def name(request: Request, key: str = "name") -> str:
+        return _text(request.query_params.get(key), key)
+
+    async def entity(request: Request) -> Response:
+        try:
+            wanted = name(request)
+        except InputError as err:
+            return JSON({"error": str(err)}, status_code=400)
+
+        def card() -> Any:
+            found = rag.entity(wanted)
+            if found is None:
+                raise InputError(f"No edge of the collection is about {wanted!r}")
+            return found
+
+        return await call(card)
+
+    async def neighbours(request: Request) -> Response:
+        try:
+            wanted = name(request)
+            limit = min(int(request.query_params.get("limit", "30")), 200)
+        except (InputError, ValueError) as err:
+            return JSON({"error": str(err)}, status_code=400)
+
+        def edges() -> Any:
+            frame = rag.edges(entities=[wanted])
+            keep = ["point_id", "source", "source_type", "source_key", "target", "target_type",
+                    "target_key", "relationship_type", "paper_id", "weight"]  # fmt: skip
+            rows = frame.sort_values("weight", ascending=False).head(limit) if len(frame) else frame
+            return [{k: r[k] for k in keep} for r in rows.to_dict("records")]
+
+        return await call(edges)
+
+    async def path(request: Request) -> Response:
+        try:
+            start, end = name(request, "start"), name(request, "end")
+            hops = max(1, min(int(request.query_params.get("max_hops", "3")), 6))
+        except (InputError, ValueError) as err:
+            return JSON({"error": str(err)}, status_code=400)
+        return await call(rag.path, start, end, max_hops=hops)
+
+    async def contradictions(request: Request) -> Response:
+        wanted = request.query_params.get("entity") or None
+        return await call(rag.contradictions, wanted)
+
+    return Starlette(
+        routes=[
+            Route("/", page),
+            Route("/api/status", status),
+            Route("/api/query", query, methods=["POST"]),
+            Route("/api/entity", entity),
+            Route("/api/neighbours", neighbours),
+            Route("/api/path", path),
+            Route("/api/contradictions", contradictions),
+            Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        ]
+    )

@@ -1,0 +1,180 @@
+"""`fastbmrag serve`: the JSON API through the ASGI test client, the page in a real headless
+browser, escaping, and the refusal of a non-local bind without --public."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from starlette.testclient import TestClient
+
+from fastbmrag import RAG
+from fastbmrag.cli import cli
+from fastbmrag.papers import ReadReport, iter_papers
+from fastbmrag.store.collection import Collection
+from fastbmrag.testing.fake_ollama import FakeOllama
+from fastbmrag.testing.responders import responder
+from fastbmrag.web import create_app
+
+DATA = Path(__file__).parent / "data"
+EVIL = "<script>window.hacked = 1</script>"
+QUESTION = "What is the role of IL1B in endometriosis?"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RAG, FakeOllama]]:
+    wd = tmp_path_factory.mktemp("web")
+    papers = list(iter_papers([DATA / "query" / "papers.csv"], ReadReport()))
+    papers[0].title = f"Interleukin 1 beta in endometriosis {EVIL}"  # a hostile title
+    fake = FakeOllama(responder=responder).start()
+    rag = RAG(wd, "papers", ollama_host=fake.url)
+    assert rag.insert_paper(papers).indexed == 5
+    yield rag, fake
+    fake.close()
+
+
+@pytest.fixture
+def client(served: tuple[RAG, FakeOllama]) -> TestClient:
+    return TestClient(create_app(served[0]))
+
+
+def test_query_api_answers_with_citations(client: TestClient) -> None:
+    r = client.post("/api/query", json={"question": QUESTION, "top_k": 10})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["answer"] and "[1]" in out["answer"]
+    assert out["references"][0]["paper_id"] == "Q1"
+    assert out["references"][0]["title"].endswith(EVIL)  # JSON carries the text as it is
+    r = client.post(
+        "/api/query",
+        json={"question": "IL1B", "entities": ["IL1B"], "since": 2016, "min_score": -1},
+    )
+    assert {e["paper_id"] for e in r.json()["edges"]} == {"Q5"}
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"question": ""}, "'question' must be a non-empty text"),
+        ({"question": "x", "since": "soon"}, "'since' must be a int"),
+        ({"question": "x", "entities": "IL1B"}, "'entities' must be a list of texts"),
+        ({"question": "x", "password": "1"}, "Unknown field(s): password"),
+        ({"question": "x", "relationship_types": ["cures"]}, "Unknown relationship type 'cures'"),
+    ],
+)
+def test_bad_requests_are_400_with_the_reason(
+    client: TestClient, body: dict[str, Any], message: str
+) -> None:
+    r = client.post("/api/query", json=body)
+    assert r.status_code == 400 and message in r.json()["error"]
+
+
+def test_entity_path_contradictions_and_status(client: TestClient) -> None:
+    card = client.get("/api/entity", params={"name": "IL1B"}).json()
+    assert card["id"] == "HGNC:5992" and card["vocabulary"]["symbol"] == "IL1B"
+    assert client.get("/api/entity", params={"name": "BRCA1"}).status_code == 400
+    assert client.get("/api/entity").status_code == 400
+    rows = client.get("/api/neighbours", params={"name": "IL1B"}).json()
+    assert {r["source"] for r in rows} == {"IL1B"} and len(rows) == 2
+    assert isinstance(client.get("/api/path", params={"start": "IL1B", "end": "ESR2"}).json(), list)
+    assert client.get("/api/contradictions").json() == []
+    status = client.get("/api/status").json()
+    assert status["collection"] == "papers" and status["papers"]["done"] == 5
+
+
+def test_an_update_holding_the_store_is_503_with_retry(
+    served: tuple[RAG, FakeOllama], client: TestClient
+) -> None:
+    rag, _ = served
+    with Collection.writer(rag.working_dir, "papers"):
+        r = client.post("/api/query", json={"question": QUESTION})
+    assert r.status_code == 503 and r.json()["retry"] is True
+    assert "being updated" in r.json()["error"]
+
+
+def test_a_public_bind_needs_public(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["serve", "-c", "x", "--host", "0.0.0.0"])
+    assert result.exit_code == 2
+    assert result.stderr.strip().startswith(
+        "Error: Binding to 0.0.0.0 would let others on the network use the page"
+    )
+    assert "add --public" in result.stderr
+
+
+# --- the page in a real headless browser ---------------------------------------------------
+
+
+def _browser() -> Any:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if not chromium or not driver:
+        pytest.skip("no chromium and chromedriver here (.ci/run installs Debian's chromium-driver)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,900",
+    ):
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service(driver), options=options)
+
+
+def test_the_page_asks_shows_evidence_and_draws_the_graph(
+    served: tuple[RAG, FakeOllama], request: pytest.FixtureRequest
+) -> None:
+    import uvicorn
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser = _browser()
+    rag, _ = served
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(rag), host="127.0.0.1", port=0, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        browser.get(f"http://127.0.0.1:{port}/")
+        wait = WebDriverWait(browser, 30)
+        wait.until(ec.text_to_be_present_in_element((By.ID, "collection"), "papers: 5 papers"))
+        box = browser.find_element(By.ID, "question")
+        box.send_keys(QUESTION)
+        browser.find_element(By.CSS_SELECTOR, "#ask button").click()
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#answer a.cite")))
+        assert "IL1B" in browser.find_element(By.ID, "answer").text
+        # a hostile title is shown as text, never run
+        assert EVIL in browser.find_element(By.ID, "references").text
+        assert browser.execute_script("return window.hacked === undefined")
+        browser.find_element(By.CSS_SELECTOR, "#answer a.cite").click()
+        wait.until(
+            ec.visibility_of_element_located((By.CSS_SELECTOR, "#evidence .evidence-sentence"))
+        )
+        sentence = browser.find_element(By.CSS_SELECTOR, "#evidence .evidence-sentence").text
+        edges = rag.query(QUESTION)["edges"]
+        assert sentence == edges[0]["payload"]["evidence"][0]["text"]
+        nodes = {e["payload"][k] for e in edges for k in ("source_key", "target_key")}
+        drawn = browser.execute_script("return window.fastbmragGraph.nodes().length")
+        assert drawn == len(nodes)
+        shot = Path(request.config.rootpath) / "tests" / "web-page.png"
+        browser.save_screenshot(str(shot))
+        assert shot.stat().st_size > 10_000
+    finally:
+        browser.quit()
+        server.should_exit = True
+        thread.join(10)
