@@ -910,7 +910,9 @@ async def aquery(
             if e.cited
             for side in ("source_key", "target_key")
         }
-        follow = follow_ups(collection, asked, covered)
+        follow = follow_ups(
+            collection, asked, covered, ancestors=getattr(normalizer, "ancestors", None)
+        )
     timings["total_s"] = time.perf_counter() - started
     timings = {k: round(v, 4) for k, v in timings.items()}
 

@@ -191,3 +191,16 @@ def test_a_collection_without_the_ancestors_index_matches_entities_exactly(
     assert out["edges"] == [] and out["no_evidence"] is not None
     assert any("indexed before hierarchical filters" in w for w in out["warnings"])
     assert ask(old, fake, "--entity", "breast neoplasms")["edges"]  # the entity itself still
+
+
+def test_follow_ups_name_a_narrower_concept_with_evidence(collection: Any) -> None:
+    from fastbmrag.graph import follow_ups
+    from fastbmrag.store.collection import Collection
+    from fastbmrag.vocab import load_normalizer
+
+    wd, _ = collection
+    with Collection.reader(wd, "g") as coll:
+        asked = follow_ups(coll, ["D009369"], set(), ancestors=load_normalizer().ancestors)
+        plain = follow_ups(coll, ["D009369"], set())
+    assert "What is known about Breast Neoplasms, a narrower concept?" in asked
+    assert not any("narrower" in q for q in plain)
