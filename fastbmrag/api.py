@@ -26,7 +26,6 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 from fastbmrag import config
 from fastbmrag.errors import ConfigError, InputError
 from fastbmrag.papers.model import Paper
-from fastbmrag.pipeline import RunSummary, UpdateOptions, index_papers
 from fastbmrag.store.collection import Collection, choose_collection, readahead
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
 
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
 
     from fastbmrag.llm import BaseLLM, ServerPool
     from fastbmrag.papers.fetch import FetchSettings
+    from fastbmrag.pipeline import RunSummary, UpdateOptions
     from fastbmrag.query import QueryOptions, QueryResult
     from fastbmrag.sync import SyncResult
 
@@ -185,6 +185,8 @@ class RAG:
     def update_options(self, **options: Any) -> UpdateOptions:
         """:class:`UpdateOptions` with this object's settings: as many papers in flight as model
         requests (``concurrency`` per server), the token cap."""
+        from fastbmrag.pipeline import UpdateOptions
+
         return UpdateOptions(
             concurrency=self.settings.concurrency * len(self.settings.hosts),
             num_predict=self.settings.num_predict,
@@ -201,6 +203,8 @@ class RAG:
         total: int | None = None,
     ) -> RunSummary:
         """Index ``papers`` into an open ``collection`` (None: a dry run of a new collection)."""
+        from fastbmrag.pipeline import index_papers
+
         return index_papers(
             papers,
             collection,

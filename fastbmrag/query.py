@@ -311,7 +311,8 @@ class FilterSpec:
         """Edges with one of ``entities`` at one of ``ends``: the entity itself, or (unless
         ``exact``) a concept below it in MeSH or a gene of its HGNC gene group."""
         keys = tuple(dict.fromkeys(k for e in entities for k in e.node_keys()))
-        ids = tuple(dict.fromkeys(e.id for e in entities if e.id))
+        # only a concept with others below it needs the ancestors: a leaf costs no condition
+        ids = tuple(dict.fromkeys(e.id for e in entities if e.id and e.expanded_to > 1))
         should: list[Match | Range | Filter] = [Match(f"{end}_key", any_of=keys) for end in ends]
         if ids and not self.exact:
             should += [Match(f"{end}_ancestors", any_of=ids) for end in ends]
@@ -825,7 +826,7 @@ async def aquery(
         )
 
     spec = build_spec(opts, linked, parse, normalizer)
-    fields_indexed = collection.store.indexed_fields()
+    fields_indexed = collection.indexed_fields()
     if not spec.exact and fields_indexed is not None and "source_ancestors" not in fields_indexed:
         # a collection indexed before hierarchical filters: its edges carry no ancestors, and an
         # unindexed condition would slow every search

@@ -182,7 +182,8 @@ def test_filters_become_store_conditions(workdir: Path) -> None:
     spec = FilterSpec(
         entities=[
             Entity("IL1B", "IL1B", IL1B, "gene", "question"),
-            Entity("endometriosis", "Endometriosis", ENDO, "disease", "question"),
+            # as if Endometriosis had narrower descriptors: its filter covers them too
+            Entity("endometriosis", "Endometriosis", ENDO, "disease", "question", expanded_to=3),
         ],
         relationship_types=("upregulated_in",),
         entity_types=("gene",),
@@ -199,7 +200,7 @@ def test_filters_become_store_conditions(workdir: Path) -> None:
 
     assert spec.to_filter() == Filter(
         must=(
-            about((IL1B,)),
+            either("key", (IL1B,)),  # a leaf: itself only, at no extra cost
             about((ENDO,)),
             Match("relationship_type", any_of=("upregulated_in",)),
             either("type", ("gene",)),
@@ -208,7 +209,9 @@ def test_filters_become_store_conditions(workdir: Path) -> None:
         )
     )
     spec.match = "any"
-    assert spec.to_filter().must[0] == about((IL1B, ENDO))
+    assert spec.to_filter().must[0] == Filter(
+        should=(*either("key", (IL1B, ENDO)).should, *either("ancestors", (ENDO,)).should)
+    )
     spec.exact = True  # --exact: the entities themselves
     assert spec.to_filter().must[0] == either("key", (IL1B, ENDO))
 

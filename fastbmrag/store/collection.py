@@ -232,6 +232,8 @@ class Collection:
         self._dim: int | None = None
         self._closed = False
         self._location: str | None = None
+        self._indexed: dict[str, str] | None = None
+        self._indexed_read = False
 
     # -- opening ----------------------------------------------------------------------------
     @staticmethod
@@ -631,6 +633,13 @@ class Collection:
                 Filter(should=(fresh, Match(f"{end}_key", any_of=passing))) if passing else fresh
             )
         return Filter(must=tuple(ends))
+
+    def indexed_fields(self) -> dict[str, str] | None:
+        """The store's payload indexes (None where the backend cannot tell), read once per open."""
+        if not self._indexed_read:
+            self._indexed = self.store.indexed_fields()
+            self._indexed_read = True
+        return self._indexed
 
     def similar_entities(
         self, name: str, entity_type: str | None = None, n: int = 5
