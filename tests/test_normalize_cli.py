@@ -196,8 +196,13 @@ def test_explain_prints_the_decision_for_each_name() -> None:
         "TIPE2 (gene)\n"
         "  decided by: ncbi_synonym (score 0.70)\n"
         "  -> HGNC:26277 TNFAIP8L2 (TNF alpha induced protein 8 like 2)",
-        "caspases (gene)\n  no id: no stage matched (kept as 'caspases')\n",
+        "caspases (gene)\n  decided by: gene_group (score 0.80)\n  -> HGNC-GROUP:468 Caspases\n",
     ]
+    code, out, _ = run("normalize", "--explain", "--type", "gene", "matrix metalloproteinases")
+    assert (
+        out == "matrix metalloproteinases (gene)\n  no id: no stage matched (kept as "
+        "'matrix metalloproteinases')\n"
+    )
     code, out, _ = run("normalize", "--explain", "--json", "--type", "gene", "CAP")
     row = json.loads(out)
     assert row["matched_by"] == "ambiguous" and "HGNC:20040" in row["candidates"]

@@ -411,3 +411,25 @@ def test_a_species_letter_before_a_symbol(norm: DictionaryNormalizer, name: str,
 @pytest.mark.parametrize(("name", "gene"), [("miR-21", "MIR21"), ("miRNA-21", "MIR21")])
 def test_micro_rna_names(norm: DictionaryNormalizer, name: str, gene: str) -> None:
     assert norm.normalize(name, "gene").normalized_name == gene
+
+
+@pytest.mark.parametrize(
+    ("name", "group", "label", "member"),
+    [
+        ("caspases", "HGNC-GROUP:468", "Caspases", "CASP3"),
+        ("interleukins", "HGNC-GROUP:601", "Interleukins", "IL1B"),
+        ("toll-like receptors", "HGNC-GROUP:948", "Toll like receptors", "TLR4"),
+    ],
+)
+def test_a_family_name_is_the_gene_groups_node_never_a_member(
+    norm: DictionaryNormalizer, name: str, group: str, label: str, member: str
+) -> None:
+    result = norm.normalize(name, "gene")
+    assert (result.ontology_id, result.normalized_name, result.matched_by) == (
+        group,
+        label,
+        "gene_group",
+    )
+    assert norm.facts(group)["name"] == label and int(norm.facts(group)["genes"]) > 5
+    member_id = norm.normalize(member, "gene").ontology_id
+    assert member_id and group in norm.ancestors(member_id)  # a filter on the family finds it

@@ -93,6 +93,7 @@ from fastbmrag.vocab.build import (
     _words,
     completion_tables,
     raw_tokens,
+    term_key,
     token_form_tuples,
     tokens,
 )
@@ -138,6 +139,7 @@ MESH_MATCHED = ("name", "entry_term")
 WORD_ORDER_SCORE = 0.8
 HGNC_SYMBOL_KINDS = frozenset(("symbol", "prev_symbol", "alias"))
 SPECIES_FACTOR = 0.95
+GROUP_SCORE = 0.8
 HEAD_SCORE = 0.6
 VARIANT_SCORE = 0.7
 AMBIGUOUS_SCORE = 0.5
@@ -579,6 +581,7 @@ class DictionaryNormalizer:
         self._contexts: dict[str, _Context] = {}
         self._site_heads: dict[str, bool] = {}
         self._labels: dict[str, str] | None = None
+        self._group_keys: dict[str, str] | None = None
         self._ids: dict[str, int] | None = None
         self._covered: dict[str, int] | None = None
         self._gene_groups: dict[int, list[str]] = genes.get("groups", {})
@@ -632,12 +635,25 @@ class DictionaryNormalizer:
             if hit is not None and (best is None or hit.score > best.score):
                 best = hit
         if best is None and GENE in types:
-            written = self._gene_as_written(name, clean, ctx)
+            written = self._gene_as_written(name, clean, ctx) or self._gene_group(name, clean)
             if written is not None:
                 return written
         if best is None:
             return Normalized(name, hint, clean, None, "none", 0.0)
         return self._result(name, hint if kind is not None else best.type, best)
+
+    def _gene_group(self, name: str, clean: str) -> Normalized | None:
+        """A name that is an HGNC gene group's ("caspases", "interleukins", "toll-like
+        receptors"): the family's own node, never one of its members."""
+        if self._group_keys is None:
+            keys: dict[str, list[str]] = {}
+            for group_id, group_name in self._group_names.items():
+                keys.setdefault(term_key(group_name), []).append(group_id)
+            self._group_keys = {k: v[0] for k, v in keys.items() if len(v) == 1}
+        found = self._group_keys.get(term_key(clean))
+        if found is None:
+            return None
+        return Normalized(name, GENE, self._group_names[found], found, "gene_group", GROUP_SCORE)
 
     def _gene_as_written(self, name: str, clean: str, ctx: _Context | None) -> Normalized | None:
         """A gene name written beyond its dictionary forms (fastbmrag.vocab.phenomena): a
@@ -1402,6 +1418,9 @@ class DictionaryNormalizer:
         """What the vocabulary says of an id: an HGNC gene's symbol, name, locus group and gene
         groups; a MeSH descriptor's name, categories (disease, chemical) and broader
         descriptors."""
+        if ontology_id in self._group_names:
+            return {"source": "HGNC gene group", "name": self._group_names[ontology_id],
+                    "genes": str(self.covers(ontology_id))}  # fmt: skip
         i = self._id_index().get(ontology_id)
         if i is None:
             return {}
