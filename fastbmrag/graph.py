@@ -81,13 +81,18 @@ def consensus(edges: Iterable[tuple[str, str, str, Any]]) -> list[dict[str, Any]
 
 def contradictions(collection: Collection, entity_keys: Sequence[str] = ()) -> list[dict[str, Any]]:
     """The pairs whose papers disagree (opposite relationship types), most papers first."""
+    return _contradictions(ledger_edges(collection), node_names(collection), entity_keys)
+
+
+def _contradictions(
+    edges: list[Edge], names: dict[str, dict[str, Any]], entity_keys: Sequence[str]
+) -> list[dict[str, Any]]:
     wanted = set(entity_keys)
     rows = [
         (e.source, e.relationship_type, e.target, e.paper_id)
-        for e in ledger_edges(collection)
+        for e in edges
         if not wanted or e.source in wanted or e.target in wanted
     ]
-    names = node_names(collection)
     found = []
     for pair in consensus(rows):
         if not pair["conflict"]:
@@ -244,10 +249,11 @@ def follow_ups(
     if not entity_keys:
         return []
     names = node_names(collection)
+    edges = ledger_edges(collection)  # read once for both uses below
     covered = set(covered)
     asked = set(entity_keys)
     out = []
-    for pair in contradictions(collection, entity_keys)[:1]:
+    for pair in _contradictions(edges, names, entity_keys)[:1]:
         out.append(
             f"Do papers agree on how {pair['source_name']} relates to {pair['target_name']}?"
         )
@@ -265,7 +271,7 @@ def follow_ups(
                 out.append(f"What is known about {names[broader[0]]['name']}, a broader concept?")
                 break
     counts: Counter[str] = Counter()
-    for e in ledger_edges(collection):
+    for e in edges:
         for mine, other in ((e.source, e.target), (e.target, e.source)):
             if mine in asked and other not in covered and other not in asked:
                 counts[other] += 1

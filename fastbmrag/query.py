@@ -1000,7 +1000,7 @@ def _ref_line(ref: dict[str, Any]) -> str:
     if ref.get("doi"):
         ids.append(f"doi:{ref['doi']}")
     where = ", ".join(str(v) for v in (ref.get("journal"), ref.get("year")) if v)
-    title = ref.get("title") or ref["paper_id"]
+    title = str(ref.get("title") or ref["paper_id"]).rstrip(".")  # joined with ". " below
     parts = [str(title)] + ([where] if where else []) + ([", ".join(ids)] if ids else [])
     return ". ".join(parts)
 

@@ -108,7 +108,8 @@ def entity(name: str, as_json: bool, **opts: Any) -> None:
     click.echo(f"{card['name']} ({card['type']}, {card['id'] or 'no id'})")
     if facts:
         click.echo("  " + "; ".join(f"{k}: {v}" for k, v in facts.items()))
-    click.echo(f"  degree {card['degree']}, weight {card['weight']:.4f}, {card['papers']} papers")
+    n = card["papers"]
+    click.echo(f"  degree {card['degree']}, weight {card['weight']:.4f}, {n} paper{'s' * (n != 1)}")
     click.echo("  relations: " + ", ".join(f"{t} {n}" for t, n in card["relations"].items()))
     click.echo("  partners: " + ", ".join(f"{p['name']} ({p['papers']})" for p in card["partners"]))
     if card["papers_by_year"]:
