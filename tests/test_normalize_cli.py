@@ -203,6 +203,12 @@ def test_explain_prints_the_decision_for_each_name() -> None:
         out == "matrix metalloproteinases (gene)\n  no id: no stage matched (kept as "
         "'matrix metalloproteinases')\n"
     )
+    code, out, _ = run("normalize", "--explain", "--type", "disease", "forestomach tumors")
+    assert out == (
+        "forestomach tumors (disease)\n  no id: the closest term covers too little of the name "
+        "(score 0.58, an id needs 0.71); kept as 'forestomach tumors'\n"
+        "    candidate: D009369 Neoplasms\n"
+    )
     code, out, _ = run("normalize", "--explain", "--json", "--type", "gene", "CAP")
     row = json.loads(out)
     assert row["matched_by"] == "ambiguous" and "HGNC:20040" in row["candidates"]

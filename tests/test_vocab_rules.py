@@ -43,14 +43,15 @@ def test_no_drug_induced_form_without_a_cause(norm: DictionaryNormalizer) -> Non
 @pytest.mark.parametrize(
     "name, expected",
     [
-        ("viral hepatitis", "D006505"),  # Hepatitis: the name says a virus caused it
+        # the name says a virus caused it: Hepatitis would drop most of it, so no id
+        ("viral hepatitis", None),
         ("autoimmune hepatitis", "D019693"),  # Hepatitis, Autoimmune
         ("alcoholic liver disease", "D008108"),  # Liver Diseases, Alcoholic
         ("radiation-induced pneumonitis", "D017564"),  # Radiation Pneumonitis
     ],
 )
 def test_no_drug_induced_form_when_the_name_gives_another_cause(
-    norm: DictionaryNormalizer, name: str, expected: str
+    norm: DictionaryNormalizer, name: str, expected: str | None
 ) -> None:
     r = norm.normalize(name, "disease", ABSTRACT)  # a text about a drug's effects
     assert r.ontology_id == expected and r.matched_by != "drug_induced", r

@@ -13,6 +13,7 @@ import click
 from fastbmrag.cli.common import json_option
 from fastbmrag.errors import InputError
 from fastbmrag.vocab.base import Normalized
+from fastbmrag.vocab.candidates import MIN_COVERAGE, partial_score
 
 TYPES = ("auto", "gene", "disease", "chemical")
 COLUMNS = ("name", "type", "normalized_name", "ontology_id", "matched_by", "score")
@@ -133,7 +134,7 @@ def result_dict(r: Normalized) -> dict[str, Any]:
         "matched_by": r.matched_by,
         "score": r.score,
     }
-    if r.matched_by in ("ambiguous", "coordination"):
+    if r.matched_by in ("ambiguous", "abstained", "coordination"):
         out["candidates"] = list(r.candidates)
     if r.parts:
         out["parts"] = [result_dict(p) for p in r.parts]
@@ -162,6 +163,12 @@ def explanation(r: Normalized, label: Callable[[str], str | None]) -> list[str]:
     elif r.matched_by == "ambiguous":
         lines.append("  no id: the name fits several, and the context picks none of them:")
         lines += [f"    {named(c)}" for c in r.candidates]
+    elif r.matched_by == "abstained":
+        lines.append(
+            f"  no id: the closest term covers too little of the name (score {r.score:.2f}, "
+            f"an id needs {partial_score(MIN_COVERAGE):.2f}); kept as {r.normalized_name!r}"
+        )
+        lines += [f"    candidate: {named(c)}" for c in r.candidates]
     else:
         lines.append(f"  no id: no stage matched (kept as {r.normalized_name!r})")
     return lines

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fastbmrag.errors import VocabError
+from fastbmrag.vocab.candidates import word_weights
 
 # 2: code lists packed into a shared "multi" table (negative codes), lists written as tuples,
 # bag_words and head completion masks; the loader reads 1 and 2 and refuses newer ones.
@@ -741,6 +742,8 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
             i for i, tns in enumerate(trees) if tns and all(t.startswith(PROCESS_TREE) for t in tns)
         ),
         "ancestors": _ancestors(table, all_trees),
+        # How much of a name each word carries, for the parts of names (candidates.py).
+        "word_weights": word_weights(bag),
     }
 
 

@@ -40,9 +40,13 @@ matched_by       score  meaning
                         head word of a longer name no part of which is a term
                         ("truncal rigidity")
 ``partial``      0.50+  the longest part of the name that is a MeSH term ("severe
-                        hypotension" -> Hypotension); 0.5 + 0.3 x covered fraction
+                        hypotension" -> Hypotension); 0.5 + 0.3 x the share of the name's
+                        word weight the part carries (:mod:`fastbmrag.vocab.candidates`)
 ``ambiguous``    0.50   the name fits several entries equally well and the context does not
                         decide; ``ontology_id`` is None and ``candidates`` lists the ids
+``abstained``    <0.71  a disease name whose only term is a part carrying less than 70 % of
+                        its word weight ("forestomach tumors" is not Neoplasms): no id,
+                        ``candidates`` lists the part's descriptor
 ``none``         0.00   unknown, or a type with no vocabulary: the cleaned name, no id
 ===============  =====  ===============================================================
 
@@ -97,6 +101,7 @@ from fastbmrag.vocab.build import (
     token_form_tuples,
     tokens,
 )
+from fastbmrag.vocab.candidates import WordWeights, partial_score, too_partial, word_weights
 from fastbmrag.vocab.phenomena import coordination_parts, species_stripped
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data" / "vocab"
@@ -583,6 +588,8 @@ class DictionaryNormalizer:
         self._labels: dict[str, str] | None = None
         self._group_keys: dict[str, str] | None = None
         self._ids: dict[str, int] | None = None
+        self._word_weights: WordWeights | None = None
+        self._word_weight_table: dict[str, Any] | None = mesh.get("word_weights")
         self._covered: dict[str, int] | None = None
         self._gene_groups: dict[int, list[str]] = genes.get("groups", {})
         self._group_names: dict[str, str] = genes.get("group_names", {})
@@ -640,6 +647,10 @@ class DictionaryNormalizer:
                 return written
         if best is None:
             return Normalized(name, hint, clean, None, "none", 0.0)
+        if best.matched_by == "partial" and best.type == DISEASE and too_partial(best.score):
+            # Chemicals keep their parts: a chemical's name adds salts, forms and formulations
+            # to its substance's, and abstaining there cost more right ids than wrong ones.
+            best = _Hit(best.type, -1, "abstained", best.score, (best.item, *best.candidates))
         return self._result(name, hint if kind is not None else best.type, best)
 
     def _gene_group(self, name: str, clean: str) -> Normalized | None:
@@ -978,7 +989,7 @@ class DictionaryNormalizer:
                     tries.append(["drug", *toks[k:]])
                     tries.append(["substance", *toks[k:]])
                     break
-        index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
+        index, bag_words = self._mesh_index, self._bag_words
         if len(toks) > 1:
             # The head word as its descriptor's own name: "supraventricular
             # tachyarrhythmia" -> supraventricular tachycardia.
@@ -1052,9 +1063,28 @@ class DictionaryNormalizer:
                 )
                 if hit is not None and hit.item >= 0:
                     return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        hit = self._partial(toks, t, ctx)
+        if hit is not None:
+            return hit
+        if t == DISEASE and len(toks) > 1 and toks[-1] not in _VAGUE_HEADS:
+            # No part is a term: the head word completed ("chest wall rigidity" -> Muscle
+            # Rigidity), unless it is a word any condition can have ("lesion", "failure"),
+            # and only to a descriptor whose name has it as its head ("Muscle Rigidity",
+            # "Vision Disorders"; not "Pressure Ulcer" for "intraocular pressure").
+            hit = self._head(toks, ctx)
+            if hit is not None and self._names_head(hit.item, toks[-1]):
+                return hit
+        return None
+
+    def _partial(self, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
+        """The longest part of the name (a run of its words) that is a term of the type, the
+        parts ending at the last word (the head noun in English) first. Its score is 0.5 +
+        0.3 x the share of the name's word weight the part covers
+        (:mod:`fastbmrag.vocab.candidates`); :meth:`_normalize` abstains below
+        :data:`~fastbmrag.vocab.candidates.MIN_COVERAGE`."""
+        index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
         n_all = len(toks)
         for n in range(n_all - 1, 0, -1):
-            # Spans ending at the last word (the head noun in English) first.
             for start in range(n_all - n, -1, -1):
                 part = toks[start : start + n]
                 if n == 1 and (part[0] in GENERIC or len(part[0]) < 4):
@@ -1067,17 +1097,27 @@ class DictionaryNormalizer:
                     continue
                 hit = self._mesh_tokens(part, t, ctx)
                 if hit is not None and hit.item >= 0:
-                    score = round(0.5 + 0.3 * n / n_all, 3)
-                    return _Hit(hit.type, hit.item, "partial", score, hit.candidates)
-        if t == DISEASE and n_all > 1 and toks[-1] not in _VAGUE_HEADS:
-            # No part is a term: the head word completed ("chest wall rigidity" -> Muscle
-            # Rigidity), unless it is a word any condition can have ("lesion", "failure"),
-            # and only to a descriptor whose name has it as its head ("Muscle Rigidity",
-            # "Vision Disorders"; not "Pressure Ulcer" for "intraocular pressure").
-            hit = self._head(toks, ctx)
-            if hit is not None and self._names_head(hit.item, toks[-1]):
-                return hit
+                    content = [w for w in toks if w not in BAG_STOP]
+                    share = self.word_weights.coverage(content, part)
+                    return _Hit(hit.type, hit.item, "partial", partial_score(share), hit.candidates)
         return None
+
+    def _concepts(self, codes: object) -> set[int]:
+        """The descriptors of an index or bag entry."""
+        if isinstance(codes, int):
+            return {codes // 2} if codes >= 0 else {c // 2 for c in self._mesh_multi[~codes]}
+        return {c // 2 for c in codes}  # type: ignore[attr-defined]
+
+    @property
+    def word_weights(self) -> WordWeights:
+        """How much of a disease or chemical name each word carries (built with the
+        vocabularies; by the first call for an older build, 0.2 s)."""
+        if self._word_weights is None:
+            table = self._word_weight_table or word_weights(
+                {k: self._concepts(v) for k, v in self._mesh_bag.items()}
+            )  # a build from before the table was added
+            self._word_weights = WordWeights(table)
+        return self._word_weights
 
     def _names_head(self, item: int, word: str) -> bool:
         """Whether the descriptor's name ends in ``word`` (or a derived form of it), or in it
@@ -1362,8 +1402,8 @@ class DictionaryNormalizer:
             ids = tuple(self._genes[i][0] for i in hit.candidates)
         else:
             ids = tuple(self._desc[i][0] for i in hit.candidates)
-        if hit.item < 0:
-            return Normalized(name, type_, _clean(name), None, "ambiguous", hit.score, ids)
+        if hit.item < 0:  # ambiguous, or abstained
+            return Normalized(name, type_, _clean(name), None, hit.matched_by, hit.score, ids)
         if hit.type == GENE:
             row = self._genes[hit.item]
             return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids)
@@ -1477,6 +1517,8 @@ def _alive(ref: weakref.ReferenceType[DictionaryNormalizer]) -> DictionaryNormal
 
 
 def _abbreviation(hit: _Hit, factor: float) -> _Hit:
+    if hit.item < 0:
+        return hit  # the long form is ambiguous, or abstained: so is the short one
     return _Hit(hit.type, hit.item, "abbreviation", round(hit.score * factor, 3), hit.candidates)
 
 

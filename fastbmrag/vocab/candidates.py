@@ -1,0 +1,83 @@
+"""Whether a part of a name can stand for the whole name, or the normaliser abstains.
+
+A name such as "severe hypotension" or "forestomach tumors" is no MeSH term, but a part of it
+is. The part stands for the name only when the words it leaves out carry little of the name's
+meaning. Each word is weighed with the vocabulary's own evidence:
+
+* how rare it is among the terms (inverse document frequency: "hypotension" names few
+  concepts, "disease" many);
+* how often adding it to a term keeps the concept the same (MeSH lists "Bupropion
+  Hydrochloride" under Bupropion and "Familial X" under X, but "Hepatic X" and "Lung X" under
+  concepts of their own): the share of the vocabulary's term pairs "X" / "X w" that name
+  different concepts.
+
+A part's score is the share of the name's weight its words carry. Below
+:data:`MIN_COVERAGE` the name gets no id: a wrong id merges unrelated nodes of the graph,
+where no id leaves the entity a node of its own, under its cleaned name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+# The share of a name's word weight a part must carry to stand for the whole name.
+MIN_COVERAGE = 0.7
+
+
+def word_weights(terms: Mapping[str, Collection[int]]) -> dict[str, Any]:
+    """The table :class:`WordWeights` reads, from ``terms``: each term's content words joined
+    by spaces (a MeSH bag key) -> the concepts it names. Built with the vocabularies."""
+    df: Counter[str] = Counter()
+    for term in terms:
+        df.update(set(term.split()))
+    same: Counter[str] = Counter()
+    differs: Counter[str] = Counter()
+    for term, concepts in terms.items():
+        words = term.split()
+        for i, word in enumerate(words if len(words) > 1 else ()):
+            shorter = terms.get(" ".join(words[:i] + words[i + 1 :]))
+            if shorter is not None:
+                (same if set(concepts) & set(shorter) else differs)[word] += 1
+    n = len(terms) + 1
+    weights = {
+        w: round((math.log(n / (k + 1)) + 1.0) * (differs[w] + 1) / (same[w] + differs[w] + 1), 3)
+        for w, k in df.items()
+    }
+    return {"weights": weights, "unseen": round(math.log(n) + 1.0, 3)}
+
+
+class WordWeights:
+    """How much of a name's meaning each word carries: its inverse document frequency over
+    the vocabulary's terms, times the share of the term pairs "X" / "X word" that name
+    different concepts (1 where the vocabulary has no such pair)."""
+
+    __slots__ = ("_unseen", "_weights")
+
+    def __init__(self, table: Mapping[str, Any]) -> None:
+        self._weights: Mapping[str, float] = table["weights"]
+        self._unseen: float = table["unseen"]
+
+    def weight(self, word: str) -> float:
+        return self._weights.get(word, self._unseen)
+
+    def coverage(self, words: Sequence[str], part: Iterable[str]) -> float:
+        """The share of the weight of ``words`` that the words of ``part`` carry."""
+        total = sum(self.weight(w) for w in words)
+        if not total:
+            return 0.0
+        covered = frozenset(part)
+        return sum(self.weight(w) for w in words if w in covered) / total
+
+
+def partial_score(share: float) -> float:
+    """The score of a part of a name that carries ``share`` of its word weight."""
+    return round(0.5 + 0.3 * share, 3)
+
+
+def too_partial(score: float) -> bool:
+    """Whether a part with this :func:`partial_score` carries too little of its name to stand
+    for it."""
+    return score < partial_score(MIN_COVERAGE)

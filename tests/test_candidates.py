@@ -1,0 +1,75 @@
+"""Word weights and abstention for names whose only term is a part of them."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
+from fastbmrag.vocab.candidates import (
+    MIN_COVERAGE,
+    WordWeights,
+    partial_score,
+    too_partial,
+    word_weights,
+)
+
+
+@pytest.fixture(scope="module")
+def norm() -> DictionaryNormalizer:
+    return load_normalizer()
+
+
+def test_word_weights_from_the_terms_rarity_and_pairs() -> None:
+    terms = {
+        "bupropion": {1},
+        "bupropion hydrochloride": {1},  # adding the word keeps the concept
+        "neoplasm": {3},
+        "liver neoplasm": {4},  # adding the word makes another concept
+        "liver": {2},
+    }
+    table = word_weights(terms)
+    n = len(terms) + 1
+    idf = {w: math.log(n / (k + 1)) + 1 for w, k in
+           {"bupropion": 2, "hydrochloride": 1, "neoplasm": 2, "liver": 2}.items()}  # fmt: skip
+    w = table["weights"]
+    assert w["hydrochloride"] == round(idf["hydrochloride"] * 1 / 2, 3)  # 1 pair, the same
+    assert w["liver"] == round(idf["liver"] * 2 / 2, 3)  # 1 pair, another concept
+    assert w["neoplasm"] == round(idf["neoplasm"] * 2 / 2, 3)  # "liver" -> "liver neoplasm"
+    assert w["bupropion"] == round(idf["bupropion"], 3)  # no pair: rarity alone
+    assert table["unseen"] == round(math.log(n) + 1, 3)
+    weights = WordWeights(table)
+    assert weights.weight("never") == table["unseen"] > weights.weight("liver")
+    assert weights.coverage(["bupropion", "hydrochloride"], ["bupropion"]) == pytest.approx(
+        w["bupropion"] / (w["bupropion"] + w["hydrochloride"])
+    )
+    assert weights.coverage([], ["x"]) == 0.0
+
+
+def test_bundled_weights_say_which_words_change_the_concept(norm: DictionaryNormalizer) -> None:
+    weights = norm.word_weights
+    # MeSH lists "X Hydrochloride" under X and "Familial X" under X; "Hepatic X", "Lung X"
+    # are concepts of their own.
+    assert weights.weight("hydrochloride") < 0.1 * weights.weight("hepatic")
+    assert weights.weight("familial") < weights.weight("lung")
+
+
+def test_a_part_carrying_too_little_of_a_disease_name_gives_no_id(
+    norm: DictionaryNormalizer,
+) -> None:
+    r = norm.normalize("forestomach tumors", "disease")
+    assert (r.ontology_id, r.matched_by, r.normalized_name) == (
+        None, "abstained", "forestomach tumors"
+    )  # fmt: skip
+    assert r.candidates == ("D009369",)  # Neoplasms, offered, not given
+    assert too_partial(r.score)
+    # a modifier that says little keeps the part's id
+    r = norm.normalize("severe hypotension", "disease")
+    assert (r.ontology_id, r.matched_by) == ("D007022", "partial")
+    assert r.score >= partial_score(MIN_COVERAGE)
+    # chemicals keep their parts: a salt names its substance
+    r = norm.normalize("bupropion HCl", "chemical")
+    assert (r.ontology_id, r.matched_by) == ("D016642", "partial")
+    # with auto types, the abstention still holds
+    assert norm.normalize("forestomach tumors").ontology_id is None
