@@ -8,9 +8,11 @@ payloads and ``--dim``-d unit vectors written straight through the store API, th
 * cold CLI: ``python -m fastbmrag query ... --no-answer --format json --min-score -1`` as a
   subprocess (top-50 edges with their payloads, like in-process), p50/p95 over ``--cli-repeat``
   runs (interpreter start, imports, vocab load, shard open); ``--drop-caches`` empties the page
-  cache before each call, so that it reads the shard (and Python's own files) from disk.
+  cache before each call, so that it reads the shard (and Python's own files) from disk;
+* ``--broad``: the in-process series with entity filters on broader concepts (a MeSH ancestor
+  of the edges' diseases, an HGNC gene group), which match through the ends' ancestors.
 
-    python scripts/bench_query.py --n 200000 --dim 1024
+    python scripts/bench_query.py --n 200000 --dim 1024 [--broad]
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -116,7 +119,13 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
 
 
-async def in_process(wd: Path, url: str, repeat: int, dim: int) -> list[float]:
+# Entity filters on broader concepts, which match edges only through the ends' ancestors:
+# "Genital Diseases, Female" (above Endometriosis, 87 descriptors), "Uterine Diseases" (above
+# Adenomyosis) and the HGNC gene group 601 (a third of the genes).
+BROAD = [("D005831",), ("D014591",), ("HGNC-GROUP:601", "D005831")]
+
+
+async def in_process(wd: Path, url: str, repeat: int, dim: int, broad: bool = False) -> list[float]:
     from fastbmrag.llm import make_llm
     from fastbmrag.query import QueryOptions, aquery
     from fastbmrag.store.collection import Collection
@@ -126,11 +135,20 @@ async def in_process(wd: Path, url: str, repeat: int, dim: int) -> list[float]:
     llm = make_llm("ollama", host=url)
     times = []
     with Collection.reader(wd, "bench") as coll:
-        opts = QueryOptions(no_answer=True, min_score=None)
-        for i in range(repeat + 3):
+        plain = QueryOptions(no_answer=True, min_score=None)
+        # the broad concepts alone filter: no linking, no relaxing
+        runs = [
+            (q, replace(plain, entities=e, link=False, fallback=False) if e else plain)
+            for e in (BROAD if broad else [()])
+            for q in QUESTIONS
+        ]
+        # Warm-up: each distinct question and filter once (the first search of each faults in
+        # the vectors its graph walk visits).
+        for i in range(len(runs) + repeat):
+            question, opts = runs[i % len(runs)]
             t = time.perf_counter()
-            res = await aquery(QUESTIONS[i % len(QUESTIONS)], coll, llm, norm, options=opts)
-            if i >= 3:  # warm-up
+            res = await aquery(question, coll, llm, norm, options=opts)
+            if i >= len(runs):
                 times.append(time.perf_counter() - t)
             assert res.edges, "no edges retrieved"
     await llm.aclose()
@@ -151,6 +169,12 @@ def main() -> None:
     ap.add_argument(
         "--dir", default=None, help="working dir (default /tmp/fastbmrag-bench-query-N-DIM)"
     )
+    ap.add_argument(
+        "--broad",
+        action="store_true",
+        help="in-process series with entity filters on broader concepts (a MeSH ancestor, an "
+        "HGNC gene group), matched through the edges' ancestors",
+    )
     args = ap.parse_args()
 
     from fastbmrag.testing.fake_ollama import FakeOllama
@@ -162,9 +186,9 @@ def main() -> None:
         print(f"built {args.n} edges ({args.dim}-d) in {time.perf_counter() - t:.1f} s", flush=True)
 
     with FakeOllama(dims=args.dim) as fake:
-        times = asyncio.run(in_process(wd, fake.url, args.repeat, args.dim))
+        times = asyncio.run(in_process(wd, fake.url, args.repeat, args.dim, args.broad))
         print(
-            f"in-process --no-answer top-50: p50 {pct(times, 50) * 1000:.1f} ms, "
+            f"in-process --no-answer top-50{' (broader concepts)' if args.broad else ''}: p50 {pct(times, 50) * 1000:.1f} ms, "
             f"p95 {pct(times, 95) * 1000:.1f} ms ({len(times)} queries)"
         )
         env = {**os.environ, "OLLAMA_HOST": fake.url, "FASTBMRAG_HOME": str(wd)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import sys
@@ -85,3 +86,13 @@ def test_bench_tokens_meets_the_per_relation_budgets(capsys: pytest.CaptureFixtu
     assert out["stage2_overhead_tokens_per_relation"] <= 8
     worst = out["schema_worst_case"]
     assert worst["stage1_with_one_new_entity"] <= 30 and worst["stage2_overhead_two_citations"] <= 8
+
+
+def test_bench_query_broad_filters_find_edges_through_the_ancestors(tmp_path: Path) -> None:
+    bench = script("bench_query")
+    bench.build(tmp_path, 300, 16)
+    with FakeOllama(dims=16) as fake:
+        # every query must retrieve edges (asserted inside): broad concepts only through the
+        # ends' ancestors, as no edge is about them itself
+        times = asyncio.run(bench.in_process(tmp_path, fake.url, 4, 16, broad=True))
+    assert len(times) == 4
