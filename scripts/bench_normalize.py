@@ -38,7 +38,8 @@ from pathlib import Path
 from corpora import SHARED, Row, bc5cdr_rows, biored_rows, read_gene_xrefs
 
 from fastbmrag.vocab.build import GROUP_PREFIX
-from fastbmrag.vocab.normalizer import BUNDLED_DIR, DictionaryNormalizer, clear_caches
+from fastbmrag.vocab.loading import BUNDLED_DIR
+from fastbmrag.vocab.normalizer import DictionaryNormalizer, clear_caches
 
 SETS = ("Training", "Development", "Test", "BioRED")
 TYPES = ("gene", "disease", "chemical")

@@ -129,7 +129,7 @@ async def in_process(wd: Path, url: str, repeat: int, dim: int, broad: bool = Fa
     from fastbmrag.llm import make_llm
     from fastbmrag.query import QueryOptions, aquery
     from fastbmrag.store.collection import Collection
-    from fastbmrag.vocab.normalizer import load_normalizer
+    from fastbmrag.vocab.loading import load_normalizer
 
     norm = load_normalizer()
     llm = make_llm("ollama", host=url)

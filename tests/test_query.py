@@ -29,7 +29,7 @@ from fastbmrag.store.base import Filter, Match, Range
 from fastbmrag.store.collection import Collection, choose_collection
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import _schema_title, responder
-from fastbmrag.vocab.normalizer import load_normalizer
+from fastbmrag.vocab.loading import load_normalizer
 
 DATA = Path(__file__).parent / "data" / "query"
 NAME = "endo"

@@ -18,13 +18,12 @@ from fastbmrag.vocab.build import (
     MeshTerm,
     build_from_files,
     compile_mesh,
-    gene_key,
     parse_gene_info,
     parse_hgnc_tsv,
     parse_mesh_xml,
-    term_key,
 )
-from fastbmrag.vocab.normalizer import BUNDLED_DIR
+from fastbmrag.vocab.keys import gene_key, term_key
+from fastbmrag.vocab.loading import BUNDLED_DIR
 
 VOCAB = Path(__file__).parent / "data" / "vocab"
 

@@ -13,18 +13,11 @@ import pytest
 
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
-from fastbmrag.vocab.build import (
-    COMPLETION_HEADS,
-    FORMAT_VERSION,
-    token_form_tuples,
-    token_forms,
-)
-from fastbmrag.vocab.normalizer import (
-    BUNDLED_DIR,
-    VARIANT_SUFFIXES,
-    _suffix_variants,
-    clear_caches,
-)
+from fastbmrag.vocab.build import FORMAT_VERSION
+from fastbmrag.vocab.keys import COMPLETION_HEADS, token_form_tuples, token_forms
+from fastbmrag.vocab.language import VARIANT_SUFFIXES, _suffix_variants
+from fastbmrag.vocab.loading import BUNDLED_DIR
+from fastbmrag.vocab.normalizer import clear_caches
 
 
 @pytest.fixture(scope="module")

@@ -79,7 +79,7 @@ def update(
       fastbmrag vocab update --hgnc hgnc_complete_set.txt --mesh desc2025.xml \\
           --gene-info Homo_sapiens.gene_info.gz
     """
-    from fastbmrag.vocab.normalizer import cache_dir
+    from fastbmrag.vocab.loading import cache_dir
 
     out = cache_dir()
     if not quiet:
@@ -116,7 +116,7 @@ def info(as_json: bool) -> None:
     Example:
       fastbmrag vocab info --json
     """
-    from fastbmrag.vocab.normalizer import vocab_info
+    from fastbmrag.vocab.loading import vocab_info
 
     data = vocab_info()
     if as_json:

@@ -1,12 +1,9 @@
 """HGNC and MeSH vocabularies and the dictionary normaliser."""
 
 from fastbmrag.vocab.base import IdentityNormalizer, Normalized, Normalizer
-from fastbmrag.vocab.normalizer import (
-    DictionaryNormalizer,
-    find_abbreviations,
-    load_normalizer,
-    vocab_info,
-)
+from fastbmrag.vocab.context import find_abbreviations
+from fastbmrag.vocab.loading import load_normalizer, vocab_info
+from fastbmrag.vocab.normalizer import DictionaryNormalizer
 
 __all__ = [
     "DictionaryNormalizer",

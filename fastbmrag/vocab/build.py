@@ -21,14 +21,12 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import functools
 import gzip
 import io
 import json
 import os
 import pickle
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,6 +35,16 @@ from typing import IO, Any
 
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab.candidates import word_weights
+from fastbmrag.vocab.keys import (
+    BAG_STOP,
+    COMPLETION_HEADS,
+    bag_key,
+    gene_key,
+    plain_tokens,
+    raw_tokens,
+    term_key,
+    tokens,
+)
 
 # 2: code lists packed into a shared "multi" table (negative codes), lists written as tuples,
 # bag_words and head completion masks; the loader reads 1 and 2 and refuses newer ones.
@@ -69,193 +77,6 @@ MENTAL_TREE = "F03"
 CHEMICALLY_INDUCED_TREE = "C25"
 PROCESS_TREE = "C23.550"
 DRUG_CAUSE_WORDS = frozenset(["drug", "substance", "medication", "chemical", "chemically"])
-
-# --------------------------------------------------------------------------------------------
-# Text keys. The same functions run at build time and at lookup time.
-# --------------------------------------------------------------------------------------------
-
-GREEK = {
-    "α": "alpha",
-    "β": "beta",
-    "γ": "gamma",
-    "δ": "delta",
-    "ε": "epsilon",
-    "ζ": "zeta",
-    "η": "eta",
-    "θ": "theta",
-    "ι": "iota",
-    "κ": "kappa",
-    "λ": "lambda",
-    "μ": "mu",
-    "µ": "mu",  # micro sign
-    "ν": "nu",
-    "ξ": "xi",
-    "ο": "omicron",
-    "π": "pi",
-    "ρ": "rho",
-    "σ": "sigma",
-    "ς": "sigma",
-    "τ": "tau",
-    "υ": "upsilon",
-    "φ": "phi",
-    "χ": "chi",
-    "ψ": "psi",
-    "ω": "omega",
-}
-# Greek letter words as gene symbols write them (IL1B, TGFB1, HIF1A, PRKCA).
-GREEK_LETTER = {
-    "alpha": "a",
-    "beta": "b",
-    "gamma": "g",
-    "delta": "d",
-    "epsilon": "e",
-    "kappa": "k",
-    "zeta": "z",
-    "theta": "q",
-    "eta": "h",
-    "iota": "i",
-    "lambda": "l",
-    "mu": "m",
-    "sigma": "s",
-    "tau": "t",
-    "omega": "w",
-}
-_GREEK_RE = re.compile("[" + "".join(GREEK) + "".join(k.upper() for k in GREEK if k != "µ") + "]")
-_POSSESSIVE_RE = re.compile(r"(?<=[a-z])['’]s\b")
-_TOKEN_RE = re.compile(r"[a-z]+|[0-9]+")
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-# Head nouns MeSH disease names often carry that writers leave out ("neurotoxicity" ->
-# Neurotoxicity Syndromes, "parkinson" -> Parkinson Disease); see completion_tables.
-COMPLETION_HEADS = ("syndrome", "disease", "disorder", "infection")
-# Function words dropped from order-free (bag) keys: "cancer of the breast" ~ "breast cancer".
-BAG_STOP = _words("of the a an and in on by with for to from or as at induced associated due")
-# Words that say which kind of molecule a gene name refers to, not which gene.
-GENE_WORDS = _words(
-    "gene genes protein proteins mrna mrnas transcript transcripts expression level levels "
-    "polypeptide subunit isoform isoforms human"
-)
-_INVARIANT = _words(
-    "species series caries herpes rabies scabies measles mumps diabetes rickets lupus "
-    "status virus corpus fetus sinus nucleus stimulus bronchus thrombus calculus "
-    "uterus tetanus pancreas ascites gas bias mass less loss abscess stress press "
-    "illness sickness weakness deafness blindness numbness dizziness tenderness "
-    "hypersensitivity"
-)
-
-
-def _fold(text: str) -> str:
-    """Greek letters to words, accents dropped, lower case, British spellings folded."""
-    if text.isascii():  # no Greek letters, no accents
-        text = text.lower()
-        return _POSSESSIVE_RE.sub("", text) if "'" in text else text
-    if _GREEK_RE.search(text):
-        text = _GREEK_RE.sub(lambda m: " " + GREEK[m.group(0).lower()] + " ", text)
-    if not text.isascii():
-        text = unicodedata.normalize("NFKD", text)
-        text = "".join(c for c in text if not unicodedata.combining(c))
-    text = text.lower()
-    if "'" in text or "’" in text:
-        text = _POSSESSIVE_RE.sub("", text)
-    return text
-
-
-def _spelling(tok: str) -> str:
-    """American spelling: anaemia, oedema, tumour, sulphate, leucocyte, aluminium -> anemia,
-    edema, ..."""
-    if len(tok) < 4 or not tok.isalpha():
-        return tok
-    stem = tok[:-1]
-    if "ae" in stem or "oe" in stem:  # not a final -ae/-oe (vertebrae, aloe)
-        tok = stem.replace("ae", "e").replace("oe", "e") + tok[-1:]
-    if "sulph" in tok:
-        tok = tok.replace("sulph", "sulf")
-    if "leuc" in tok:  # leucocyte, leucopenia, leucaemia
-        tok = tok.replace("leuc", "leuk")
-    if tok.endswith("our") and len(tok) > 4:
-        tok = tok[:-3] + "or"
-    elif tok.endswith("ours") and len(tok) > 5:  # tumours (folded before the plural is)
-        tok = tok[:-4] + "ors"
-    if tok == "aluminium":
-        tok = "aluminum"
-    return tok
-
-
-def _singular(tok: str) -> str:
-    """Singular of an English (or -osis) plural: tumors -> tumor, endometrioses -> endometriosis."""
-    if len(tok) < 5 or tok in _INVARIANT or not tok.isalpha():
-        return tok
-    if tok.endswith("oses"):
-        return tok[:-4] + "osis"
-    if tok.endswith("ies"):
-        return tok[:-3] + "y"
-    if tok.endswith(("xes", "ches", "shes", "sses")):
-        return tok[:-2]
-    if tok.endswith("s") and not tok.endswith(("ss", "us", "is", "ys")):
-        return tok[:-1]
-    return tok
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _forms(tok: str) -> tuple[str, str]:
-    spelled = _spelling(tok)
-    return spelled, _singular(spelled)
-
-
-def tokens(text: str) -> list[str]:
-    """Word tokens: alphabetic and numeric runs ("IL-1beta" -> il, 1, beta), spelling and
-    number folded (singular, American spelling)."""
-    return [_forms(t)[1] for t in _TOKEN_RE.findall(_fold(text))]
-
-
-def plain_tokens(text: str) -> list[str]:
-    """Like :func:`tokens` but plurals kept (to tell "Amphetamine" from "Amphetamines")."""
-    return [_forms(t)[0] for t in _TOKEN_RE.findall(_fold(text))]
-
-
-def token_forms(text: str) -> tuple[list[str], list[str]]:
-    """(:func:`plain_tokens`, :func:`tokens`) of ``text`` in one pass."""
-    plain, toks = token_form_tuples(text)
-    return list(plain), list(toks)
-
-
-def token_form_tuples(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """:func:`token_forms` as tuples."""
-    words = _TOKEN_RE.findall(_fold(text))
-    if len(words) == 1:  # most chemical names
-        plain, tok = _forms(words[0])
-        return (plain,), (tok,)
-    if not words:
-        return (), ()
-    plain_forms, toks = zip(*map(_forms, words), strict=True)
-    return plain_forms, toks
-
-
-def raw_tokens(text: str) -> list[str]:
-    """Word tokens without spelling folding (for gene keys, where every letter counts)."""
-    return _TOKEN_RE.findall(_fold(text))
-
-
-def gene_key(text: str) -> str:
-    """Key for gene symbols and names: no separators, Greek letters as single letters.
-
-    "IL-1β", "IL1-beta", "il1b" -> "il1b"; "interleukin 1 beta" -> "interleukin1b".
-    """
-    return "".join(GREEK_LETTER.get(t, t) for t in raw_tokens(text))
-
-
-def term_key(text: str) -> str:
-    """Key for MeSH terms: tokens without separators ("Non-Hodgkin's Lymphomas" -> "nonhodgkinlymphoma")."""
-    return "".join(tokens(text))
-
-
-def bag_key(text: str) -> str:
-    """Order-free key: sorted content tokens ("Cancer of the Breast" == "breast cancer")."""
-    return " ".join(sorted(t for t in tokens(text) if t not in BAG_STOP))
 
 
 # --------------------------------------------------------------------------------------------

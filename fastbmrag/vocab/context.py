@@ -1,0 +1,177 @@
+"""What the stages share: the facts of one context text (the abbreviations it defines, its
+words) and a stage's hit."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from fastbmrag.vocab.base import CHEMICAL, DISEASE
+from fastbmrag.vocab.keys import GREEK_LETTER, raw_tokens, tokens
+from fastbmrag.vocab.language import _DRUG_CAUSE_RE, _PLAIN_WORD_RE, _WS_RE
+
+# The score of each way a name can match (see the table in fastbmrag.vocab.normalizer).
+GENE_SCORES = {
+    "symbol": 1.0,
+    "prev_symbol": 0.9,
+    "alias": 0.85,
+    "name": 0.95,
+    "prev_name": 0.85,
+    "alias_name": 0.8,
+    "protein_name": 0.75,
+    "ncbi_synonym": 0.7,
+}
+MESH_SCORES = (0.95, 0.9)  # descriptor name, entry term
+MESH_MATCHED = ("name", "entry_term")
+WORD_ORDER_SCORE = 0.8
+HGNC_SYMBOL_KINDS = frozenset(("symbol", "prev_symbol", "alias"))
+SPECIES_FACTOR = 0.95
+GROUP_SCORE = 0.8
+HEAD_SCORE = 0.6
+VARIANT_SCORE = 0.7
+AMBIGUOUS_SCORE = 0.5
+ABBREVIATION_FACTOR = 0.95
+_CAT = {DISEASE: "C", CHEMICAL: "D"}
+
+FORMULA_SCORE = 0.85
+DRUG_INDUCED_FACTOR = 0.95
+# Results that a context can change: a fallback may pass over an ambiguous step the context
+# would have decided.
+_CONTEXT_SENSITIVE = frozenset(["variant", "partial", "head"])
+
+
+def _clean(name: str) -> str:
+    if name.isprintable() and "  " not in name:  # no whitespace but single plain spaces
+        return name.strip().strip(".,;:")
+    return _WS_RE.sub(" ", name).strip().strip(".,;:")
+
+
+# --------------------------------------------------------------------------------------------
+# Abbreviations defined in the text (Schwartz & Hearst, PSB 2003)
+# --------------------------------------------------------------------------------------------
+
+_PAREN_RE = re.compile(r"\(([^()]{1,20})\)")
+_PARENS_RE = re.compile(r"\s*\([^()]*\)")
+
+
+def _best_long_form(short: str, long: str) -> str | None:
+    s, j = len(short) - 1, len(long) - 1
+    while s >= 0:
+        c = short[s].lower()
+        if not c.isalnum():
+            s -= 1
+            continue
+        while (j >= 0 and long[j].lower() != c) or (s == 0 and j > 0 and long[j - 1].isalnum()):
+            j -= 1
+        if j < 0:
+            return None
+        j -= 1
+        s -= 1
+    start = long.rfind(" ", 0, j + 1) + 1
+    return long[start:]
+
+
+def find_abbreviations(text: str) -> dict[str, str]:
+    """Short form -> long form for every "long form (SF)" definition in ``text``."""
+    return _abbreviations(text)[0]
+
+
+def _abbreviations(text: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Schwartz-Hearst definitions, and for every "(SF)" the words before it (up to eight, in
+    the same sentence): the long form may be longer than the letters show ("cyclase
+    associated actin cytoskeleton regulatory protein 1 (CAP)") or not align at all
+    ("zidovudine (AZT)")."""
+    found: dict[str, str] = {}
+    window: dict[str, str] = {}
+    for m in _PAREN_RE.finditer(text):
+        short = m.group(1).strip()
+        if ";" in short or "," in short:
+            short = re.split(r"[;,]", short)[0].strip()
+        words = short.split()
+        if not short or len(words) > 2 or len(short) < 2 or not short[0].isalnum():
+            continue
+        if not any(c.isalpha() for c in short):
+            continue
+        before = text[: m.start()].rstrip()
+        cut = max(before.rfind(". "), before.rfind("; "), before.rfind("("), before.rfind(")"))
+        before = before[cut + 1 :].strip()
+        if not before:
+            continue
+        window.setdefault(short, " ".join(before.split()[-8:]))
+        limit = min(len(short) + 5, len(short) * 2)
+        long = _best_long_form(short, " ".join(before.split()[-limit:]))
+        if long and len(long) > len(short) and short.lower() not in long.lower().split():
+            found.setdefault(short, long)
+            if short.endswith("s") and short[:-1].isupper() and len(short) > 2:
+                # "ventricular septal defects (VSDs)" also defines VSD.
+                window.setdefault(short[:-1], window[short])
+                found.setdefault(short[:-1], long)
+    return found, window
+
+
+# --------------------------------------------------------------------------------------------
+# The normaliser
+# --------------------------------------------------------------------------------------------
+
+
+class _Hit(NamedTuple):  # a tuple: built several times per name, cheaply
+    type: str
+    item: int  # gene or descriptor number; -1 when ambiguous
+    matched_by: str
+    score: float
+    candidates: tuple[int, ...] = ()
+
+
+class _Context:
+    """Facts about one context text, computed once (and only when needed) for all its names."""
+
+    __slots__ = (
+        "_drug_cause",
+        "_gene_keys",
+        "_plain_words",
+        "_words",
+        "abbreviations",
+        "acronyms",
+        "text",
+        "windows",
+    )
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.abbreviations, self.windows = _abbreviations(text) if "(" in text else ({}, {})
+        self._words: frozenset[str] | None = None
+        self._gene_keys: frozenset[str] | None = None
+        self._drug_cause: bool | None = None
+        self._plain_words: list[str] | None = None
+        self.acronyms: dict[tuple[str, str], _Hit | None] = {}
+
+    @property
+    def plain_words(self) -> list[str]:
+        """The words of the text in order, split at spaces and hyphens, punctuation trimmed."""
+        if self._plain_words is None:
+            self._plain_words = _PLAIN_WORD_RE.findall(self.text)
+        return self._plain_words
+
+    @property
+    def drug_cause(self) -> bool:
+        """Whether the text speaks of a condition caused by a drug or other chemical."""
+        if self._drug_cause is None:
+            self._drug_cause = _DRUG_CAUSE_RE.search(self.text) is not None
+        return self._drug_cause
+
+    @property
+    def words(self) -> frozenset[str]:
+        if self._words is None:
+            self._words = frozenset(tokens(self.text))
+        return self._words
+
+    @property
+    def gene_keys(self) -> frozenset[str]:
+        if self._gene_keys is None:
+            self._gene_keys = frozenset(_gene_key_from(raw_tokens(w)) for w in self.text.split())
+        return self._gene_keys
+
+
+def _gene_key_from(toks: Sequence[str]) -> str:
+    return "".join(GREEK_LETTER.get(t, t) for t in toks)

@@ -1,0 +1,464 @@
+"""The MeSH stages for a disease or chemical name that is no term as written: derived forms,
+rewrites towards MeSH's wording, completions, and parts of the name (with abstention,
+:mod:`fastbmrag.vocab.candidates`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from fastbmrag.vocab.base import CHEMICAL, DISEASE
+from fastbmrag.vocab.candidates import WordWeights, partial_score, word_weights
+from fastbmrag.vocab.context import (
+    _CAT,
+    _CONTEXT_SENSITIVE,
+    _PARENS_RE,
+    HEAD_SCORE,
+    VARIANT_SCORE,
+    _clean,
+    _Context,
+    _Hit,
+)
+from fastbmrag.vocab.keys import BAG_STOP
+from fastbmrag.vocab.language import (
+    _CONJ_RE,
+    _VAGUE_HEADS,
+    COURSE_WORDS,
+    DISEASE_HEADS,
+    DISEASE_SYNONYMS,
+    FREE_CACHE_SIZE,
+    GENERIC,
+    LOSS_HEADS,
+    ORGAN_ADJECTIVES,
+    SIGN_HEADS,
+    _bag_key,
+    _combining_split,
+    _more_rewrites,
+    _name_forms,
+    _organ_phrases,
+    _organ_phrases_of,
+    _rewrites,
+    _suffix_variants,
+    _variants,
+)
+
+
+class MeshFallbacks:
+    """The fallback stages of :class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer`."""
+
+    # Set by DictionaryNormalizer.__init__ (see there).
+    _desc: list[list[str]]
+    _mesh_index: dict[str, int | Sequence[int]]
+    _mesh_bag: dict[str, int | Sequence[int]]
+    _mesh_multi: Sequence[Sequence[int]]
+    _bag_words: frozenset[str]
+    _completions: dict[str, int]
+    _bag_completions: dict[str, int]
+    _mesh_extend: dict[str, int | Sequence[int]]
+    _mesh_head: dict[str, int]
+    _head_partners: dict[str, list[list[Any]]]
+    _superset: dict[str, int | Sequence[int]]
+    _processes: frozenset[int]
+    _site_heads: dict[str, bool]
+    _word_weights: WordWeights | None
+    _word_weight_table: dict[str, Any] | None
+
+    if TYPE_CHECKING:  # the lookups, in DictionaryNormalizer
+
+        def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None: ...
+
+        def _mesh_codes(
+            self,
+            codes: int | Sequence[int] | None,
+            t: str,
+            ctx: _Context | None,
+            fixed: float,
+            exact_key: str = "",
+        ) -> _Hit | None: ...
+
+        def _pick_descriptor(self, items: Sequence[int], ctx: _Context) -> int | None: ...
+
+    def _mesh_tokens(self, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
+        codes = self._mesh_index.get("".join(toks))
+        if codes is not None:
+            hit = self._mesh_codes(codes, t, ctx, 0)
+            if hit is not None:
+                return hit
+        if len(toks) == 1 or not self._bag_words.issuperset(toks):
+            return None  # a one-word bag key is the index key
+        codes = self._mesh_bag.get(_bag_key(toks))
+        return None if codes is None else self._mesh_codes(codes, t, ctx, 0)
+
+    def _is_key(self, phrase: Sequence[str]) -> bool:
+        """Whether the phrase is an index or a bag key (of any category): else
+        :meth:`_mesh_tokens` finds nothing for it."""
+        return "".join(phrase) in self._mesh_index or (
+            len(phrase) > 1
+            and self._bag_words.issuperset(phrase)
+            and _bag_key(phrase) in self._mesh_bag
+        )
+
+    def _head_completions(self, stems: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
+        """``(*stem, head)`` for each stem and each of :data:`DISEASE_HEADS` (in that order),
+        kept only where it is an index or a bag key (see
+        :func:`~fastbmrag.vocab.build.completion_tables`): the others cannot match."""
+        out: list[tuple[str, ...]] = []
+        for stem in stems:
+            mask = self._completions.get("".join(stem), 0)
+            if self._bag_words.issuperset(stem):
+                mask |= self._bag_completions.get(_bag_key(stem), 0)
+            if mask:
+                out += [(*stem, h) for bit, h in enumerate(DISEASE_HEADS) if mask >> bit & 1]
+        return out
+
+    def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        if "(" in clean:
+            # A parenthesised aside dropped: "central nervous system (CNS) complications".
+            bare = _clean(_PARENS_RE.sub("", clean))
+            if bare and bare != clean:
+                hit = self._direct(bare, t, ctx) or self._fallback(bare, t, ctx)
+                if hit is not None and hit.item >= 0:
+                    if hit.matched_by in _CONTEXT_SENSITIVE:
+                        return hit
+                    return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        toks = _name_forms(clean)[1]
+        if not toks:
+            return None
+        body = toks[:-1]
+        variants = [(*body, v) for v in _suffix_variants(toks[-1], 2)]
+        tries: list[Sequence[str]] = [*variants]
+        if t == DISEASE:
+            tries += _rewrites(toks)
+            tries += self._head_completions((*variants, toks))
+            if len(toks) == 1:
+                tries.append(("drug", *toks))  # "toxicity", "overdose": of the drug studied
+            tries += _organ_phrases(toks)
+            if len(toks) == 1 and toks[0].endswith("toxicity") and len(toks[0]) > 9:
+                tries.append(("drug", "toxicity"))  # "cytotoxicity": the compound's head
+            tries += _more_rewrites(toks)
+            for k in range(len(toks) - 1, 0, -1):
+                # A substance named as the cause: "cocaine overdose" -> drug overdose.
+                if self._is_key(toks[:k]) and self._mesh_tokens(toks[:k], CHEMICAL, None):
+                    tries.append(["drug", *toks[k:]])
+                    tries.append(["substance", *toks[k:]])
+                    break
+        index, bag_words = self._mesh_index, self._bag_words
+        if len(toks) > 1:
+            # The head word as its descriptor's own name: "supraventricular
+            # tachyarrhythmia" -> supraventricular tachycardia.
+            head = self._mesh_tokens(toks[-1:], t, None)
+            if head is not None and head.item >= 0:
+                name = _name_forms(self._desc[head.item][1])[1]
+                if name != toks[-1:]:
+                    tries.append((*toks[:-1], *name))
+        hit = self._first_term(tries, t, ctx)
+        if hit is not None:
+            return hit
+        if t == DISEASE and len(toks) > 1:
+            # Tried last, as few names get this far: an adjective before a head as its
+            # noun ("neuronal degeneration" -> neuron degeneration, "olfactory disorder" ->
+            # olfaction disorder), only where the noun is a word of some term; the loss of
+            # a tissue as its degeneration ("neuronal loss" -> Nerve Degeneration); a
+            # derived form of the head as its descriptor's name.
+            if len(toks) == 2:
+                first, last = toks
+                late: list[tuple[str, ...]] = [
+                    (v, last) for v in _variants(first) if v in bag_words
+                ]
+                if last in LOSS_HEADS:
+                    late += [(v, "degeneration") for v in (first, *_variants(first))]
+                if last in SIGN_HEADS:
+                    # The organ of a derived adjective: "neuropathic damage" -> neuropathy ->
+                    # nervous system disease.
+                    late += [p for v in _variants(first) for p in _organ_phrases_of((v,))]
+                if last not in index:
+                    # A derived or Latin form of the head as its descriptor's name:
+                    # "pulmonary emboli" -> embolus (Embolism) -> pulmonary embolism.
+                    for v in _suffix_variants(last, 2):
+                        head = self._mesh_tokens((v,), t, None) if v in index else None
+                        if head is not None and head.item >= 0:
+                            late.append((first, *_name_forms(self._desc[head.item][1])[1]))
+                            break
+                hit = self._first_term(late, t, ctx)
+                if hit is not None:
+                    return hit
+            hit = self._superset_hit(toks, ctx)
+            if hit is not None:
+                return hit
+        if t == DISEASE and len(toks) > 2:
+            hit = self._conjunct(clean, t, ctx)
+            if hit is not None:
+                return hit
+        if t == DISEASE and len(toks) > 1:
+            hit = self._site_disease(toks, ctx)
+            if hit is not None:
+                return hit
+        if len(toks) == 1:
+            hit = self._extend(toks[0], t)
+            if hit is not None:
+                return hit
+        if t == DISEASE and len(toks) == 1:
+            hit = self._head(toks, ctx)
+            if hit is not None:
+                return hit
+        if t == DISEASE and len(toks) == 1:
+            # A combining form and a disease word: "myonecrosis" -> muscular necrosis,
+            # "immunodeficiency" -> immunologic deficiency.
+            split = _combining_split(toks[0])
+            if split and split.rsplit(" ", 1)[1] in self._bag_words:  # a word of some term
+                # The phrase, its head completions ("immunologic deficiency syndrome"), or
+                # a disease of the site ("muscular necrosis" -> muscular disease).
+                parts = _name_forms(split)[1]
+                hit = (
+                    self._direct(split, t, ctx)
+                    or self._first_term(self._head_completions((parts,)), t, ctx)
+                    or self._site_disease(parts, ctx)
+                )
+                if hit is not None and hit.item >= 0:
+                    return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        hit = self._partial(toks, t, ctx)
+        if hit is not None:
+            return hit
+        if t == DISEASE and len(toks) > 1 and toks[-1] not in _VAGUE_HEADS:
+            # No part is a term: the head word completed ("chest wall rigidity" -> Muscle
+            # Rigidity), unless it is a word any condition can have ("lesion", "failure"),
+            # and only to a descriptor whose name has it as its head ("Muscle Rigidity",
+            # "Vision Disorders"; not "Pressure Ulcer" for "intraocular pressure").
+            hit = self._head(toks, ctx)
+            if hit is not None and self._names_head(hit.item, toks[-1]):
+                return hit
+        return None
+
+    def _partial(self, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
+        """The longest part of the name (a run of its words) that is a term of the type, the
+        parts ending at the last word (the head noun in English) first. Its score is 0.5 +
+        0.3 x the share of the name's word weight the part covers
+        (:mod:`fastbmrag.vocab.candidates`); :meth:`_normalize` abstains below
+        :data:`~fastbmrag.vocab.candidates.MIN_COVERAGE`."""
+        index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
+        n_all = len(toks)
+        for n in range(n_all - 1, 0, -1):
+            for start in range(n_all - n, -1, -1):
+                part = toks[start : start + n]
+                if n == 1 and (part[0] in GENERIC or len(part[0]) < 4):
+                    continue
+                if part[0] in BAG_STOP or part[-1] in BAG_STOP:
+                    continue
+                if "".join(part) not in index and (
+                    n == 1 or not bag_words.issuperset(part) or _bag_key(part) not in bag
+                ):
+                    continue
+                hit = self._mesh_tokens(part, t, ctx)
+                if hit is not None and hit.item >= 0:
+                    content = [w for w in toks if w not in BAG_STOP]
+                    share = self.word_weights.coverage(content, part)
+                    return _Hit(hit.type, hit.item, "partial", partial_score(share), hit.candidates)
+        return None
+
+    def _concepts(self, codes: object) -> set[int]:
+        """The descriptors of an index or bag entry."""
+        if isinstance(codes, int):
+            return {codes // 2} if codes >= 0 else {c // 2 for c in self._mesh_multi[~codes]}
+        return {c // 2 for c in codes}  # type: ignore[attr-defined]
+
+    @property
+    def word_weights(self) -> WordWeights:
+        """How much of a disease or chemical name each word carries (built with the
+        vocabularies; by the first call for an older build, 0.2 s)."""
+        if self._word_weights is None:
+            table = self._word_weight_table or word_weights(
+                {k: self._concepts(v) for k, v in self._mesh_bag.items()}
+            )  # a build from before the table was added
+            self._word_weights = WordWeights(table)
+        return self._word_weights
+
+    def _names_head(self, item: int, word: str) -> bool:
+        """Whether the descriptor's name ends in ``word`` (or a derived form of it), or in it
+        and a word for disease ("Vision Disorders")."""
+        name = _name_forms(self._desc[item][1])[1]
+        forms = (word, *_variants(word))
+        return name[-1] in forms or (
+            len(name) > 1 and name[-2] in forms and name[-1] in DISEASE_HEADS
+        )
+
+    def _first_term(
+        self, tries: Iterable[Sequence[str]], t: str, ctx: _Context | None
+    ) -> _Hit | None:
+        """The first phrase of ``tries`` that is a term of the type, as a variant. Most
+        tries name no term: both keys are looked up inline first (as :meth:`_mesh_tokens`
+        does), and only a phrase with a key goes through :meth:`_mesh_tokens`. A phrase
+        tried twice is looked up twice: cheaper than removing the few repeats."""
+        index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
+        for phrase in tries:
+            if "".join(phrase) not in index and (
+                len(phrase) == 1 or not bag_words.issuperset(phrase) or _bag_key(phrase) not in bag
+            ):
+                continue
+            hit = self._mesh_tokens(phrase, t, ctx)
+            if hit is not None and hit.item >= 0:
+                return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        return None
+
+    def _site_disease(self, toks: Sequence[str], ctx: _Context | None) -> _Hit | None:
+        """The modifiers as the site of a disease, when the head only says that the site is
+        diseased ("bladder inflammation" -> bladder disease, "bone marrow necrosis" -> bone
+        marrow disease, "cardiovascular toxicity" -> cardiovascular disease); not when the
+        name ends in a term of two or more words ("acute myocardial infarction")."""
+        if toks[-1] in DISEASE_SYNONYMS or not self._site_head(toks[-1]):
+            return None
+        for k in range(len(toks) - 1):
+            if self._is_key(toks[k:]) and self._mesh_tokens(toks[k:], DISEASE, None):
+                return None
+        site = [w for w in toks[:-1] if w not in COURSE_WORDS and w not in BAG_STOP]
+        if not site:
+            return None
+        organ = [x for w in site for x in ORGAN_ADJECTIVES.get(w, w).split()]
+        hit = self._first_term(
+            ([*site, "disease"], [*organ, "disease"], [*site, "disorder"], [*organ, "disorder"]),
+            DISEASE,
+            ctx,
+        )
+        if hit is not None:
+            return hit
+        if (
+            len(site) > 1
+            and site[0] in ORGAN_ADJECTIVES
+            and not (self._is_key(site) and self._mesh_tokens(site, DISEASE, None))
+        ):
+            # A part of an organ or a faculty: "visual field loss" -> vision disorder (not
+            # when the modifiers name a disease: "pulmonary hypertension syndrome").
+            organ = ORGAN_ADJECTIVES[site[0]].split()
+            hit = self._first_term(([*organ, "disease"], [*organ, "disorder"]), DISEASE, ctx)
+            if hit is not None:
+                return hit
+        key = sorted(site)
+        for ends in ((*site, "disorder"), (*site, "disease")):
+            # One word short of a descriptor whose name ends in it: "platelet aggregation" ->
+            # platelet disorder -> Blood Platelet Disorders, "marrow suppression" -> Bone
+            # Marrow Diseases.
+            if " ".join(sorted([*key, ends[-1]])) not in self._superset:
+                continue
+            hit = self._superset_hit(ends, ctx)
+            if hit is not None and _name_forms(self._desc[hit.item][1])[1][-len(ends) :] == ends:
+                return hit
+        return None
+
+    def _site_head(self, word: str) -> bool:
+        """Whether a head word says only that its site is diseased: a pathologic process
+        (MeSH C23.550: inflammation, necrosis, sclerosis), or no disease term at all."""
+        known = self._site_heads.get(word)
+        if known is None:
+            known = self._site_head_uncached(word)
+            if len(self._site_heads) >= FREE_CACHE_SIZE:
+                self._site_heads.clear()
+            self._site_heads[word] = known
+        return known
+
+    def _site_head_uncached(self, word: str) -> bool:
+        hit = self._mesh_tokens([word], DISEASE, None)
+        if hit is None:
+            hit = next(
+                (h for v in _variants(word) if (h := self._mesh_tokens([v], DISEASE, None))),
+                None,
+            )
+        return hit is None or hit.item in self._processes
+
+    def _superset_hit(self, toks: Sequence[str], ctx: _Context | None) -> _Hit | None:
+        """A name one word short of a disease term ("variant angina" -> Angina Pectoris,
+        Variant); several such terms: the most general, else the one the context names."""
+        codes = self._superset.get(" ".join(sorted(x for x in toks if x not in BAG_STOP)))
+        if codes is None:
+            return None
+        if isinstance(codes, int) and codes < 0:
+            codes = self._mesh_multi[~codes]
+        core = [x for x in toks if x not in COURSE_WORDS]
+        if len(core) < len(toks) and core and self._mesh_tokens(core, DISEASE, None) is not None:
+            return None  # "acute myocardial infarction": a course word on a term of its own
+        if isinstance(codes, int):
+            return _Hit(DISEASE, codes, "variant", VARIANT_SCORE)
+        chosen = self._pick_descriptor(codes, ctx) if ctx is not None else None
+        if chosen is None:
+            return None
+        return _Hit(DISEASE, chosen, "variant", VARIANT_SCORE, tuple(codes))
+
+    def _conjunct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        """A coordination names several conditions; one is returned: the last conjunct,
+        written in full, first ("pulmonary and renal insufficiency" -> renal insufficiency),
+        then the others with the shared head restored ("cardiac and renal lesions" ->
+        cardiac lesions)."""
+        parts = [p for p in _CONJ_RE.split(clean) if p.strip()]
+        if len(parts) < 2:
+            return None
+        head = parts[-1].split()
+        tries = []
+        if len(head) == 1 and len(parts[0].split()) > 1:
+            # The modifiers are shared instead: "endometrial hyperplasia or cancer",
+            # "cancer of the renal pelvis, ureter or bladder".
+            tries.append(parts[0])
+        for part in (parts[-1], *parts[:-1]):
+            words = part.split()
+            if len(words) < len(head) and len(head) > 1:
+                tries.append(" ".join([*words, *head[len(words) - len(head) :]]))
+                tries.append(" ".join([*words, head[-1]]))
+            tries.append(part)
+        for phrase in dict.fromkeys(tries):
+            hit = self._direct(phrase, t, ctx) or self._fallback(phrase, t, ctx)
+            if hit is not None and hit.item >= 0 and hit.matched_by != "partial":
+                return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        return None
+
+    def _head(self, toks: Sequence[str], ctx: _Context | None = None) -> _Hit | None:
+        """ "rigidity" -> Muscle Rigidity: the most general disease with a two-word term holding
+        the word (see :func:`fastbmrag.vocab.build.compile_mesh`); also for the last word of
+        a longer name whose modifiers matched nothing ("severe rigidity")."""
+        for word in (*_variants(toks[-1]), toks[-1]):
+            item = self._mesh_head.get(word)
+            if item is not None and "C" in self._desc[item][2]:
+                score = HEAD_SCORE if len(toks) == 1 else 0.55
+                chosen = self._head_from_context(word, ctx) if ctx is not None else None
+                if chosen is not None and chosen != item:
+                    return _Hit(DISEASE, chosen, "head", score, (item, chosen))
+                return _Hit(DISEASE, item, "head", score)
+        return None
+
+    def _head_from_context(self, word: str, ctx: _Context) -> int | None:
+        """The candidate completion of ``word`` whose other term word the context uses:
+        "hyperactivity" in a text on locomotor activity -> Hyperkinesis ("Motor
+        Hyperactivity"), not Psychomotor Agitation ("Psychomotor Hyperactivity"). A context
+        word counts fully when it is the partner, half when it is a compound ending in it
+        ("locomotor" is a kind of "motor")."""
+        partners = self._head_partners.get(word)
+        if not partners:
+            return None
+        words = ctx.words
+
+        def support(entry: list[Any]) -> float:
+            best = 0.0
+            for other in entry[1]:
+                if other in words:
+                    return 1.0
+                if len(other) >= 4 and any(
+                    len(w) > len(other) + 2 and w.endswith(other) for w in words
+                ):
+                    best = 0.5
+            return best
+
+        scored = sorted(((support(e), e[0]) for e in partners), reverse=True)
+        best, item = scored[0]
+        if best > 0 and "C" in self._desc[item][2] and (len(scored) == 1 or best > scored[1][0]):
+            return int(item)
+        return None
+
+    def _extend(self, word: str, t: str) -> _Hit | None:
+        """A one-word name completed to the only two-word term of its type that contains it."""
+        codes = self._mesh_extend.get(word)
+        if codes is None:
+            return None
+        if isinstance(codes, int) and codes < 0:
+            codes = self._mesh_multi[~codes]
+        cat = _CAT[t]
+        items = {c // 2 for c in ([codes] if isinstance(codes, int) else codes)}
+        fitting = [i for i in items if cat in self._desc[i][2]]
+        if len(fitting) != 1:
+            return None
+        return _Hit(t, fitting[0], "partial", 0.6)
