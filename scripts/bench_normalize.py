@@ -37,9 +37,9 @@ from pathlib import Path
 
 from corpora import SHARED, Row, bc5cdr_rows, biored_rows, read_gene_xrefs
 
-from fastbmrag.vocab.build import GROUP_PREFIX
 from fastbmrag.vocab.loading import BUNDLED_DIR
 from fastbmrag.vocab.normalizer import DictionaryNormalizer, clear_caches
+from fastbmrag.vocab.sources import GROUP_PREFIX
 
 SETS = ("Training", "Development", "Test", "BioRED")
 TYPES = ("gene", "disease", "chemical")

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from fastbmrag.cli.common import json_option, quiet_option
-from fastbmrag.vocab import build
+from fastbmrag.vocab import download
 
 
 @click.group()
@@ -39,12 +39,12 @@ def vocab() -> None:
 @click.option(
     "--hgnc-url",
     default=None,
-    help=f"Where to download HGNC [env {build.ENV_HGNC_URL}, default {build.DEFAULT_HGNC_URL}].",
+    help=f"Where to download HGNC [env {download.ENV_HGNC_URL}, default {download.DEFAULT_HGNC_URL}].",
 )
 @click.option(
     "--mesh-url",
     default=None,
-    help=f"Where to download MeSH [env {build.ENV_MESH_URL}, default {build.DEFAULT_MESH_URL}].",
+    help=f"Where to download MeSH [env {download.ENV_MESH_URL}, default {download.DEFAULT_MESH_URL}].",
 )
 @click.option(
     "--gene-info",
@@ -55,8 +55,8 @@ def vocab() -> None:
 @click.option(
     "--gene-info-url",
     default=None,
-    help=f"Where to download NCBI Gene's gene_info [env {build.ENV_GENE_INFO_URL}, default "
-    f"{build.DEFAULT_GENE_INFO_URL}].",
+    help=f"Where to download NCBI Gene's gene_info [env {download.ENV_GENE_INFO_URL}, default "
+    f"{download.DEFAULT_GENE_INFO_URL}].",
 )
 @quiet_option
 def update(
@@ -84,12 +84,12 @@ def update(
     out = cache_dir()
     if not quiet:
         for label, local, url in (
-            ("HGNC", hgnc, build.hgnc_url(hgnc_url)),
-            ("MeSH", mesh, build.mesh_url(mesh_url)),
-            ("NCBI Gene", gene_info, build.gene_info_url(gene_info_url)),
+            ("HGNC", hgnc, download.hgnc_url(hgnc_url)),
+            ("MeSH", mesh, download.mesh_url(mesh_url)),
+            ("NCBI Gene", gene_info, download.gene_info_url(gene_info_url)),
         ):
             click.echo(f"{label}: {local or 'downloading ' + url}", err=True)
-    manifest = build.update_vocab(
+    manifest = download.update_vocab(
         out,
         hgnc=hgnc,
         mesh=mesh,

@@ -19,31 +19,42 @@ Only MeSH descriptors under the C tree (diseases), F03 (mental disorders) and th
 
 from __future__ import annotations
 
-import contextlib
-import csv
 import gzip
-import io
 import json
-import os
 import pickle
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab.candidates import word_weights
 from fastbmrag.vocab.keys import (
-    BAG_STOP,
-    COMPLETION_HEADS,
     bag_key,
     gene_key,
     plain_tokens,
     raw_tokens,
     term_key,
-    tokens,
+)
+from fastbmrag.vocab.mesh_tables import (
+    PROCESS_TREE,
+    completion_tables,
+    drug_induced_forms,
+    head_words,
+    induced_children,
+    subtree_sizes,
+    supersets,
+)
+from fastbmrag.vocab.sources import (
+    DISEASE_TREES,
+    GeneRecord,
+    MeshRecord,
+    parse_gene_info,
+    parse_hgnc_tsv,
+    parse_mesh_tsv,
+    parse_mesh_xml,
+    with_gene_info,
 )
 
 # 2: code lists packed into a shared "multi" table (negative codes), lists written as tuples,
@@ -69,314 +80,15 @@ GENE_KINDS = (
 # MeSH index kinds, in order of preference.
 MESH_KINDS = ("descriptor", "entry_term")
 
-# MeSH tree prefixes kept, and what they mean to the normaliser.
-DISEASE_TREES = ("C", "F03")
-CHEMICAL_TREES = ("D",)
-MENTAL_TREE = "F03"
-# C25 Chemically-Induced Disorders, and words that name the cause in a drug-induced form.
-CHEMICALLY_INDUCED_TREE = "C25"
-PROCESS_TREE = "C23.550"
-DRUG_CAUSE_WORDS = frozenset(["drug", "substance", "medication", "chemical", "chemically"])
-
 
 # --------------------------------------------------------------------------------------------
 # Records
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class GeneRecord:
-    hgnc_id: str  # "HGNC:5992"
-    symbol: str
-    name: str
-    locus_group: str = ""
-    prev_symbols: list[str] = field(default_factory=list)
-    alias_symbols: list[str] = field(default_factory=list)
-    prev_names: list[str] = field(default_factory=list)
-    alias_names: list[str] = field(default_factory=list)
-    ncbi_synonyms: list[str] = field(default_factory=list)  # NCBI Gene's Synonyms
-    protein_names: list[str] = field(default_factory=list)  # NCBI Gene's Other_designations
-    groups: list[tuple[str, str]] = field(default_factory=list)  # HGNC gene groups: (id, name)
-
-
-@dataclass(slots=True)
-class MeshTerm:
-    text: str
-    record_preferred: bool = False
-    concept_preferred: bool = False
-    permuted: bool = False
-
-
-@dataclass(slots=True)
-class MeshRecord:
-    ui: str  # "D004715"
-    name: str
-    tree_numbers: list[str] = field(default_factory=list)
-    terms: list[MeshTerm] = field(default_factory=list)
-
-    def categories(self) -> str:
-        """ "C" (disease: C tree or F03), "D" (chemical), both, or "" when neither (kept trees
-        only); "F" is added after "C" when the descriptor is (also) a mental disorder (F03)."""
-        cats = ""
-        if any(t.startswith(DISEASE_TREES) for t in self.tree_numbers):
-            cats += "C"
-        if any(t.startswith(MENTAL_TREE) for t in self.tree_numbers):
-            cats += "F"
-        if any(t.startswith(CHEMICAL_TREES) for t in self.tree_numbers):
-            cats += "D"
-        return cats
-
-
-# Tree numbers of the MeSH category headings (C04 Neoplasms, F03 Mental Disorders, D02 ...).
-# NLM's XML carries them; the TSV extracts leave them out, so they are restored from here.
-MESH_TOP_LEVEL = {
-    "Infections": "C01",
-    "Neoplasms": "C04",
-    "Musculoskeletal Diseases": "C05",
-    "Digestive System Diseases": "C06",
-    "Stomatognathic Diseases": "C07",
-    "Respiratory Tract Diseases": "C08",
-    "Otorhinolaryngologic Diseases": "C09",
-    "Nervous System Diseases": "C10",
-    "Eye Diseases": "C11",
-    "Urogenital Diseases": "C12",
-    "Cardiovascular Diseases": "C14",
-    "Hemic and Lymphatic Diseases": "C15",
-    "Congenital, Hereditary, and Neonatal Diseases and Abnormalities": "C16",
-    "Skin and Connective Tissue Diseases": "C17",
-    "Nutritional and Metabolic Diseases": "C18",
-    "Endocrine System Diseases": "C19",
-    "Immune System Diseases": "C20",
-    "Disorders of Environmental Origin": "C21",
-    "Animal Diseases": "C22",
-    "Pathological Conditions, Signs and Symptoms": "C23",
-    "Occupational Diseases": "C24",
-    "Chemically-Induced Disorders": "C25",
-    "Wounds and Injuries": "C26",
-    "Mental Disorders": "F03",
-    "Inorganic Chemicals": "D01",
-    "Organic Chemicals": "D02",
-    "Heterocyclic Compounds": "D03",
-    "Polycyclic Compounds": "D04",
-    "Macromolecular Substances": "D05",
-    "Hormones, Hormone Substitutes, and Hormone Antagonists": "D06",
-    "Enzymes and Coenzymes": "D08",
-    "Carbohydrates": "D09",
-    "Lipids": "D10",
-    "Amino Acids, Peptides, and Proteins": "D12",
-    "Nucleic Acids, Nucleotides, and Nucleosides": "D13",
-    "Complex Mixtures": "D20",
-    "Biological Factors": "D23",
-    "Biomedical and Dental Materials": "D25",
-    "Pharmaceutical Preparations": "D26",
-    "Chemical Actions and Uses": "D27",
-}
-
 # --------------------------------------------------------------------------------------------
 # Parsers
 # --------------------------------------------------------------------------------------------
-
-
-def _open_text(path: Path) -> IO[str]:
-    try:
-        with open(path, "rb") as fh:
-            magic = fh.read(2)
-    except OSError as err:
-        raise VocabError(f"Cannot read {path}: {err.strerror}; check the path.") from err
-    if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
-
-
-def _split(value: str) -> list[str]:
-    return [v.strip() for v in value.split("|") if v.strip()] if value else []
-
-
-def parse_hgnc_tsv(path: Path) -> Iterator[GeneRecord]:
-    """Approved genes from an HGNC complete-set TSV (plain or gzipped)."""
-    with _open_text(path) as fh:
-        reader = csv.DictReader(fh, delimiter="\t")
-        need = {"hgnc_id", "symbol", "name"}
-        if not reader.fieldnames or not need <= set(reader.fieldnames):
-            raise VocabError(
-                f"{path} is not an HGNC complete-set TSV (needs columns {', '.join(sorted(need))}); "
-                "download hgnc_complete_set.txt from genenames.org."
-            )
-        for row in reader:
-            if row.get("status", "Approved") not in ("Approved", None):
-                continue
-            if not row["hgnc_id"] or not row["symbol"]:
-                continue
-            yield GeneRecord(
-                hgnc_id=row["hgnc_id"],
-                symbol=row["symbol"],
-                name=row["name"] or "",
-                locus_group=row.get("locus_group") or "",
-                prev_symbols=_split(row.get("prev_symbol") or ""),
-                alias_symbols=_split(row.get("alias_symbol") or ""),
-                prev_names=_split(row.get("prev_name") or ""),
-                alias_names=_split(row.get("alias_name") or ""),
-                groups=[
-                    (f"{GROUP_PREFIX}{gid}", gname)
-                    for gid, gname in zip(
-                        _split(row.get("gene_group_id") or ""),
-                        _split(row.get("gene_group") or ""),
-                        strict=False,
-                    )
-                ],
-            )
-
-
-def parse_gene_info(path: Path) -> dict[str, tuple[list[str], list[str]]]:
-    """NCBI Gene's names of the genes HGNC knows: ``{hgnc_id: (synonyms, protein names)}``, from
-    a ``gene_info`` file (plain or gzipped), joined through its dbXrefs ("HGNC:HGNC:5992")."""
-    out: dict[str, tuple[list[str], list[str]]] = {}
-    with _open_text(path) as fh:
-        header = fh.readline().lstrip("#").rstrip("\n").split("\t")
-        need = ("dbXrefs", "Synonyms", "Other_designations")
-        if not set(need) <= set(header):
-            raise VocabError(
-                f"{path} is not an NCBI gene_info file (needs columns {', '.join(need)}); "
-                "download Homo_sapiens.gene_info.gz from NCBI Gene."
-            )
-        col = {name: header.index(name) for name in need}
-        for line in fh:
-            cells = line.rstrip("\n").split("\t")
-            if len(cells) < len(header):
-                continue
-            hgnc = [x[5:] for x in cells[col["dbXrefs"]].split("|") if x.startswith("HGNC:HGNC:")]
-            if not hgnc:
-                continue
-
-            def names(value: str) -> list[str]:
-                return [v for v in _split(value) if v != "-"]
-
-            out[hgnc[0]] = (names(cells[col["Synonyms"]]), names(cells[col["Other_designations"]]))
-    return out
-
-
-def with_gene_info(
-    genes: Iterable[GeneRecord], info: dict[str, tuple[list[str], list[str]]]
-) -> Iterator[GeneRecord]:
-    """``genes`` with NCBI Gene's synonyms and protein names added."""
-    for g in genes:
-        synonyms, proteins = info.get(g.hgnc_id, ([], []))
-        g.ncbi_synonyms, g.protein_names = synonyms, proteins
-        yield g
-
-
-def parse_mesh_tsv(terms_path: Path, trees_path: Path) -> Iterator[MeshRecord]:
-    """MeSH descriptors from the descriptor-terms and tree-numbers TSV extracts."""
-    trees: dict[str, list[str]] = {}
-    with _open_text(trees_path) as fh:
-        reader = csv.DictReader(fh, delimiter="\t")
-        if not reader.fieldnames or "tree_location" not in reader.fieldnames:
-            raise VocabError(f"{trees_path} is not a MeSH tree-numbers TSV (needs tree_location).")
-        for row in reader:
-            trees.setdefault(row["DescriptorUI"], []).append(row["tree_location"])
-    records: dict[str, MeshRecord] = {}
-    with _open_text(terms_path) as fh:
-        reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
-        if not reader.fieldnames or "TermName" not in reader.fieldnames:
-            raise VocabError(f"{terms_path} is not a MeSH descriptor-terms TSV (needs TermName).")
-        for row in reader:
-            ui = row["DescriptorUI"]
-            rec = records.get(ui)
-            if rec is None:
-                name = row["DescriptorName"]
-                top = MESH_TOP_LEVEL.get(name)
-                rec = records[ui] = MeshRecord(ui, name, trees.get(ui) or ([top] if top else []))
-            rec.terms.append(
-                MeshTerm(
-                    row["TermName"],
-                    record_preferred=row.get("RecordPreferredTermYN") == "Y",
-                    concept_preferred=row.get("ConceptPreferredTermYN") == "Y",
-                    permuted=row.get("IsPermutedTermYN") == "Y",
-                )
-            )
-    yield from records.values()
-
-
-def parse_mesh_xml(source: Path | IO[bytes]) -> Iterator[MeshRecord]:
-    """MeSH descriptors from NLM's descriptor XML (desc20XX.xml, nlmdescriptorrecordset DTD).
-
-    Reads ``DescriptorRecordSet/DescriptorRecord`` elements one at a time (constant memory):
-    ``DescriptorUI``, ``DescriptorName/String``, ``TreeNumberList/TreeNumber`` and every
-    ``ConceptList/Concept/TermList/Term`` (``String`` plus the ``RecordPreferredTermYN``,
-    ``ConceptPreferredTermYN`` and ``IsPermutedTermYN`` attributes). Descriptor references
-    inside other elements (pharmacological actions, see-related) are ignored.
-    """
-    with contextlib.ExitStack() as stack:
-        if isinstance(source, Path):
-            try:
-                with open(source, "rb") as fh:
-                    magic = fh.read(2)
-                opened: Any = (
-                    gzip.open(source, "rb") if magic == b"\x1f\x8b" else open(source, "rb")  # noqa: SIM115
-                )
-                stream: IO[bytes] = stack.enter_context(opened)
-            except OSError as err:
-                raise VocabError(f"Cannot read {source}: {err.strerror}; check the path.") from err
-        else:
-            stream = source
-        yield from _iter_mesh_xml(stream, source)
-
-
-def _iter_mesh_xml(stream: IO[bytes], source: Path | IO[bytes]) -> Iterator[MeshRecord]:
-    from lxml import etree
-
-    seen = 0
-    try:
-        context = etree.iterparse(
-            stream,
-            events=("end",),
-            tag="DescriptorRecord",
-            resolve_entities=False,
-            load_dtd=False,
-            no_network=True,
-            huge_tree=True,
-        )
-        for _event, elem in context:
-            ui = (elem.findtext("DescriptorUI") or "").strip()
-            name = (elem.findtext("DescriptorName/String") or "").strip()
-            if ui and name:
-                rec = MeshRecord(
-                    ui,
-                    name,
-                    [
-                        (t.text or "").strip()
-                        for t in elem.iterfind("TreeNumberList/TreeNumber")
-                        if t.text
-                    ],
-                )
-                for term in elem.iterfind("ConceptList/Concept/TermList/Term"):
-                    text = (term.findtext("String") or "").strip()
-                    if text:
-                        rec.terms.append(
-                            MeshTerm(
-                                text,
-                                record_preferred=term.get("RecordPreferredTermYN") == "Y",
-                                concept_preferred=term.get("ConceptPreferredTermYN") == "Y",
-                                permuted=term.get("IsPermutedTermYN") == "Y",
-                            )
-                        )
-                if not any(t.text == name for t in rec.terms):
-                    rec.terms.insert(0, MeshTerm(name, True, True))
-                seen += 1
-                yield rec
-            elem.clear()
-            while elem.getprevious() is not None:
-                del elem.getparent()[0]
-    except etree.XMLSyntaxError as err:
-        where = source if isinstance(source, Path) else "the MeSH XML"
-        raise VocabError(
-            f"{where} is not valid MeSH descriptor XML ({err}); download desc20XX.xml from NLM."
-        ) from err
-    if seen == 0:
-        where = source if isinstance(source, Path) else "the MeSH XML"
-        raise VocabError(
-            f"{where} holds no DescriptorRecord elements; is it MeSH descriptor XML (desc20XX.xml)?"
-        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -444,8 +156,7 @@ def compile_genes(genes: Iterable[GeneRecord]) -> dict[str, Any]:
     }
 
 
-NCBI_KIND = GENE_KINDS.index("ncbi_synonym")
-GROUP_PREFIX = "HGNC-GROUP:"  # ids of HGNC gene groups (gene families), e.g. HGNC-GROUP:601  # this kind and later ones come from NCBI Gene
+NCBI_KIND = GENE_KINDS.index("ncbi_synonym")  # this kind and later ones come from NCBI Gene
 
 
 def _family_stems(genes: Sequence[GeneRecord]) -> set[tuple[str, ...]]:
@@ -475,7 +186,7 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
 
     - ``drug_induced``: ``{bag key: descriptor}``, the drug-induced form of a condition, keyed
       by the condition's words ("hepatitis" -> Chemical and Drug Induced Liver Injury, from
-      its entry term "Hepatitis, Drug-Induced"); see :func:`_drug_induced`.
+      its entry term "Hepatitis, Drug-Induced"); see :func:`drug_induced_forms`.
     - ``head``: ``{word: descriptor}``, a word that is no disease term of its own, completed to
       the most general disease descriptor with a two-word term containing it ("rigidity" ->
       Muscle Rigidity, "diabetes" -> Diabetes Mellitus): the one whose subtree is largest,
@@ -523,9 +234,9 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
     # unfolded keys of those, so that the written number can still tell them apart.
     merged = {i for kinds in index.values() if len(kinds) > 1 for i in kinds}
     exact = {k: v for k, v in exact.items() if len(v) == 1 and next(iter(v)) in merged}
-    size = _subtree_sizes(trees)
-    head = _heads(extend, index, trees, size, uses)
-    superset = _supersets(bags_of, trees, bag)
+    size = subtree_sizes(trees)
+    head = head_words(extend, index, trees, size, uses)
+    superset = supersets(bags_of, trees, bag)
     # For each head word, the chosen descriptor and its siblings in the tree (as general as
     # it is) that also complete the word, with the other word of their two-word terms
     # ("hyperactivity": Psychomotor Agitation <- psychomotor, Hyperkinesis <- motor; both
@@ -554,8 +265,8 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
         "extend": _encode(extend, 2),
         "head": head,
         "head_partners": head_partners,
-        "drug_induced": _drug_induced(table, trees, bags_of),
-        "induced_child": _induced_children(table, trees),
+        "drug_induced": drug_induced_forms(table, trees, bags_of),
+        "induced_child": induced_children(table, trees),
         "superset": superset,
         # Pathologic processes (C23.550: Inflammation, Necrosis, Sclerosis ...): a name whose
         # head is one of these is a disease of the site its modifiers name.
@@ -583,159 +294,6 @@ def _ancestors(table: list[list[str]], trees: list[list[str]]) -> dict[int, list
 def _prefixes(tree_number: str) -> list[str]:
     parts = tree_number.split(".")
     return [".".join(parts[:n]) for n in range(1, len(parts))]
-
-
-def completion_tables(index: Iterable[str], bag: Iterable[str]) -> dict[str, Any]:
-    """Which :data:`COMPLETION_HEADS` complete a phrase to a MeSH key, as bit masks (bit i =
-    head i): ``completions`` keyed by an index key less a final head ("renalfailure" ->
-    syndrome? "hepatorenal" -> "hepatorenalsyndrome"), ``bag_completions`` by a bag key less
-    one head word. The normaliser tries "name + head" for every head only where the mask
-    says that the phrase is a key."""
-    completions: dict[str, int] = {}
-    for key in index:
-        for bit, head in enumerate(COMPLETION_HEADS):
-            if key.endswith(head):
-                stem = key[: len(key) - len(head)]
-                completions[stem] = completions.get(stem, 0) | 1 << bit
-    bag_completions: dict[str, int] = {}
-    for key in bag:
-        words = key.split()
-        for bit, head in enumerate(COMPLETION_HEADS):
-            if head in words:
-                rest = list(words)
-                rest.remove(head)
-                stem = " ".join(rest)
-                bag_completions[stem] = bag_completions.get(stem, 0) | 1 << bit
-    return {
-        "completion_heads": list(COMPLETION_HEADS),
-        "completions": completions,
-        "bag_completions": bag_completions,
-    }
-
-
-def _subtree_sizes(trees: list[list[str]]) -> list[int]:
-    """For each descriptor, how many descriptors sit below it in the disease trees."""
-    owner = {tn: i for i, tns in enumerate(trees) for tn in tns}
-    below: dict[int, set[int]] = {}
-    for j, tns in enumerate(trees):
-        for tn in tns:
-            parts = tn.split(".")
-            for k in range(1, len(parts)):
-                i = owner.get(".".join(parts[:k]))
-                if i is not None and i != j:
-                    below.setdefault(i, set()).add(j)
-    return [len(below.get(i, ())) for i in range(len(trees))]
-
-
-def _heads(
-    extend: dict[str, dict[int, int]],
-    index: dict[str, dict[int, int]],
-    trees: list[list[str]],
-    size: list[int],
-    uses: dict[tuple[str, int], int],
-) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for word, items in extend.items():
-        if word in index or len(word) < 4 or word in BAG_STOP:
-            continue
-        # Largest subtree, then most two-word terms with the word ("Rigidity, Muscle",
-        # "Muscular Rigidity", "Cogwheel Rigidity" ... all name Muscle Rigidity).
-        ranked = sorted(
-            ((size[i], uses[(word, i)], i) for i in items if trees[i] and (word, i) in uses),
-            reverse=True,
-        )
-        if ranked and (len(ranked) == 1 or ranked[0][:2] > ranked[1][:2]):
-            out[word] = ranked[0][2]
-    return out
-
-
-def _drug_induced(
-    table: list[list[str]], trees: list[list[str]], keys_of: list[set[str]]
-) -> dict[str, int]:
-    """``{bag key without the cause: descriptor}`` for the drug-induced disease descriptors.
-
-    A descriptor is drug-induced when its name says so ("Abnormalities, Drug-Induced") or it
-    sits in C25 (Chemically-Induced Disorders) with a term naming a drug or other substance
-    as the cause. Each of its terms that does, less the cause words, is a key: "Hepatitis,
-    Drug-Induced" -> "hepatitis", "Drug-Induced Liver Injury" -> "injury liver". Keys that
-    several descriptors share are dropped.
-    """
-    found: dict[str, set[int]] = {}
-    for y, keys in enumerate(keys_of):
-        if not trees[y]:
-            continue
-        name = set(tokens(table[y][1]))
-        in_c25 = any(t.startswith(CHEMICALLY_INDUCED_TREE) for t in trees[y])
-        if not (in_c25 or ("induced" in name and name & DRUG_CAUSE_WORDS)):
-            continue
-        for key in keys:
-            words = key.split()
-            rest = [w for w in words if w not in DRUG_CAUSE_WORDS]
-            if rest and len(rest) < len(words):
-                found.setdefault(" ".join(rest), set()).add(y)
-    return {k: next(iter(ys)) for k, ys in sorted(found.items()) if len(ys) == 1}
-
-
-def _supersets(
-    bags_of: list[set[str]], trees: list[list[str]], bag: dict[str, dict[int, int]]
-) -> dict[str, int | list[int]]:
-    """``{bag key: descriptor(s)}`` for disease terms of three or four words, keyed by the term
-    less one word: a name that leaves out one word of a term ("Duchenne dystrophy" ->
-    Muscular Dystrophy, Duchenne; "stress incontinence" -> Urinary Incontinence, Stress).
-    Keys that are terms of their own are left out. Where several descriptors share a key,
-    the most general one (shallowest in the tree) is kept when it is the only one at its
-    depth, else all of them, most general first, for the context to choose."""
-    found: dict[str, set[int]] = {}
-    for i, keys in enumerate(bags_of):
-        if not trees[i]:
-            continue
-        for key in keys:
-            words = key.split()
-            if not 3 <= len(words) <= 4 or len(set(words)) < len(words):
-                continue
-            for w in words:
-                rest = " ".join(x for x in words if x != w)
-                if rest not in bag:
-                    found.setdefault(rest, set()).add(i)
-    out: dict[str, int | list[int]] = {}
-    for key, items in found.items():
-        if len(items) > 4:
-            continue
-        ranked = sorted(items, key=lambda i: (min(t.count(".") for t in trees[i]), i))
-        depth = [min(t.count(".") for t in trees[i]) for i in ranked]
-        out[key] = ranked[0] if len(ranked) == 1 or depth[0] < depth[1] else ranked
-    return out
-
-
-def _is_drug_induced(name: str, trees: list[str]) -> bool:
-    words = set(tokens(name))
-    in_c25 = any(t.startswith(CHEMICALLY_INDUCED_TREE) for t in trees)
-    return in_c25 or ("induced" in words and bool(words & DRUG_CAUSE_WORDS))
-
-
-def _induced_children(table: list[list[str]], trees: list[list[str]]) -> dict[int, int]:
-    """``{descriptor: its drug-induced child}`` where a disease descriptor has exactly one
-    drug-induced descriptor right below it in the tree whose name, less the cause words, is
-    part of the parent's name (Congenital Abnormalities -> Abnormalities, Drug-Induced;
-    not Movement Disorders -> Akathisia, Drug-Induced)."""
-    owner = {tn: i for i, tns in enumerate(trees) for tn in tns}
-    found: dict[int, set[int]] = {}
-    for y, tns in enumerate(trees):
-        if not tns or not _is_drug_induced(table[y][1], tns):
-            continue
-        name = set(bag_key(table[y][1]).split())
-        rest = name - DRUG_CAUSE_WORDS
-        if not rest or rest == name:
-            continue  # the name does not say "drug-induced" (Lead Poisoning, Myotoxicity)
-        for tn in tns:
-            parent = owner.get(tn.rsplit(".", 1)[0]) if "." in tn else None
-            if (
-                parent is not None
-                and parent != y
-                and rest <= set(bag_key(table[parent][1]).split())
-            ):
-                found.setdefault(parent, set()).add(y)
-    return {x: next(iter(ys)) for x, ys in sorted(found.items()) if len(ys) == 1}
 
 
 def _frozen(value: Any) -> Any:
@@ -892,109 +450,3 @@ def build_from_files(
             "source": gene_info_source or str(gene_info),
         }
     return build_vocab(genes, mesh, out_dir, sources)
-
-
-# --------------------------------------------------------------------------------------------
-# Download and rebuild (`fastbmrag vocab update`)
-# --------------------------------------------------------------------------------------------
-
-ENV_HGNC_URL = "FASTBMRAG_HGNC_URL"
-ENV_MESH_URL = "FASTBMRAG_MESH_URL"
-ENV_GENE_INFO_URL = "FASTBMRAG_GENE_INFO_URL"
-DEFAULT_GENE_INFO_URL = (
-    "https://ftp.ncbi.nlm.nih.gov/gene/DATA/GENE_INFO/Mammalia/Homo_sapiens.gene_info.gz"
-)
-DEFAULT_HGNC_URL = (
-    "https://storage.googleapis.com/public-download-files/hgnc/tsv/tsv/hgnc_complete_set.txt"
-)
-# NLM publishes one descriptor file per MeSH year; {year} is the current year.
-DEFAULT_MESH_URL = "https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/desc{year}.xml"
-
-
-def hgnc_url(value: str | None = None) -> str:
-    return value or os.environ.get(ENV_HGNC_URL) or DEFAULT_HGNC_URL
-
-
-def gene_info_url(value: str | None = None) -> str:
-    return value or os.environ.get(ENV_GENE_INFO_URL) or DEFAULT_GENE_INFO_URL
-
-
-def mesh_url(value: str | None = None) -> str:
-    url = value or os.environ.get(ENV_MESH_URL) or DEFAULT_MESH_URL
-    return url.replace("{year}", str(datetime.now(UTC).year))
-
-
-def download(url: str, dest: Path, *, timeout: float = 60.0) -> Path:
-    """Stream ``url`` into ``dest`` (written whole or not at all)."""
-    import httpx
-
-    tmp = dest.with_name(dest.name + ".part")
-    try:
-        with httpx.stream("GET", url, timeout=timeout, follow_redirects=True) as resp:
-            if resp.status_code != 200:
-                raise VocabError(
-                    f"Cannot download {url}: HTTP {resp.status_code}; check the URL "
-                    f"(--hgnc-url/--mesh-url) or pass a local file with --hgnc/--mesh."
-                )
-            with open(tmp, "wb") as fh:
-                for chunk in resp.iter_bytes(1 << 20):
-                    fh.write(chunk)
-    except httpx.HTTPError as err:
-        tmp.unlink(missing_ok=True)
-        raise VocabError(
-            f"Cannot download {url} ({err}); check your connection, or download it yourself "
-            "and pass it with --hgnc/--mesh."
-        ) from err
-    tmp.replace(dest)
-    return dest
-
-
-def update_vocab(
-    out_dir: Path,
-    *,
-    hgnc: Path | None = None,
-    mesh: Path | None = None,
-    hgnc_url_: str | None = None,
-    mesh_url_: str | None = None,
-    gene_info: Path | None = None,
-    gene_info_url_: str | None = None,
-) -> dict[str, Any]:
-    """Rebuild the vocabularies into ``out_dir`` from local files or fresh downloads.
-
-    ``hgnc``/``mesh``/``gene_info`` are local files (HGNC TSV; MeSH descriptor XML, plain or
-    gzipped; NCBI Gene's human gene_info, plain or gzipped); whichever is missing is downloaded
-    from its URL (argument > environment > default).
-    """
-    import tempfile
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    today = datetime.now(UTC).strftime("%Y-%m-%d")
-    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".download-") as tmp:
-        hgnc_source = str(hgnc) if hgnc else hgnc_url(hgnc_url_)
-        mesh_source = str(mesh) if mesh else mesh_url(mesh_url_)
-        if hgnc is None:
-            hgnc = download(hgnc_source, Path(tmp) / "hgnc_complete_set.txt")
-            hgnc_version = f"downloaded {today}"
-        else:
-            hgnc_version = version_from_name(hgnc, r"(\d{4}-\d{2}(?:-\d{2})?)") or "unknown"
-        if mesh is None:
-            name = mesh_source.rstrip("/").rsplit("/", 1)[-1] or "desc.xml"
-            mesh = download(mesh_source, Path(tmp) / name)
-        mesh_version = version_from_name(mesh, r"(\d{4})") or f"downloaded {today}"
-        gene_info_source = str(gene_info) if gene_info else gene_info_url(gene_info_url_)
-        gene_info_version = "local file" if gene_info else f"downloaded {today}"
-        if gene_info is None:
-            name = gene_info_source.rstrip("/").rsplit("/", 1)[-1] or "gene_info"
-            gene_info = download(gene_info_source, Path(tmp) / name)
-        return build_from_files(
-            hgnc,
-            out_dir,
-            mesh_xml=mesh,
-            hgnc_version=hgnc_version,
-            mesh_version=mesh_version,
-            hgnc_source=hgnc_source,
-            mesh_source=mesh_source,
-            gene_info=gene_info,
-            gene_info_source=gene_info_source,
-            gene_info_version=gene_info_version,
-        )

@@ -7,9 +7,32 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from fastbmrag.vocab.base import CHEMICAL, DISEASE
+from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE
 from fastbmrag.vocab.keys import GREEK_LETTER, raw_tokens, tokens
 from fastbmrag.vocab.language import _DRUG_CAUSE_RE, _PLAIN_WORD_RE, _WS_RE
+
+# Type hints as the extractor or a user may write them, and the type each one means.
+TYPE_ALIASES = {
+    GENE: GENE,
+    "genes": GENE,
+    "protein": GENE,
+    "proteins": GENE,
+    "rna": GENE,
+    "mrna": GENE,
+    DISEASE: DISEASE,
+    "diseases": DISEASE,
+    "disorder": DISEASE,
+    "phenotype": DISEASE,
+    "symptom": DISEASE,
+    CHEMICAL: CHEMICAL,
+    "chemicals": CHEMICAL,
+    "drug": CHEMICAL,
+    "drugs": CHEMICAL,
+    "compound": CHEMICAL,
+    "metabolite": CHEMICAL,
+}
+AUTO = "auto"
+ALL_TYPES = (GENE, DISEASE, CHEMICAL)
 
 # The score of each way a name can match (see the table in fastbmrag.vocab.normalizer).
 GENE_SCORES = {

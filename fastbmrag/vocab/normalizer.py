@@ -3,12 +3,15 @@
 No model, no network: lookups in the compact files built by :mod:`fastbmrag.vocab.build`.
 
 The stages, by module: :mod:`~fastbmrag.vocab.keys` (text keys shared with the build),
-:mod:`~fastbmrag.vocab.context` (what a text defines, a stage's hit and the scores), this
-module (exact lookups, genes, abbreviations, the decision), :mod:`~fastbmrag.vocab.fallback`
-(MeSH stages for names that are no term as written), :mod:`~fastbmrag.vocab.language` (the
-word tables and rewrites they use), :mod:`~fastbmrag.vocab.candidates` (word weights and
-abstention), :mod:`~fastbmrag.vocab.phenomena` (coordinations, species letters) and
-:mod:`~fastbmrag.vocab.loading` (where the vocabularies live).
+:mod:`~fastbmrag.vocab.context` (what a text defines, a stage's hit, the scores), this module
+(exact lookups, abbreviations, the decision), :mod:`~fastbmrag.vocab.genes` (HGNC, gene
+families, species letters, coordinations), :mod:`~fastbmrag.vocab.fallback` (MeSH stages for
+names that are no term as written) with :mod:`~fastbmrag.vocab.language` (the word tables and
+rewrites they use), :mod:`~fastbmrag.vocab.candidates` (word weights and abstention),
+:mod:`~fastbmrag.vocab.mentions` (names in free text) and :mod:`~fastbmrag.vocab.facts` (what
+the vocabularies say of an id). The build: :mod:`~fastbmrag.vocab.sources` (readers),
+:mod:`~fastbmrag.vocab.build`, :mod:`~fastbmrag.vocab.mesh_tables`,
+:mod:`~fastbmrag.vocab.download`; :mod:`~fastbmrag.vocab.loading` finds and loads them.
 
 ``matched_by`` values (how the returned id was found), with their scores:
 
@@ -93,8 +96,6 @@ from fastbmrag.errors import VocabError
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, Normalized
 from fastbmrag.vocab.build import (
     FORMAT_VERSION,
-    GENE_KINDS,
-    GROUP_PREFIX,
     MANIFEST,
     completion_tables,
 )
@@ -103,15 +104,14 @@ from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
     ABBREVIATION_FACTOR,
+    ALL_TYPES,
     AMBIGUOUS_SCORE,
+    AUTO,
     DRUG_INDUCED_FACTOR,
     FORMULA_SCORE,
-    GENE_SCORES,
-    GROUP_SCORE,
-    HGNC_SYMBOL_KINDS,
     MESH_MATCHED,
     MESH_SCORES,
-    SPECIES_FACTOR,
+    TYPE_ALIASES,
     WORD_ORDER_SCORE,
     _best_long_form,
     _clean,
@@ -119,23 +119,22 @@ from fastbmrag.vocab.context import (
     _gene_key_from,
     _Hit,
 )
+from fastbmrag.vocab.facts import VocabularyFacts
 from fastbmrag.vocab.fallback import MeshFallbacks
-from fastbmrag.vocab.keys import BAG_STOP, raw_tokens, term_key, tokens, word_forms
+from fastbmrag.vocab.genes import GeneStages
+from fastbmrag.vocab.keys import BAG_STOP, raw_tokens, tokens, word_forms
 from fastbmrag.vocab.language import (
     _AND_OR_CAPITALS,
     _AND_OR_RE,
     _OTHER_CAUSES,
-    _WORD_RE,
     DISEASE_HEADS,
     FREE_CACHE_SIZE,
     GENERIC,
-    STOP_WORDS,
     _abbreviation_like,
     _acronym_like,
     _bag_key,
     _condition_key,
     _formula_name,
-    _gene_like,
     _name_forms,
     _organ_phrases_of,
     _strip_gene_words,
@@ -143,29 +142,7 @@ from fastbmrag.vocab.language import (
     _tokens_key,
     _unique_best,
 )
-from fastbmrag.vocab.phenomena import coordination_parts, species_stripped
-
-TYPE_ALIASES = {
-    GENE: GENE,
-    "genes": GENE,
-    "protein": GENE,
-    "proteins": GENE,
-    "rna": GENE,
-    "mrna": GENE,
-    DISEASE: DISEASE,
-    "diseases": DISEASE,
-    "disorder": DISEASE,
-    "phenotype": DISEASE,
-    "symptom": DISEASE,
-    CHEMICAL: CHEMICAL,
-    "chemicals": CHEMICAL,
-    "drug": CHEMICAL,
-    "drugs": CHEMICAL,
-    "compound": CHEMICAL,
-    "metabolite": CHEMICAL,
-}
-AUTO = "auto"
-ALL_TYPES = (GENE, DISEASE, CHEMICAL)
+from fastbmrag.vocab.mentions import MentionFinder
 
 
 def _read_data(path: Path) -> Any:
@@ -176,7 +153,7 @@ def _read_data(path: Path) -> Any:
     return json.loads(raw)
 
 
-class DictionaryNormalizer(MeshFallbacks):
+class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyFacts):
     """Normalises entity names with the HGNC and MeSH dictionaries. Thread-safe after loading."""
 
     def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
@@ -292,41 +269,6 @@ class DictionaryNormalizer(MeshFallbacks):
             best = _Hit(best.type, -1, "abstained", best.score, (best.item, *best.candidates))
         return self._result(name, hint if kind is not None else best.type, best)
 
-    def _gene_group(self, name: str, clean: str) -> Normalized | None:
-        """A name that is an HGNC gene group's ("caspases", "interleukins", "toll-like
-        receptors"): the family's own node, never one of its members."""
-        if self._group_keys is None:
-            keys: dict[str, list[str]] = {}
-            for group_id, group_name in self._group_names.items():
-                keys.setdefault(term_key(group_name), []).append(group_id)
-            self._group_keys = {k: v[0] for k, v in keys.items() if len(v) == 1}
-        found = self._group_keys.get(term_key(clean))
-        if found is None:
-            return None
-        return Normalized(name, GENE, self._group_names[found], found, "gene_group", GROUP_SCORE)
-
-    def _gene_as_written(self, name: str, clean: str, ctx: _Context | None) -> Normalized | None:
-        """A gene name written beyond its dictionary forms (fastbmrag.vocab.phenomena): a
-        species letter before an HGNC symbol ("hIL-6"), or a coordination or range of genes
-        ("SMAD2/3", "IL-4 and -13", "TGF-beta1-3"), every part of which names its own gene."""
-        bare = species_stripped(clean)
-        if bare is not None:
-            hit = self._direct(bare, GENE, ctx)
-            if hit is not None and hit.item >= 0 and hit.matched_by in HGNC_SYMBOL_KINDS:
-                score = round(hit.score * SPECIES_FACTOR, 3)
-                return self._result(name, GENE, _Hit(GENE, hit.item, "species_prefix", score))
-        parts = coordination_parts(clean)
-        if not parts:
-            return None
-        resolved = tuple(self._normalize(p, GENE, ctx) for p in parts)
-        ids = tuple(r.ontology_id or "" for r in resolved)
-        if not all(ids) or len(set(ids)) < len(ids):
-            return None  # a part names no gene, or two name the same one: not a coordination
-        if len({r.matched_by for r in resolved}) > 1:
-            return None  # parts named alike name genes alike: "CHL1 and 2" is no symbol + synonym
-        score = min(r.score for r in resolved)
-        return Normalized(name, GENE, clean, None, "coordination", score, ids, resolved)
-
     def normalize_many(self, items: Iterable[tuple[str, ...] | Sequence[str]]) -> list[Normalized]:
         """Normalise ``(name,)``, ``(name, type)`` or ``(name, type, context)`` rows, in order."""
         out = []
@@ -337,81 +279,7 @@ class DictionaryNormalizer(MeshFallbacks):
             out.append(self.normalize(name, type_hint, context))
         return out
 
-    def find_mentions(
-        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
-    ) -> list[Normalized]:
-        """Genes, diseases and chemicals named in free text (a question), left to right.
-
-        Longest match over word n-grams; stop words and short or lower-case single words are
-        not linked as genes. ``name`` of each result is the text as written.
-        """
-        return [n for _start, _end, n in self.find_mention_spans(text, types, max_words=max_words)]
-
-    def find_mention_spans(
-        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
-    ) -> list[tuple[int, int, Normalized]]:
-        """Like :meth:`find_mentions`, with the character span of each mention."""
-        wanted = tuple(dict.fromkeys(TYPE_ALIASES.get(t.lower(), t.lower()) for t in types))
-        ctx = self._context(text)
-        words = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(text)]
-        gtoks = [raw_tokens(w) for _, _, w in words]
-        ttoks = [tokens(w) for _, _, w in words]
-        out: list[tuple[int, int, Normalized]] = []
-        i = 0
-        while i < len(words):
-            found = None
-            if words[i][2].lower() not in STOP_WORDS:
-                for n in range(min(max_words, len(words) - i), 0, -1):
-                    last = words[i + n - 1][2].lower()
-                    if last in STOP_WORDS:
-                        continue
-                    hit = self._span_hit(
-                        words[i : i + n], gtoks[i : i + n], ttoks[i : i + n], wanted, ctx
-                    )
-                    if hit is not None:
-                        found = (n, hit)
-                        break
-            if found is None:
-                i += 1
-                continue
-            n, hit = found
-            start, end = words[i][0], words[i + n - 1][1]
-            out.append((start, end, self._result(text[start:end], hit.type, hit)))
-            i += n
-        return out
-
     # ---- matching --------------------------------------------------------------------------
-
-    def _span_hit(
-        self,
-        words: Sequence[tuple[int, int, str]],
-        gtoks: Sequence[list[str]],
-        ttoks: Sequence[list[str]],
-        wanted: Sequence[str],
-        ctx: _Context,
-    ) -> _Hit | None:
-        single = len(words) == 1
-        surface = words[0][2]
-        best: _Hit | None = None
-        for t in wanted:
-            hit: _Hit | None
-            if t == GENE:
-                if single and not _gene_like(surface):
-                    continue
-                key = _gene_key_from([x for toks in gtoks for x in toks])
-                hit = self._gene_codes(self._gene_index.get(key), ctx)
-                if hit is not None and single and hit.matched_by.endswith("name"):
-                    hit = None  # one ordinary word that is a gene's name ("insulin") is too loose
-            elif t in _CAT:
-                if single and (len(surface) < 3 or (surface.islower() and len(surface) < 4)):
-                    continue
-                key = "".join(x for toks in ttoks for x in toks)
-                hit = self._mesh_codes(self._mesh_index.get(key), t, ctx, 0)
-            else:
-                continue
-            if hit is not None and (best is None or hit.score > best.score):
-                best = hit
-        return best
 
     def _match(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         hit = self._match_free(_free_key(clean, t), t)
@@ -564,24 +432,6 @@ class DictionaryNormalizer(MeshFallbacks):
                 hit = self._mesh_codes(self._mesh_index.get(joined), t, ctx, 0)
         return hit
 
-    def _gene_codes(self, codes: int | Sequence[int] | None, ctx: _Context | None) -> _Hit | None:
-        if codes is None:
-            return None
-        if isinstance(codes, int):
-            if codes < 0:
-                return self._gene_codes(self._gene_multi[~codes], ctx)
-            kind = GENE_KINDS[codes % 8]
-            return _Hit(GENE, codes // 8, kind, GENE_SCORES[kind])
-        best_kind = codes[0] % 8
-        items = tuple(c // 8 for c in codes if c % 8 == best_kind)
-        kind = GENE_KINDS[best_kind]
-        if len(items) == 1:
-            return _Hit(GENE, items[0], kind, GENE_SCORES[kind], tuple(c // 8 for c in codes))
-        chosen = self._pick_gene(items, ctx) if ctx is not None else None
-        if chosen is not None:
-            return _Hit(GENE, chosen, kind, round(GENE_SCORES[kind] * 0.9, 3), items)
-        return _Hit(GENE, -1, "ambiguous", AMBIGUOUS_SCORE, items)
-
     def _mesh_codes(
         self,
         codes: int | Sequence[int] | None,
@@ -629,17 +479,6 @@ class DictionaryNormalizer(MeshFallbacks):
                 self._contexts[text] = ctx
         return ctx
 
-    def _pick_gene(self, items: Sequence[int], ctx: _Context) -> int | None:
-        def support(i: int) -> float:
-            _hgnc, symbol, name, _group = self._genes[i]
-            s = 2.0 if _gene_key_from(raw_tokens(symbol)) in ctx.gene_keys else 0.0
-            words = [w for w in tokens(name) if len(w) > 2 and w not in BAG_STOP]
-            if words:
-                s += sum(w in ctx.words for w in words) / len(words)
-            return s
-
-        return _unique_best(items, support)
-
     def _pick_descriptor(self, items: Sequence[int], ctx: _Context) -> int | None:
         def support(i: int) -> float:
             words = [w for w in tokens(self._desc[i][1]) if len(w) > 2 and w not in BAG_STOP]
@@ -663,78 +502,6 @@ class DictionaryNormalizer(MeshFallbacks):
             return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids)
         row = self._desc[hit.item]
         return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids)
-
-    def label(self, ontology_id: str) -> str | None:
-        """A readable name for an HGNC or MeSH id: "IL1B (interleukin 1 beta)", "Endometriosis"."""
-        if self._labels is None:
-            labels = {row[0]: f"{row[1]} ({row[2]})" for row in self._genes}
-            labels.update((row[0], row[1]) for row in self._desc)
-            labels.update(self._group_names)
-            self._labels = labels
-        return self._labels.get(ontology_id)
-
-    def ancestors(self, ontology_id: str) -> tuple[str, ...]:
-        """What a concept belongs to: a MeSH descriptor's ancestors in its trees, an HGNC gene's
-        gene groups (families). Edges carry them, so a filter on a broad concept finds its
-        narrower ones."""
-        index = self._id_index()
-        i = index.get(ontology_id)
-        if i is None:
-            return ()
-        if ontology_id.startswith("HGNC:"):
-            return tuple(self._gene_groups.get(i, ()))
-        return tuple(self._mesh_ancestors.get(i, ()))
-
-    def covers(self, ontology_id: str) -> int:
-        """How many concepts a filter on ``ontology_id`` covers: itself and every descriptor
-        below it, or every gene of a gene group."""
-        if self._covered is None:
-            counts: dict[str, int] = {}
-            for ids in (*self._mesh_ancestors.values(), *self._gene_groups.values()):
-                for a in ids:
-                    counts[a] = counts.get(a, 0) + 1
-            self._covered = counts
-        if ontology_id.startswith(GROUP_PREFIX):
-            return self._covered.get(ontology_id, 0)
-        return 1 + self._covered.get(ontology_id, 0)
-
-    def group_name(self, group_id: str) -> str | None:
-        return self._group_names.get(group_id)
-
-    def _id_index(self) -> dict[str, int]:
-        if self._ids is None:
-            ids = {row[0]: i for i, row in enumerate(self._genes)}
-            ids.update((row[0], i) for i, row in enumerate(self._desc))
-            self._ids = ids
-        return self._ids
-
-    def facts(self, ontology_id: str) -> dict[str, str]:
-        """What the vocabulary says of an id: an HGNC gene's symbol, name, locus group and gene
-        groups; a MeSH descriptor's name, categories (disease, chemical) and broader
-        descriptors."""
-        if ontology_id in self._group_names:
-            return {"source": "HGNC gene group", "name": self._group_names[ontology_id],
-                    "genes": str(self.covers(ontology_id))}  # fmt: skip
-        i = self._id_index().get(ontology_id)
-        if i is None:
-            return {}
-        above = [self.label(a) or a for a in self.ancestors(ontology_id)]
-        if ontology_id.startswith("HGNC:"):
-            row = self._genes[i]
-            return {"source": "HGNC", "symbol": row[1], "name": row[2], "locus_group": row[3],
-                    "groups": "; ".join(above)}  # fmt: skip
-        row = self._desc[i]
-        kinds = {"C": "disease", "F": "mental disorder", "D": "chemical"}
-        return {"source": "MeSH", "name": row[1],
-                "categories": ", ".join(kinds[c] for c in row[2] if c in kinds),
-                "broader": "; ".join(sorted(above))}  # fmt: skip
-
-    def gene(self, hgnc_id: str) -> tuple[str, str] | None:
-        """(symbol, name) of an HGNC id, e.g. "HGNC:5992" -> ("IL1B", "interleukin 1 beta")."""
-        for row in self._genes:
-            if row[0] == hgnc_id:
-                return row[1], row[2]
-        return None
 
 
 def _free_key(clean: str, t: str) -> str:

@@ -1,0 +1,123 @@
+"""Downloading the vocabularies' official files and rebuilding the user's copy
+(`fastbmrag vocab update`)."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from fastbmrag.errors import VocabError
+from fastbmrag.vocab.build import build_from_files, version_from_name
+
+ENV_HGNC_URL = "FASTBMRAG_HGNC_URL"
+
+
+ENV_MESH_URL = "FASTBMRAG_MESH_URL"
+
+
+ENV_GENE_INFO_URL = "FASTBMRAG_GENE_INFO_URL"
+
+
+DEFAULT_GENE_INFO_URL = (
+    "https://ftp.ncbi.nlm.nih.gov/gene/DATA/GENE_INFO/Mammalia/Homo_sapiens.gene_info.gz"
+)
+
+
+DEFAULT_HGNC_URL = (
+    "https://storage.googleapis.com/public-download-files/hgnc/tsv/tsv/hgnc_complete_set.txt"
+)
+
+
+# NLM publishes one descriptor file per MeSH year; {year} is the current year.
+DEFAULT_MESH_URL = "https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/desc{year}.xml"
+
+
+def hgnc_url(value: str | None = None) -> str:
+    return value or os.environ.get(ENV_HGNC_URL) or DEFAULT_HGNC_URL
+
+
+def gene_info_url(value: str | None = None) -> str:
+    return value or os.environ.get(ENV_GENE_INFO_URL) or DEFAULT_GENE_INFO_URL
+
+
+def mesh_url(value: str | None = None) -> str:
+    url = value or os.environ.get(ENV_MESH_URL) or DEFAULT_MESH_URL
+    return url.replace("{year}", str(datetime.now(UTC).year))
+
+
+def download(url: str, dest: Path, *, timeout: float = 60.0) -> Path:
+    """Stream ``url`` into ``dest`` (written whole or not at all)."""
+    import httpx
+
+    tmp = dest.with_name(dest.name + ".part")
+    try:
+        with httpx.stream("GET", url, timeout=timeout, follow_redirects=True) as resp:
+            if resp.status_code != 200:
+                raise VocabError(
+                    f"Cannot download {url}: HTTP {resp.status_code}; check the URL "
+                    f"(--hgnc-url/--mesh-url) or pass a local file with --hgnc/--mesh."
+                )
+            with open(tmp, "wb") as fh:
+                for chunk in resp.iter_bytes(1 << 20):
+                    fh.write(chunk)
+    except httpx.HTTPError as err:
+        tmp.unlink(missing_ok=True)
+        raise VocabError(
+            f"Cannot download {url} ({err}); check your connection, or download it yourself "
+            "and pass it with --hgnc/--mesh."
+        ) from err
+    tmp.replace(dest)
+    return dest
+
+
+def update_vocab(
+    out_dir: Path,
+    *,
+    hgnc: Path | None = None,
+    mesh: Path | None = None,
+    hgnc_url_: str | None = None,
+    mesh_url_: str | None = None,
+    gene_info: Path | None = None,
+    gene_info_url_: str | None = None,
+) -> dict[str, Any]:
+    """Rebuild the vocabularies into ``out_dir`` from local files or fresh downloads.
+
+    ``hgnc``/``mesh``/``gene_info`` are local files (HGNC TSV; MeSH descriptor XML, plain or
+    gzipped; NCBI Gene's human gene_info, plain or gzipped); whichever is missing is downloaded
+    from its URL (argument > environment > default).
+    """
+    import tempfile
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".download-") as tmp:
+        hgnc_source = str(hgnc) if hgnc else hgnc_url(hgnc_url_)
+        mesh_source = str(mesh) if mesh else mesh_url(mesh_url_)
+        if hgnc is None:
+            hgnc = download(hgnc_source, Path(tmp) / "hgnc_complete_set.txt")
+            hgnc_version = f"downloaded {today}"
+        else:
+            hgnc_version = version_from_name(hgnc, r"(\d{4}-\d{2}(?:-\d{2})?)") or "unknown"
+        if mesh is None:
+            name = mesh_source.rstrip("/").rsplit("/", 1)[-1] or "desc.xml"
+            mesh = download(mesh_source, Path(tmp) / name)
+        mesh_version = version_from_name(mesh, r"(\d{4})") or f"downloaded {today}"
+        gene_info_source = str(gene_info) if gene_info else gene_info_url(gene_info_url_)
+        gene_info_version = "local file" if gene_info else f"downloaded {today}"
+        if gene_info is None:
+            name = gene_info_source.rstrip("/").rsplit("/", 1)[-1] or "gene_info"
+            gene_info = download(gene_info_source, Path(tmp) / name)
+        return build_from_files(
+            hgnc,
+            out_dir,
+            mesh_xml=mesh,
+            hgnc_version=hgnc_version,
+            mesh_version=mesh_version,
+            hgnc_source=hgnc_source,
+            mesh_source=mesh_source,
+            gene_info=gene_info,
+            gene_info_source=gene_info_source,
+            gene_info_version=gene_info_version,
+        )

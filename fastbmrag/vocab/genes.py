@@ -1,0 +1,105 @@
+"""The gene stages: HGNC lookups with the preference approved symbol > previous symbol > alias,
+gene families (HGNC gene groups), and names written beyond the dictionary (species letters,
+coordinations)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from fastbmrag.vocab.base import GENE, Normalized
+from fastbmrag.vocab.build import GENE_KINDS
+from fastbmrag.vocab.context import (
+    AMBIGUOUS_SCORE,
+    GENE_SCORES,
+    GROUP_SCORE,
+    HGNC_SYMBOL_KINDS,
+    SPECIES_FACTOR,
+    _Context,
+    _gene_key_from,
+    _Hit,
+)
+from fastbmrag.vocab.keys import BAG_STOP, raw_tokens, term_key, tokens
+from fastbmrag.vocab.language import _unique_best
+from fastbmrag.vocab.phenomena import coordination_parts, species_stripped
+
+
+class GeneStages:
+    """Gene stages of :class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer`."""
+
+    _genes: list[list[str]]
+    _gene_multi: Sequence[Sequence[int]]
+    _group_keys: dict[str, str] | None
+    _group_names: dict[str, str]
+
+    if TYPE_CHECKING:  # in DictionaryNormalizer
+
+        def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None: ...
+
+        def _normalize(self, name: str, type_hint: str, ctx: _Context | None) -> Normalized: ...
+
+        def _result(self, name: str, type_: str, hit: _Hit) -> Normalized: ...
+
+    def _gene_group(self, name: str, clean: str) -> Normalized | None:
+        """A name that is an HGNC gene group's ("caspases", "interleukins", "toll-like
+        receptors"): the family's own node, never one of its members."""
+        if self._group_keys is None:
+            keys: dict[str, list[str]] = {}
+            for group_id, group_name in self._group_names.items():
+                keys.setdefault(term_key(group_name), []).append(group_id)
+            self._group_keys = {k: v[0] for k, v in keys.items() if len(v) == 1}
+        found = self._group_keys.get(term_key(clean))
+        if found is None:
+            return None
+        return Normalized(name, GENE, self._group_names[found], found, "gene_group", GROUP_SCORE)
+
+    def _gene_as_written(self, name: str, clean: str, ctx: _Context | None) -> Normalized | None:
+        """A gene name written beyond its dictionary forms (fastbmrag.vocab.phenomena): a
+        species letter before an HGNC symbol ("hIL-6"), or a coordination or range of genes
+        ("SMAD2/3", "IL-4 and -13", "TGF-beta1-3"), every part of which names its own gene."""
+        bare = species_stripped(clean)
+        if bare is not None:
+            hit = self._direct(bare, GENE, ctx)
+            if hit is not None and hit.item >= 0 and hit.matched_by in HGNC_SYMBOL_KINDS:
+                score = round(hit.score * SPECIES_FACTOR, 3)
+                return self._result(name, GENE, _Hit(GENE, hit.item, "species_prefix", score))
+        parts = coordination_parts(clean)
+        if not parts:
+            return None
+        resolved = tuple(self._normalize(p, GENE, ctx) for p in parts)
+        ids = tuple(r.ontology_id or "" for r in resolved)
+        if not all(ids) or len(set(ids)) < len(ids):
+            return None  # a part names no gene, or two name the same one: not a coordination
+        if len({r.matched_by for r in resolved}) > 1:
+            return None  # parts named alike name genes alike: "CHL1 and 2" is no symbol + synonym
+        score = min(r.score for r in resolved)
+        return Normalized(name, GENE, clean, None, "coordination", score, ids, resolved)
+
+    def _gene_codes(self, codes: int | Sequence[int] | None, ctx: _Context | None) -> _Hit | None:
+        if codes is None:
+            return None
+        if isinstance(codes, int):
+            if codes < 0:
+                return self._gene_codes(self._gene_multi[~codes], ctx)
+            kind = GENE_KINDS[codes % 8]
+            return _Hit(GENE, codes // 8, kind, GENE_SCORES[kind])
+        best_kind = codes[0] % 8
+        items = tuple(c // 8 for c in codes if c % 8 == best_kind)
+        kind = GENE_KINDS[best_kind]
+        if len(items) == 1:
+            return _Hit(GENE, items[0], kind, GENE_SCORES[kind], tuple(c // 8 for c in codes))
+        chosen = self._pick_gene(items, ctx) if ctx is not None else None
+        if chosen is not None:
+            return _Hit(GENE, chosen, kind, round(GENE_SCORES[kind] * 0.9, 3), items)
+        return _Hit(GENE, -1, "ambiguous", AMBIGUOUS_SCORE, items)
+
+    def _pick_gene(self, items: Sequence[int], ctx: _Context) -> int | None:
+        def support(i: int) -> float:
+            _hgnc, symbol, name, _group = self._genes[i]
+            s = 2.0 if _gene_key_from(raw_tokens(symbol)) in ctx.gene_keys else 0.0
+            words = [w for w in tokens(name) if len(w) > 2 and w not in BAG_STOP]
+            if words:
+                s += sum(w in ctx.words for w in words) / len(words)
+            return s
+
+        return _unique_best(items, support)
