@@ -38,6 +38,10 @@ def norm() -> DictionaryNormalizer:
 def test_keys_fold_greek_punctuation_and_plurals() -> None:
     assert gene_key("IL-1β") == gene_key("IL1-beta") == gene_key("il1b") == "il1b"
     assert gene_key("interleukin-1 beta") == gene_key("interleukin 1β")
+    # roman numerals of two letters or more are numbers; single letters stay letters
+    assert gene_key("IL-II") == gene_key("IL2") == "il2"
+    assert gene_key("collagen type IV") == "collagentype4"
+    assert gene_key("factor X") == "factorx"
     assert term_key("Endometrioses") == term_key("endometriosis")
     assert term_key("Anaemia") == term_key("anemia")
     assert term_key("Non-Hodgkin's Lymphomas") == term_key("non hodgkin lymphoma")
@@ -404,6 +408,15 @@ def test_a_species_letter_before_a_symbol(norm: DictionaryNormalizer, name: str,
     result = norm.normalize(name, "gene")
     assert result.normalized_name == gene
     assert result.matched_by == ("symbol" if name == "mTOR" else "species_prefix")
+
+
+@pytest.mark.parametrize(
+    ("name", "gene"),
+    [("interleukin II", "IL2"), ("IL-II", "IL2"), ("MMP-IX", "MMP9"), ("glycoprotein IX", "GP9"),
+     ("UP III", "UPK3A")],  # the last: NCBI Gene's synonym "UPIII", the numeral glued on
+)  # fmt: skip
+def test_roman_numerals_in_gene_names(norm: DictionaryNormalizer, name: str, gene: str) -> None:
+    assert norm.normalize(name, "gene").normalized_name == gene
 
 
 @pytest.mark.parametrize(("name", "gene"), [("miR-21", "MIR21"), ("miRNA-21", "MIR21")])

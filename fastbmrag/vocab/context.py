@@ -4,11 +4,10 @@ words) and a stage's hit."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import NamedTuple
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE
-from fastbmrag.vocab.keys import GREEK_LETTER, raw_tokens, tokens
+from fastbmrag.vocab.keys import gene_key_of, raw_tokens, tokens
 from fastbmrag.vocab.language import _DRUG_CAUSE_RE, _PLAIN_WORD_RE, _WS_RE
 
 # Type hints as the extractor or a user may write them, and the type each one means.
@@ -192,9 +191,5 @@ class _Context:
     @property
     def gene_keys(self) -> frozenset[str]:
         if self._gene_keys is None:
-            self._gene_keys = frozenset(_gene_key_from(raw_tokens(w)) for w in self.text.split())
+            self._gene_keys = frozenset(gene_key_of(raw_tokens(w)) for w in self.text.split())
         return self._gene_keys
-
-
-def _gene_key_from(toks: Sequence[str]) -> str:
-    return "".join(GREEK_LETTER.get(t, t) for t in toks)

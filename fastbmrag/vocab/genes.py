@@ -16,10 +16,9 @@ from fastbmrag.vocab.context import (
     HGNC_SYMBOL_KINDS,
     SPECIES_FACTOR,
     _Context,
-    _gene_key_from,
     _Hit,
 )
-from fastbmrag.vocab.keys import BAG_STOP, raw_tokens, term_key, tokens
+from fastbmrag.vocab.keys import BAG_STOP, gene_key_of, raw_tokens, term_key, tokens
 from fastbmrag.vocab.language import _unique_best
 from fastbmrag.vocab.phenomena import coordination_parts, species_stripped
 
@@ -96,7 +95,7 @@ class GeneStages:
     def _pick_gene(self, items: Sequence[int], ctx: _Context) -> int | None:
         def support(i: int) -> float:
             _hgnc, symbol, name, _group = self._genes[i]
-            s = 2.0 if _gene_key_from(raw_tokens(symbol)) in ctx.gene_keys else 0.0
+            s = 2.0 if gene_key_of(raw_tokens(symbol)) in ctx.gene_keys else 0.0
             words = [w for w in tokens(name) if len(w) > 2 and w not in BAG_STOP]
             if words:
                 s += sum(w in ctx.words for w in words) / len(words)

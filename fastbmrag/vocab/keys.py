@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Iterable
 
 GREEK = {
     "α": "alpha",
@@ -178,12 +179,55 @@ def raw_tokens(text: str) -> list[str]:
     return _TOKEN_RE.findall(_fold(text))
 
 
-def gene_key(text: str) -> str:
-    """Key for gene symbols and names: no separators, Greek letters as single letters.
+# Roman numerals of two letters or more as the numbers gene names also write them with ("IL-II",
+# "interleukin II", "collagen type IV"); single letters stay letters ("factor X", "protein C",
+# "class I" are as often letters as numbers).
+ROMAN_NUMBER = {
+    r: str(n)
+    for n, r in enumerate(
+        [
+            "-",
+            "i",
+            "ii",
+            "iii",
+            "iv",
+            "v",
+            "vi",
+            "vii",
+            "viii",
+            "ix",
+            "x",
+            "xi",
+            "xii",
+            "xiii",
+            "xiv",
+            "xv",
+            "xvi",
+            "xvii",
+            "xviii",
+            "xix",
+            "xx",
+        ]
+    )
+    if len(r) > 1
+}
+GENE_LETTERS = {**ROMAN_NUMBER, **GREEK_LETTER}
 
-    "IL-1β", "IL1-beta", "il1b" -> "il1b"; "interleukin 1 beta" -> "interleukin1b".
+
+def gene_key_of(toks: Iterable[str], roman: bool = True) -> str:
+    """:func:`gene_key` of :func:`raw_tokens` already split; ``roman=False`` leaves roman
+    numerals as written (a name that glues one to a word, "UPIII", is indexed so)."""
+    return "".join((GENE_LETTERS if roman else GREEK_LETTER).get(t, t) for t in toks)
+
+
+def gene_key(text: str) -> str:
+    """Key for gene symbols and names: no separators, Greek letters as single letters, roman
+    numerals as numbers.
+
+    "IL-1β", "IL1-beta", "il1b" -> "il1b"; "interleukin 1 beta" -> "interleukin1b";
+    "IL-II" -> "il2".
     """
-    return "".join(GREEK_LETTER.get(t, t) for t in raw_tokens(text))
+    return gene_key_of(raw_tokens(text))
 
 
 def term_key(text: str) -> str:

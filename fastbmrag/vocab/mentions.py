@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from fastbmrag.vocab.base import GENE, Normalized
-from fastbmrag.vocab.context import _CAT, ALL_TYPES, TYPE_ALIASES, _Context, _gene_key_from, _Hit
-from fastbmrag.vocab.keys import raw_tokens, tokens
+from fastbmrag.vocab.context import _CAT, ALL_TYPES, TYPE_ALIASES, _Context, _Hit
+from fastbmrag.vocab.keys import gene_key_of, raw_tokens, tokens
 from fastbmrag.vocab.language import _WORD_RE, STOP_WORDS, _gene_like
 
 
@@ -96,7 +96,7 @@ class MentionFinder:
             if t == GENE:
                 if single and not _gene_like(surface):
                     continue
-                key = _gene_key_from([x for toks in gtoks for x in toks])
+                key = gene_key_of([x for toks in gtoks for x in toks])
                 hit = self._gene_codes(self._gene_index.get(key), ctx)
                 if hit is not None and single and hit.matched_by.endswith("name"):
                     hit = None  # one ordinary word that is a gene's name ("insulin") is too loose

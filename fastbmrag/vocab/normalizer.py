@@ -116,13 +116,12 @@ from fastbmrag.vocab.context import (
     _best_long_form,
     _clean,
     _Context,
-    _gene_key_from,
     _Hit,
 )
 from fastbmrag.vocab.facts import VocabularyFacts
 from fastbmrag.vocab.fallback import MeshFallbacks
 from fastbmrag.vocab.genes import GeneStages
-from fastbmrag.vocab.keys import BAG_STOP, raw_tokens, tokens, word_forms
+from fastbmrag.vocab.keys import BAG_STOP, ROMAN_NUMBER, gene_key_of, raw_tokens, tokens, word_forms
 from fastbmrag.vocab.language import (
     _AND_OR_CAPITALS,
     _AND_OR_RE,
@@ -405,14 +404,22 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         ctx.acronyms[key] = found
         return found
 
+    def _gene_lookup(self, toks: Sequence[str]) -> int | Sequence[int] | None:
+        """The index entry of a gene name's tokens, roman numerals as numbers, else as written
+        ("UP III" is NCBI Gene's synonym "UPIII")."""
+        codes = self._gene_index.get(gene_key_of(toks))
+        if codes is None and not ROMAN_NUMBER.keys().isdisjoint(toks):
+            codes = self._gene_index.get(gene_key_of(toks, roman=False))
+        return codes
+
     def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         if t == GENE:
             raw = raw_tokens(clean)
-            hit = self._gene_codes(self._gene_index.get(_gene_key_from(raw)), ctx)
+            hit = self._gene_codes(self._gene_lookup(raw), ctx)
             if hit is None:
                 core = _strip_gene_words(raw)
                 if core and core != raw:
-                    hit = self._gene_codes(self._gene_index.get(_gene_key_from(core)), ctx)
+                    hit = self._gene_codes(self._gene_lookup(core), ctx)
             return hit
         plain, toks = _name_forms(clean)
         codes = self._mesh_index.get("".join(toks))
