@@ -419,6 +419,14 @@ def test_roman_numerals_in_gene_names(norm: DictionaryNormalizer, name: str, gen
     assert norm.normalize(name, "gene").normalized_name == gene
 
 
+def test_an_hgnc_name_without_its_parenthesised_aside(norm: DictionaryNormalizer) -> None:
+    # previous name "ubiquitin carboxyl-terminal esterase L1 (ubiquitin thiolesterase)"
+    r = norm.normalize("Ubiquitin carboxyl-terminal esterase L1", "gene")
+    assert (r.normalized_name, r.matched_by) == ("UCHL1", "prev_name")
+    # previous name "AAR2 splicing factor homolog (S. cerevisiae)"
+    assert norm.normalize("AAR2 splicing factor homolog", "gene").normalized_name == "AAR2"
+
+
 @pytest.mark.parametrize(("name", "gene"), [("miR-21", "MIR21"), ("miRNA-21", "MIR21")])
 def test_micro_rna_names(norm: DictionaryNormalizer, name: str, gene: str) -> None:
     assert norm.normalize(name, "gene").normalized_name == gene

@@ -77,6 +77,13 @@ GENE_KINDS = (
     "ncbi_synonym",
     "protein_name",
 )
+# The kinds that are names, not symbols.
+NAME_KINDS = (
+    GENE_KINDS.index("name"),
+    GENE_KINDS.index("prev_name"),
+    GENE_KINDS.index("alias_name"),
+)
+_PARENS_RE = re.compile(r"\s*\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # MeSH index kinds, in order of preference.
 MESH_KINDS = ("descriptor", "entry_term")
 
@@ -146,6 +153,13 @@ def compile_genes(genes: Iterable[GeneRecord]) -> dict[str, Any]:
                 if kind >= NCBI_KIND and tuple(raw_tokens(v)) in family:
                     continue
                 _add(index, gene_key(v), i, kind)
+                if "(" in v and kind in NAME_KINDS:
+                    # HGNC's names put asides in parentheses ("ubiquitin carboxyl-terminal
+                    # esterase L1 (ubiquitin thiolesterase)", "... homolog (S. cerevisiae)"):
+                    # the name is also written without them.
+                    bare = _PARENS_RE.sub("", v)
+                    if bare.strip():
+                        _add(index, gene_key(bare), i, kind)
     groups = {i: [gid for gid, _ in g.groups] for i, g in enumerate(genes) if g.groups}
     group_names = {gid: name for g in genes for gid, name in g.groups}
     return {
