@@ -419,6 +419,15 @@ def test_roman_numerals_in_gene_names(norm: DictionaryNormalizer, name: str, gen
     assert norm.normalize(name, "gene").normalized_name == gene
 
 
+@pytest.mark.parametrize(
+    "name", ["Plasminogen activator inhibitor type 1", "plasminogen activator inhibitor type-1"]
+)
+def test_type_before_a_subtype_number(norm: DictionaryNormalizer, name: str) -> None:
+    # NCBI Gene's protein name "plasminogen activator inhibitor 1"
+    assert norm.normalize(name, "gene").normalized_name == "SERPINE1"
+    assert norm.normalize("type I collagen", "gene").ontology_id is None  # no subtype of a name
+
+
 def test_an_hgnc_name_without_its_parenthesised_aside(norm: DictionaryNormalizer) -> None:
     # previous name "ubiquitin carboxyl-terminal esterase L1 (ubiquitin thiolesterase)"
     r = norm.normalize("Ubiquitin carboxyl-terminal esterase L1", "gene")

@@ -405,11 +405,18 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         return found
 
     def _gene_lookup(self, toks: Sequence[str]) -> int | Sequence[int] | None:
-        """The index entry of a gene name's tokens, roman numerals as numbers, else as written
-        ("UP III" is NCBI Gene's synonym "UPIII")."""
+        """The index entry of a gene name's tokens: roman numerals as numbers, else as written
+        ("UP III" is NCBI Gene's synonym "UPIII"); then without a "type" that classifies a
+        subtype's number."""
         codes = self._gene_index.get(gene_key_of(toks))
         if codes is None and not ROMAN_NUMBER.keys().isdisjoint(toks):
             codes = self._gene_index.get(gene_key_of(toks, roman=False))
+        if codes is None and "type" in toks[:-1]:
+            # "type" before a subtype's number classifies it: "plasminogen activator inhibitor
+            # type 1" is "plasminogen activator inhibitor 1"
+            i = toks.index("type")
+            if toks[i + 1].isdigit() or toks[i + 1] in ROMAN_NUMBER or toks[i + 1] == "i":
+                codes = self._gene_index.get(gene_key_of([*toks[:i], *toks[i + 1 :]]))
         return codes
 
     def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
