@@ -428,6 +428,19 @@ def test_type_before_a_subtype_number(norm: DictionaryNormalizer, name: str) -> 
     assert norm.normalize("type I collagen", "gene").ontology_id is None  # no subtype of a name
 
 
+def test_a_withdrawn_symbol_another_gene_goes_by_names_no_one_gene(
+    norm: DictionaryNormalizer,
+) -> None:
+    # "ERK": EPHB2's previous symbol, and one of MAPK1's NCBI Gene synonyms
+    r = norm.normalize("ERK", "gene")
+    assert (r.ontology_id, r.matched_by) == (None, "ambiguous")
+    assert {"HGNC:3393", "HGNC:6871"} <= set(r.candidates)
+    text = "ERK, a mitogen-activated protein kinase, was phosphorylated."
+    assert norm.normalize("ERK", "gene", text).normalized_name == "MAPK1"
+    # a previous symbol no other gene uses keeps its gene
+    assert norm.normalize("TNF-a", "gene").normalized_name == "TNF"
+
+
 def test_an_hgnc_name_without_its_parenthesised_aside(norm: DictionaryNormalizer) -> None:
     # previous name "ubiquitin carboxyl-terminal esterase L1 (ubiquitin thiolesterase)"
     r = norm.normalize("Ubiquitin carboxyl-terminal esterase L1", "gene")

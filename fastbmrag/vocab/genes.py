@@ -85,6 +85,10 @@ class GeneStages:
         best_kind = codes[0] % 8
         items = tuple(c // 8 for c in codes if c % 8 == best_kind)
         kind = GENE_KINDS[best_kind]
+        if len(items) == 1 and kind == "prev_symbol":
+            # A symbol HGNC withdrew from its gene that another gene still goes by (an alias,
+            # an NCBI Gene synonym: "ERK") names no one gene: the context picks, or no id.
+            items = tuple(dict.fromkeys(c // 8 for c in codes))
         if len(items) == 1:
             return _Hit(GENE, items[0], kind, GENE_SCORES[kind], tuple(c // 8 for c in codes))
         chosen = self._pick_gene(items, ctx) if ctx is not None else None
