@@ -9,6 +9,7 @@ import pytest
 from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
 from fastbmrag.vocab.candidates import (
     MIN_COVERAGE,
+    Spellings,
     WordWeights,
     partial_score,
     too_partial,
@@ -73,3 +74,29 @@ def test_a_part_carrying_too_little_of_a_disease_name_gives_no_id(
     assert (r.ontology_id, r.matched_by) == ("D016642", "partial")
     # with auto types, the abstention still holds
     assert norm.normalize("forestomach tumors").ontology_id is None
+
+
+def test_spellings_allow_one_edit_per_ten_letters_at_the_least_distance() -> None:
+    terms = Spellings(["epirubicin", "epirubicins", "doxorubicin", "dysgeusia", "asthma"])
+    assert terms.nearest("epirubicine") == ["epirubicin", "epirubicins"]  # both one edit away
+    assert terms.nearest("dysguesia") == ["dysgeusia"]  # two letters swapped: one edit
+    assert terms.nearest("asthmx") == ["asthma"]
+    assert terms.nearest("asthm") == []  # under six letters: no guess
+    assert terms.nearest("xpirubicin") == []  # the first two letters as written
+    assert terms.nearest("epirubxxxn") == []  # three edits in ten letters
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "expected"),
+    [("epirubicine", "chemical", "D015251"), ("methothexate", "chemical", "D008727"),
+     ("dysguesia", "disease", "D004408"), ("bradycardiac", "disease", "D001919")],
+)  # fmt: skip
+def test_a_misspelled_name_gets_the_term_it_misspells(
+    norm: DictionaryNormalizer, name: str, kind: str, expected: str
+) -> None:
+    r = norm.normalize(name, kind)
+    assert (r.ontology_id, r.matched_by) == (expected, "spelling")
+    # a name of the other kind finds nothing there
+    assert norm.normalize(name, "chemical" if kind == "disease" else "disease").matched_by != (
+        "spelling"
+    )

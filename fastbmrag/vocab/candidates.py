@@ -1,4 +1,6 @@
-"""Whether a part of a name can stand for the whole name, or the normaliser abstains.
+"""Candidates for a name that is no term as written: a part of it, or a term it misspells.
+
+**Parts.** Whether a part of a name can stand for the whole name, or the normaliser abstains.
 
 A name such as "severe hypotension" or "forestomach tumors" is no MeSH term, but a part of it
 is. The part stands for the name only when the words it leaves out carry little of the name's
@@ -14,14 +16,23 @@ meaning. Each word is weighed with the vocabulary's own evidence:
 A part's score is the share of the name's weight its words carry. Below
 :data:`MIN_COVERAGE` the name gets no id: a wrong id merges unrelated nodes of the graph,
 where no id leaves the entity a node of its own, under its cleaned name.
+
+**Spellings.** A name a letter or two away from one term ("epirubicine", "methothexate",
+"dysguesia"): at most one edit (a letter added, dropped, changed, or two swapped) per ten
+letters, names of six letters or more, the first two letters as written (the most reliable
+part of a typed word), and one concept at the least distance, else no id.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
+
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
 
 # The share of a name's word weight a part must carry to stand for the whole name.
 MIN_COVERAGE = 0.7
@@ -81,3 +92,46 @@ def too_partial(score: float) -> bool:
     """Whether a part with this :func:`partial_score` carries too little of its name to stand
     for it."""
     return score < partial_score(MIN_COVERAGE)
+
+
+# The shortest key a misspelling is looked for in, and the letters per edit allowed.
+MIN_SPELLING_LENGTH = 6
+LETTERS_PER_EDIT = 10
+
+
+class Spellings:
+    """Terms near a key in spelling (optimal string alignment distance: an insertion, a
+    deletion, a substitution or a transposition of neighbours counts one)."""
+
+    __slots__ = ("_by_start", "_sorted")
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        """``keys``: the terms' keys (letters and digits, no separators)."""
+        by_start: dict[str, list[str]] = {}
+        for key in keys:
+            by_start.setdefault(key[:2], []).append(key)
+        self._by_start = by_start
+        # per first two letters, as names need them: the keys by length, and their lengths
+        self._sorted: dict[str, tuple[list[str], list[int]]] = {}
+
+    def nearest(self, key: str) -> list[str]:
+        """The keys at the least distance from ``key`` within the allowance, or none."""
+        if len(key) < MIN_SPELLING_LENGTH:
+            return []
+        allowed = max(1, len(key) // LETTERS_PER_EDIT)
+        start = key[:2]
+        ranked = self._sorted.get(start)
+        if ranked is None:
+            keys = sorted(self._by_start.get(start, ()), key=len)
+            ranked = self._sorted[start] = (keys, list(map(len, keys)))
+        keys, lengths = ranked
+        lo = bisect.bisect_left(lengths, len(key) - allowed)
+        hi = bisect.bisect_right(lengths, len(key) + allowed)
+        hits = process.extract(
+            key, keys[lo:hi], scorer=OSA.distance, score_cutoff=allowed, limit=None
+        )
+        found = [(int(d), k) for k, d, _ in hits if k != key]
+        if not found:
+            return []
+        least = min(d for d, _ in found)
+        return [k for d, k in found if d == least]

@@ -8,18 +8,19 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE
-from fastbmrag.vocab.candidates import WordWeights, partial_score, word_weights
+from fastbmrag.vocab.candidates import Spellings, WordWeights, partial_score, word_weights
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
     _PARENS_RE,
     HEAD_SCORE,
+    SPELLING_SCORE,
     VARIANT_SCORE,
     _clean,
     _Context,
     _Hit,
 )
-from fastbmrag.vocab.keys import BAG_STOP
+from fastbmrag.vocab.keys import BAG_STOP, term_key
 from fastbmrag.vocab.language import (
     _CONJ_RE,
     _VAGUE_HEADS,
@@ -62,6 +63,7 @@ class MeshFallbacks:
     _site_heads: dict[str, bool]
     _word_weights: WordWeights | None
     _word_weight_table: dict[str, Any] | None
+    _spellings: Spellings | None
 
     if TYPE_CHECKING:  # the lookups, in DictionaryNormalizer
 
@@ -260,6 +262,20 @@ class MeshFallbacks:
         if isinstance(codes, int):
             return {codes // 2} if codes >= 0 else {c // 2 for c in self._mesh_multi[~codes]}
         return {c // 2 for c in codes}  # type: ignore[attr-defined]
+
+    def _spelling(self, clean: str, t: str) -> _Hit | None:
+        """The one concept of the type whose term the name misspells
+        (:class:`~fastbmrag.vocab.candidates.Spellings`)."""
+        if self._spellings is None:
+            self._spellings = Spellings(self._mesh_index)
+        items: set[int] = set()
+        for key in self._spellings.nearest(term_key(clean)):
+            items |= {
+                i for i in self._concepts(self._mesh_index[key]) if _CAT[t] in self._desc[i][2]
+            }
+        if len(items) != 1:
+            return None
+        return _Hit(t, items.pop(), "spelling", SPELLING_SCORE)
 
     @property
     def word_weights(self) -> WordWeights:

@@ -55,6 +55,10 @@ matched_by       score  meaning
                         word weight the part carries (:mod:`fastbmrag.vocab.candidates`)
 ``ambiguous``    0.50   the name fits several entries equally well and the context does not
                         decide; ``ontology_id`` is None and ``candidates`` lists the ids
+``spelling``     0.65   the one descriptor of the type whose term the name misspells, by a
+                        letter or two ("epirubicine", "dysguesia"): one edit per ten letters,
+                        six letters or more, the first two as written
+                        (:class:`~fastbmrag.vocab.candidates.Spellings`)
 ``abstained``    <0.71  a disease name whose only term is a part carrying less than 70 % of
                         its word weight ("forestomach tumors" is not Neoplasms): no id,
                         ``candidates`` lists the part's descriptor
@@ -99,7 +103,7 @@ from fastbmrag.vocab.build import (
     MANIFEST,
     completion_tables,
 )
-from fastbmrag.vocab.candidates import WordWeights, too_partial
+from fastbmrag.vocab.candidates import Spellings, WordWeights, too_partial
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -204,6 +208,7 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         self._group_keys: dict[str, str] | None = None
         self._ids: dict[str, int] | None = None
         self._word_weights: WordWeights | None = None
+        self._spellings: Spellings | None = None
         self._word_weight_table: dict[str, Any] | None = mesh.get("word_weights")
         self._covered: dict[str, int] | None = None
         self._gene_groups: dict[int, list[str]] = genes.get("groups", {})
@@ -367,7 +372,8 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
                 hit = self._direct(expanded, t, ctx) or self._fallback(expanded, t, ctx)
                 if hit is not None and hit.item >= 0:
                     return _abbreviation(hit, 0.9)
-        return self._fallback(clean, t, ctx)
+        hit = self._fallback(clean, t, ctx)
+        return hit if hit is not None else self._spelling(clean, t)
 
     @staticmethod
     def _expand_short_forms(clean: str, ctx: _Context) -> str | None:
