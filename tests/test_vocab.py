@@ -232,6 +232,9 @@ def test_abbreviation_finder() -> None:
         ("glutamates", "chemical", ("Glutamates", "D005971"), "name"),
         ("Ca2+", "chemical", ("Calcium", "D002118"), "formula"),
         ("CaCl2", "chemical", ("Calcium Chloride", "D002122"), "formula"),
+        # the anion's count first: "nitrogen monoxide", not the class "nitrogen oxide"
+        ("NO", "chemical", ("Nitric Oxide", "D009569"), "formula"),
+        ("CO", "chemical", ("Carbon Monoxide", "D002248"), "formula"),
     ],
 )
 def test_mesh_names(

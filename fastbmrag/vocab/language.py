@@ -276,8 +276,10 @@ def _acronym_like(text: str) -> bool:
 
 
 def _formula_name(text: str) -> list[str]:
-    """Names for an element symbol or a binary formula: "Ca2+" -> calcium, "CaCl2" ->
-    calcium chloride, "CO2" -> carbon dioxide. Case-sensitive; [] when not a formula."""
+    """Names for an element symbol or a binary formula, as IUPAC names binary compounds:
+    "Ca2+" -> calcium, "CaCl2" -> calcium chloride, "CO2" -> carbon dioxide, "NO" -> nitrogen
+    monoxide. The name with the anion's count comes first: without it, it names the class
+    ("nitrogen oxide": Nitrogen Oxides). Case-sensitive; [] when not a formula."""
     core = _CHARGE_RE.sub("", text) if text[-1] in "+-)" else text
     if core in ELEMENTS:
         return [ELEMENTS[core]]
@@ -289,7 +291,7 @@ def _formula_name(text: str) -> list[str]:
     prefix = NUMBER_PREFIX.get(n, "")
     if prefix == "mon" and anion[0] != "o":
         prefix = "mono"
-    return [f"{first} {anion}", f"{first} {prefix}{anion}"]
+    return [f"{first} {prefix}{anion}", f"{first} {anion}"]
 
 
 @functools.lru_cache(maxsize=FREE_CACHE_SIZE)
