@@ -463,6 +463,9 @@ def test_micro_rna_names(norm: DictionaryNormalizer, name: str, gene: str) -> No
         ("caspases", "HGNC-GROUP:468", "Caspases", "CASP3"),
         ("interleukins", "HGNC-GROUP:601", "Interleukins", "IL1B"),
         ("toll-like receptors", "HGNC-GROUP:948", "Toll like receptors", "TLR4"),
+        # the stem its members' names share ("matrix metalloproteinase 9", ...), not the
+        # group's own name
+        ("matrix metalloproteinases", "HGNC-GROUP:891", "M10 matrix metallopeptidases", "MMP9"),
     ],
 )
 def test_a_family_name_is_the_gene_groups_node_never_a_member(
@@ -477,3 +480,9 @@ def test_a_family_name_is_the_gene_groups_node_never_a_member(
     assert norm.facts(group)["name"] == label and int(norm.facts(group)["genes"]) > 5
     member_id = norm.normalize(member, "gene").ontology_id
     assert member_id and group in norm.ancestors(member_id)  # a filter on the family finds it
+
+
+def test_a_stem_members_of_several_groups_share_is_no_family(norm: DictionaryNormalizer) -> None:
+    # CYP genes sit in several groups, SMAD-named genes include a ligase: no one family node
+    for name in ("cytochrome P450", "Smad"):
+        assert norm.normalize(name, "gene").ontology_id is None

@@ -33,6 +33,7 @@ from fastbmrag.vocab.candidates import word_weights
 from fastbmrag.vocab.keys import (
     bag_key,
     gene_key,
+    gene_key_of,
     plain_tokens,
     raw_tokens,
     term_key,
@@ -161,22 +162,25 @@ def compile_genes(genes: Iterable[GeneRecord]) -> dict[str, Any]:
                     if bare.strip():
                         _add(index, gene_key(bare), i, kind)
     groups = {i: [gid for gid, _ in g.groups] for i, g in enumerate(genes) if g.groups}
+    stem_groups = _stem_groups(genes, family)
     group_names = {gid: name for g in genes for gid, name in g.groups}
     return {
         "genes": table,
         "index": _encode(index, 8),
         "groups": groups,
         "group_names": group_names,
+        "stem_groups": stem_groups,
     }
 
 
 NCBI_KIND = GENE_KINDS.index("ncbi_synonym")  # this kind and later ones come from NCBI Gene
 
 
-def _family_stems(genes: Sequence[GeneRecord]) -> set[tuple[str, ...]]:
-    """Token sequences that begin longer names of two or more genes: a family's stem ("cytochrome P450" of "cytochrome P450 2E1", "TCF" of TCF4 and
-    TCF7). NCBI Gene lists such stems among one member's synonyms and protein names; taken as
-    that gene's name they would put the family's other members on it, so they are not indexed."""
+def _family_stems(genes: Sequence[GeneRecord]) -> dict[tuple[str, ...], set[int]]:
+    """Token sequences that begin longer names of two or more genes, with those genes: a
+    family's stem ("cytochrome P450" of "cytochrome P450 2E1", "TCF" of TCF4 and TCF7). NCBI
+    Gene lists such stems among one member's synonyms and protein names; taken as that gene's
+    name they would put the family's other members on it, so they are not indexed."""
     owners: dict[tuple[str, ...], set[int]] = {}
     for i, g in enumerate(genes):
         names = [g.symbol, g.name, *g.prev_symbols, *g.alias_symbols, *g.prev_names]
@@ -185,7 +189,22 @@ def _family_stems(genes: Sequence[GeneRecord]) -> set[tuple[str, ...]]:
             toks = tuple(raw_tokens(name))
             for n in range(1, len(toks)):
                 owners.setdefault(toks[:n], set()).add(i)
-    return {stem for stem, who in owners.items() if len(who) >= 2}
+    return {stem: who for stem, who in owners.items() if len(who) >= 2}
+
+
+def _stem_groups(
+    genes: Sequence[GeneRecord], family: dict[tuple[str, ...], set[int]]
+) -> dict[str, str]:
+    """``{gene key of a stem: HGNC gene group}`` where every gene whose names begin with the
+    stem belongs to that one group: the family's name as its members' names write it
+    ("matrix metalloproteinase" of "matrix metalloproteinase 9" and the others, all in the group
+    Matrix metallopeptidases), which HGNC's group name need not be."""
+    found: dict[str, set[str]] = {}
+    for stem, who in family.items():
+        shared = set.intersection(*({gid for gid, _ in genes[i].groups} for i in who))
+        if len(shared) == 1:
+            found.setdefault(gene_key_of(stem), set()).update(shared)
+    return {key: next(iter(ids)) for key, ids in found.items() if len(ids) == 1}
 
 
 def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:

@@ -30,6 +30,7 @@ class GeneStages:
     _gene_multi: Sequence[Sequence[int]]
     _group_keys: dict[str, str] | None
     _group_names: dict[str, str]
+    _stem_groups: dict[str, str]
 
     if TYPE_CHECKING:  # in DictionaryNormalizer
 
@@ -41,13 +42,21 @@ class GeneStages:
 
     def _gene_group(self, name: str, clean: str) -> Normalized | None:
         """A name that is an HGNC gene group's ("caspases", "interleukins", "toll-like
-        receptors"): the family's own node, never one of its members."""
+        receptors"), or the stem its members' names share, singular or plural ("matrix
+        metalloproteinases"): the family's own node, never one of its members."""
         if self._group_keys is None:
             keys: dict[str, list[str]] = {}
             for group_id, group_name in self._group_names.items():
                 keys.setdefault(term_key(group_name), []).append(group_id)
             self._group_keys = {k: v[0] for k, v in keys.items() if len(v) == 1}
         found = self._group_keys.get(term_key(clean))
+        if found is None:
+            # the stem its members' names share ("matrix metalloproteinase(s)", "MMPs")
+            toks = raw_tokens(clean)
+            singular = [*toks[:-1], toks[-1][:-1]] if toks and toks[-1].endswith("s") else toks
+            found = self._stem_groups.get(gene_key_of(toks)) or self._stem_groups.get(
+                gene_key_of(singular)
+            )
         if found is None:
             return None
         return Normalized(name, GENE, self._group_names[found], found, "gene_group", GROUP_SCORE)

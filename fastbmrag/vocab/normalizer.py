@@ -213,6 +213,7 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         self._covered: dict[str, int] | None = None
         self._gene_groups: dict[int, list[str]] = genes.get("groups", {})
         self._group_names: dict[str, str] = genes.get("group_names", {})
+        self._stem_groups: dict[str, str] = genes.get("stem_groups", {})
         self._mesh_ancestors: dict[int, list[str]] = mesh.get("ancestors", {})
         self._lock = threading.Lock()
 
