@@ -452,6 +452,18 @@ def test_an_hgnc_name_without_its_parenthesised_aside(norm: DictionaryNormalizer
     assert norm.normalize("AAR2 splicing factor homolog", "gene").normalized_name == "AAR2"
 
 
+@pytest.mark.parametrize(
+    ("name", "kind", "expected"),
+    [("b-thalassemia", "disease", "D017086"), ("a-tocopherol", "chemical", "D024502"),
+     ("g-aminobutyric acid", "chemical", "D005680")],
+)  # fmt: skip
+def test_a_greek_letter_written_as_its_latin_initial(
+    norm: DictionaryNormalizer, name: str, kind: str, expected: str
+) -> None:
+    assert norm.normalize(name, kind).ontology_id == expected
+    assert norm.normalize("B-cell", "chemical").ontology_id is None  # a capital is no beta
+
+
 @pytest.mark.parametrize(("name", "gene"), [("miR-21", "MIR21"), ("miRNA-21", "MIR21")])
 def test_micro_rna_names(norm: DictionaryNormalizer, name: str, gene: str) -> None:
     assert norm.normalize(name, "gene").normalized_name == gene

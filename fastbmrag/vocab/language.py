@@ -256,6 +256,20 @@ _AND_OR_RE = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)
 _AND_OR_CAPITALS = frozenset("ANDOR")  # an "and"/"or" not in lower case has one of these
 
 
+# A Greek letter written as its Latin initial before a hyphen, in lower case: "b-thalassemia",
+# "a-tocopherol", "g-aminobutyric acid", "k-opioid". Not "d-" or "l-" (dextro, levo) and not a
+# capital ("B-cell").
+_GREEK_INITIAL_RE = re.compile(r"(?<![\w-])([abgk])-(?=[a-z])")
+_GREEK_INITIALS = {"a": "alpha", "b": "beta", "g": "gamma", "k": "kappa"}
+
+
+def _greek_initials(text: str) -> str | None:
+    """The name with Greek letters written out for their Latin initials; None if it has none."""
+    if _GREEK_INITIAL_RE.search(text) is None:
+        return None
+    return _GREEK_INITIAL_RE.sub(lambda m: _GREEK_INITIALS[m.group(1)] + "-", text)
+
+
 def _abbreviation_like(text: str) -> bool:
     """ "AZT", "5-FU", "LiCl": short, no space, two capitals or a digit."""
     return (

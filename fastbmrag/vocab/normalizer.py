@@ -138,6 +138,7 @@ from fastbmrag.vocab.language import (
     _bag_key,
     _condition_key,
     _formula_name,
+    _greek_initials,
     _name_forms,
     _organ_phrases_of,
     _strip_gene_words,
@@ -441,6 +442,9 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         several = codes is not None and (not isinstance(codes, int) or codes < 0)
         exact = "".join(plain) if several else ""
         hit = self._mesh_codes(codes, t, ctx, 0, exact)
+        greek = _greek_initials(clean) if hit is None and "-" in clean else None
+        if greek is not None:  # before word order, which would drop "a-" as an article
+            hit = self._direct(greek, t, ctx)
         if hit is None and self._bag_words.issuperset(toks):
             hit = self._mesh_codes(self._mesh_bag.get(_bag_key(toks)), t, ctx, WORD_ORDER_SCORE)
             if hit is not None and hit.item >= 0:
