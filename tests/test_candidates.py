@@ -100,3 +100,12 @@ def test_a_misspelled_name_gets_the_term_it_misspells(
     assert norm.normalize(name, "chemical" if kind == "disease" else "disease").matched_by != (
         "spelling"
     )
+
+
+def test_a_one_word_completion_is_offered_for_a_disease_given_for_a_chemical(
+    norm: DictionaryNormalizer,
+) -> None:
+    r = norm.normalize("weakness", "disease")  # the only two-word term: Muscle Weakness
+    assert (r.ontology_id, r.matched_by, r.candidates) == (None, "abstained", ("D018908",))
+    r = norm.normalize("cannabis", "chemical")  # one word names the substance
+    assert (r.ontology_id, r.matched_by) == ("D064086", "extend")

@@ -53,6 +53,7 @@ GROUP_SCORE = 0.8
 HEAD_SCORE = 0.6
 VARIANT_SCORE = 0.7
 SPELLING_SCORE = 0.65
+EXTEND_SCORE = 0.6
 AMBIGUOUS_SCORE = 0.5
 ABBREVIATION_FACTOR = 0.95
 _CAT = {DISEASE: "C", CHEMICAL: "D"}
@@ -61,7 +62,7 @@ FORMULA_SCORE = 0.85
 DRUG_INDUCED_FACTOR = 0.95
 # Results that a context can change: a fallback may pass over an ambiguous step the context
 # would have decided.
-_CONTEXT_SENSITIVE = frozenset(["variant", "partial", "head"])
+_CONTEXT_SENSITIVE = frozenset(["variant", "partial", "extend", "head"])
 
 
 def _clean(name: str) -> str:

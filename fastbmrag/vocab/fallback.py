@@ -13,6 +13,7 @@ from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
     _PARENS_RE,
+    EXTEND_SCORE,
     HEAD_SCORE,
     SPELLING_SCORE,
     VARIANT_SCORE,
@@ -419,7 +420,7 @@ class MeshFallbacks:
             tries.append(part)
         for phrase in dict.fromkeys(tries):
             hit = self._direct(phrase, t, ctx) or self._fallback(phrase, t, ctx)
-            if hit is not None and hit.item >= 0 and hit.matched_by != "partial":
+            if hit is not None and hit.item >= 0 and hit.matched_by not in ("partial", "extend"):
                 return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
         return None
 
@@ -466,7 +467,10 @@ class MeshFallbacks:
         return None
 
     def _extend(self, word: str, t: str) -> _Hit | None:
-        """A one-word name completed to the only two-word term of its type that contains it."""
+        """A one-word name completed to the only two-word term of its type that contains it
+        ("warfarin" -> ... ; a chemical's one word names its substance). The completion adds a
+        word the name lacks: for a disease, :meth:`_normalize` gives no id ("weakness" is not
+        only Muscle Weakness)."""
         codes = self._mesh_extend.get(word)
         if codes is None:
             return None
@@ -477,4 +481,4 @@ class MeshFallbacks:
         fitting = [i for i in items if cat in self._desc[i][2]]
         if len(fitting) != 1:
             return None
-        return _Hit(t, fitting[0], "partial", 0.6)
+        return _Hit(t, fitting[0], "extend", EXTEND_SCORE)

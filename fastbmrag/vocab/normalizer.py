@@ -59,9 +59,12 @@ matched_by       score  meaning
                         letter or two ("epirubicine", "dysguesia"): one edit per ten letters,
                         six letters or more, the first two as written
                         (:class:`~fastbmrag.vocab.candidates.Spellings`)
+``extend``       0.60   a one-word chemical name completed to the only two-word chemical term
+                        holding it
 ``abstained``    <0.71  a disease name whose only term is a part carrying less than 70 % of
-                        its word weight ("forestomach tumors" is not Neoplasms): no id,
-                        ``candidates`` lists the part's descriptor
+                        its word weight ("forestomach tumors" is not Neoplasms), or the only
+                        two-word term holding its one word ("weakness"): no id,
+                        ``candidates`` lists the descriptor
 ``none``         0.00   unknown, or a type with no vocabulary: the cleaned name, no id
 ===============  =====  ===============================================================
 
@@ -269,9 +272,14 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
                 return written
         if best is None:
             return Normalized(name, hint, clean, None, "none", 0.0)
-        if best.matched_by == "partial" and best.type == DISEASE and too_partial(best.score):
-            # Chemicals keep their parts: a chemical's name adds salts, forms and formulations
-            # to its substance's, and abstaining there cost more right ids than wrong ones.
+        if best.type == DISEASE and (
+            best.matched_by == "extend"
+            or (best.matched_by == "partial" and too_partial(best.score))
+        ):
+            # A part that carries too little of a disease's name, or a completion that adds a
+            # word it lacks, is offered, not given. Chemicals keep theirs: a chemical's name
+            # adds salts, forms and formulations to its substance's, and one word names the
+            # substance; abstaining there cost more right ids than wrong ones.
             best = _Hit(best.type, -1, "abstained", best.score, (best.item, *best.candidates))
         return self._result(name, hint if kind is not None else best.type, best)
 
