@@ -202,8 +202,9 @@ def test_explain_prints_the_decision_for_each_name() -> None:
     assert out == "NADPH oxidase (gene)\n  no id: no stage matched (kept as 'NADPH oxidase')\n"
     code, out, _ = run("normalize", "--explain", "--type", "disease", "forestomach tumors")
     assert out == (
-        "forestomach tumors (disease)\n  no id: the closest term covers too little of the name "
-        "(score 0.58, an id needs 0.71); kept as 'forestomach tumors'\n"
+        "forestomach tumors (disease)\n  no id: the closest term is too small a part of the "
+        "name, or adds a word it lacks (score 0.58; a part needs 0.71); kept as "
+        "'forestomach tumors'\n"
         "    candidate: D009369 Neoplasms\n"
     )
     code, out, _ = run("normalize", "--explain", "--json", "--type", "gene", "CAP")

@@ -165,8 +165,9 @@ def explanation(r: Normalized, label: Callable[[str], str | None]) -> list[str]:
         lines += [f"    {named(c)}" for c in r.candidates]
     elif r.matched_by == "abstained":
         lines.append(
-            f"  no id: the closest term covers too little of the name (score {r.score:.2f}, "
-            f"an id needs {partial_score(MIN_COVERAGE):.2f}); kept as {r.normalized_name!r}"
+            f"  no id: the closest term is too small a part of the name, or adds a word it lacks "
+            f"(score {r.score:.2f}; a part needs {partial_score(MIN_COVERAGE):.2f}); kept as "
+            f"{r.normalized_name!r}"
         )
         lines += [f"    candidate: {named(c)}" for c in r.candidates]
     else:
