@@ -51,7 +51,7 @@ class GeneStages:
             self._group_keys = {k: v[0] for k, v in keys.items() if len(v) == 1}
         found = self._group_keys.get(term_key(clean))
         if found is None:
-            # the stem its members' names share ("matrix metalloproteinase(s)", "MMPs")
+            # the stem its members' names share ("matrix metalloproteinase(s)")
             toks = raw_tokens(clean)
             singular = [*toks[:-1], toks[-1][:-1]] if toks and toks[-1].endswith("s") else toks
             found = self._stem_groups.get(gene_key_of(toks)) or self._stem_groups.get(
