@@ -112,12 +112,10 @@ def test_more_derived_forms(norm: DictionaryNormalizer, name: str, mesh_id: str)
 
 
 def test_head_word_of_a_longer_name_completed(norm: DictionaryNormalizer) -> None:
-    r = norm.normalize("truncal rigidity", "disease")
-    assert (r.normalized_name, r.ontology_id, r.matched_by) == (
-        "Muscle Rigidity",
-        "D009127",
-        "head",
-    )
+    r = norm.normalize("cardiorespiratory arrest", "disease")
+    assert (r.normalized_name, r.ontology_id, r.matched_by) == ("Heart Arrest", "D006323", "head")
+    # a head several diseases complete gives no id: Muscle Rigidity, Decerebrate State
+    assert norm.normalize("truncal rigidity", "disease").ontology_id is None
     assert norm.normalize("blurred vision", "disease").ontology_id == "D014786"  # Vision D.
     # Only to a descriptor named by the head word: "pressure" completes to Pressure Ulcer,
     # whose head is "ulcer".

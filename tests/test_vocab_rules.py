@@ -68,7 +68,7 @@ def test_induced_by_a_named_substance(norm: DictionaryNormalizer) -> None:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("rigidity", ("Muscle Rigidity", "D009127")),  # most two-word terms hold the word
+        ("overdosage", ("Drug Overdose", "D062787")),  # the other (Opiate Overdose) is below it
         ("diabetes", ("Diabetes Mellitus", "D003920")),  # the largest subtree
         ("diabetic", ("Diabetes Mellitus", "D003920")),  # adjective -> noun first
         ("fractures", ("Fractures, Bone", "D050723")),
@@ -80,6 +80,19 @@ def test_one_word_completed_to_the_most_general_descriptor(
     r = norm.normalize(name, "disease")
     assert (r.normalized_name, r.ontology_id) == expected
     assert r.matched_by == "head"
+
+
+@pytest.mark.parametrize(
+    ("name", "candidates"),
+    [("rigidity", {"D009127", "D003655"}),  # Muscle Rigidity, Decerebrate State
+     ("glomerulosclerosis", {"D003928", "D005923"})],  # Diabetic Nephropathies, FSGS
+)  # fmt: skip
+def test_one_word_several_diseases_complete_is_ambiguous(
+    norm: DictionaryNormalizer, name: str, candidates: set[str]
+) -> None:
+    r = norm.normalize(name, "disease")
+    assert (r.ontology_id, r.matched_by) == (None, "ambiguous")
+    assert set(r.candidates) == candidates
 
 
 @pytest.mark.parametrize(
@@ -171,7 +184,8 @@ def test_head_completion_chosen_by_the_context(norm: DictionaryNormalizer) -> No
     text = "Amphetamine-induced hyperactivity: the locomotor activity of rats was recorded."
     r = norm.normalize("hyperactivity", "disease", text)
     assert (r.normalized_name, r.ontology_id, r.matched_by) == ("Hyperkinesis", "D006948", "head")
-    assert norm.normalize("hyperactivity", "disease").ontology_id == "D011595"
+    r = norm.normalize("hyperactivity", "disease")  # no context: both siblings, no id
+    assert (r.ontology_id, set(r.candidates)) == (None, {"D011595", "D006948"})
     # A context word naming a more specific, non-sibling descriptor does not override.
     r = norm.normalize("diabetes", "disease", "Experimental complications were studied.")
     assert r.ontology_id == "D003920"  # Diabetes Mellitus

@@ -13,6 +13,7 @@ from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
     _PARENS_RE,
+    AMBIGUOUS_SCORE,
     EXTEND_SCORE,
     HEAD_SCORE,
     SPELLING_SCORE,
@@ -57,6 +58,7 @@ class MeshFallbacks:
     _completions: dict[str, int]
     _bag_completions: dict[str, int]
     _mesh_extend: dict[str, int | Sequence[int]]
+    _mesh_ancestors: dict[int, list[str]]
     _mesh_head: dict[str, int]
     _head_partners: dict[str, list[list[Any]]]
     _superset: dict[str, int | Sequence[int]]
@@ -223,13 +225,16 @@ class MeshFallbacks:
         if hit is not None:
             return hit
         if t == DISEASE and len(toks) > 1 and toks[-1] not in _VAGUE_HEADS:
-            # No part is a term: the head word completed ("chest wall rigidity" -> Muscle
-            # Rigidity), unless it is a word any condition can have ("lesion", "failure"),
+            # No part is a term: the head word completed ("cardiorespiratory arrest" -> Heart
+            # Arrest), unless it is a word any condition can have ("lesion", "failure"),
             # and only to a descriptor whose name has it as its head ("Muscle Rigidity",
             # "Vision Disorders"; not "Pressure Ulcer" for "intraocular pressure").
             hit = self._head(toks, ctx)
-            if hit is not None and self._names_head(hit.item, toks[-1]):
-                return hit
+            if hit is not None:
+                # an ambiguous completion's first candidate is the most general one
+                item = hit.item if hit.item >= 0 else hit.candidates[0]
+                if self._names_head(item, toks[-1]):
+                    return hit
         return None
 
     def _partial(self, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
@@ -425,9 +430,12 @@ class MeshFallbacks:
         return None
 
     def _head(self, toks: Sequence[str], ctx: _Context | None = None) -> _Hit | None:
-        """ "rigidity" -> Muscle Rigidity: the most general disease with a two-word term holding
-        the word (see :func:`fastbmrag.vocab.build.compile_mesh`); also for the last word of
-        a longer name whose modifiers matched nothing ("severe rigidity")."""
+        """ "diabetes" -> Diabetes Mellitus: the most general disease with a two-word term
+        holding the word (see :func:`fastbmrag.vocab.build.compile_mesh`); also for the last
+        word of a longer name whose modifiers matched nothing ("cardiorespiratory arrest"). Where other
+        diseases have such a term too ("glomerulosclerosis": Diabetic Nephropathies,
+        Glomerulosclerosis, Focal Segmental) and the context picks none, the vocabulary
+        gives no one completion: ambiguous."""
         for word in (*_variants(toks[-1]), toks[-1]):
             item = self._mesh_head.get(word)
             if item is not None and "C" in self._desc[item][2]:
@@ -435,6 +443,16 @@ class MeshFallbacks:
                 chosen = self._head_from_context(word, ctx) if ctx is not None else None
                 if chosen is not None and chosen != item:
                     return _Hit(DISEASE, chosen, "head", score, (item, chosen))
+                codes = self._mesh_extend.get(word)
+                others = set() if codes is None else self._concepts(codes) - {item}
+                top = self._desc[item][0]
+                others = {
+                    i
+                    for i in others
+                    if "C" in self._desc[i][2] and top not in self._mesh_ancestors.get(i, ())
+                }  # a completion to a concept above the others is no guess
+                if others and chosen is None:
+                    return _Hit(DISEASE, -1, "ambiguous", AMBIGUOUS_SCORE, (item, *sorted(others)))
                 return _Hit(DISEASE, item, "head", score)
         return None
 

@@ -44,12 +44,14 @@ matched_by       score  meaning
                         Extrapyramidal Disorders, "liver tumors" -> Liver Neoplasms,
                         "gastric" -> stomach, "levodopa-induced X" -> X
 ``head``         0.60   one disease word completed to the most general descriptor with a
-                        two-word term holding it (largest MeSH subtree): "rigidity" ->
-                        Muscle Rigidity, "diabetes" -> Diabetes Mellitus; a tree sibling
+                        two-word term holding it (largest MeSH subtree): "diabetes" ->
+                        Diabetes Mellitus, "overdosage" -> Drug Overdose; a tree sibling
                         instead when the context uses its other term word
-                        ("hyperactivity" + "locomotor" -> Hyperkinesis); 0.55 for the
-                        head word of a longer name no part of which is a term
-                        ("truncal rigidity")
+                        ("hyperactivity" + "locomotor" -> Hyperkinesis); ambiguous when
+                        another disease not below it completes the word too and the context
+                        picks none ("rigidity": Muscle Rigidity, Decerebrate State); 0.55 for
+                        the head word of a longer name no part of which is a term
+                        ("cardiorespiratory arrest" -> Heart Arrest)
 ``partial``      0.50+  the longest part of the name that is a MeSH term ("severe
                         hypotension" -> Hypotension); 0.5 + 0.3 x the share of the name's
                         word weight the part carries (:mod:`fastbmrag.vocab.candidates`)
