@@ -117,6 +117,12 @@ class MeshFallbacks:
         return out
 
     def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        """The MeSH stages for a name that is no term as written, in order: the name without a
+        parenthesised aside; derived forms and rewrites towards MeSH's wording (adjective to
+        noun, organ adjective to organ, tumour to neoplasm ...: :mod:`fastbmrag.vocab.language`);
+        for diseases, a head noun's descriptor name, a term one word longer, one conjunct of a
+        coordination, the disease of a site; a one-word completion; a part of the name
+        (:meth:`_partial`); a head word's completion."""
         if "(" in clean:
             # A parenthesised aside dropped: "central nervous system (CNS) complications".
             bare = _clean(_PARENS_RE.sub("", clean))

@@ -84,6 +84,9 @@ class GeneStages:
         return Normalized(name, GENE, clean, None, "coordination", score, ids, resolved)
 
     def _gene_codes(self, codes: int | Sequence[int] | None, ctx: _Context | None) -> _Hit | None:
+        """An index entry as a hit: its best kind (HGNC's preference: approved symbol > previous
+        symbol > alias > names > NCBI Gene's); several genes of that kind: the context picks,
+        else ambiguous."""
         if codes is None:
             return None
         if isinstance(codes, int):
@@ -106,6 +109,9 @@ class GeneStages:
         return _Hit(GENE, -1, "ambiguous", AMBIGUOUS_SCORE, items)
 
     def _pick_gene(self, items: Sequence[int], ctx: _Context) -> int | None:
+        """The one gene among several whose symbol the text writes, or whose name's words it uses
+        most; None on a tie."""
+
         def support(i: int) -> float:
             _hgnc, symbol, name, _group = self._genes[i]
             s = 2.0 if gene_key_of(raw_tokens(symbol)) in ctx.gene_keys else 0.0

@@ -253,6 +253,9 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         return self._normalize(name, type_hint, self._context(context))
 
     def _normalize(self, name: str, type_hint: str, ctx: _Context | None) -> Normalized:
+        """The decision: each type's match (``auto``: the best score of the three), then, for a gene
+        with none, the name as written (species letter, coordination) or a family; a disease's
+        weak part or one-word completion is offered, not given."""
         clean = _clean(name)
         kind = TYPE_ALIASES.get(type_hint)  # as written, most often
         hint = type_hint if kind is not None else (type_hint or AUTO).strip().lower()
@@ -341,6 +344,10 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         return found
 
     def _match_uncached(self, clean: str, t: str, ctx: _Context | None = None) -> _Hit | None:
+        """The stages for one type, first hit wins: a chemical formula; a short form's long form
+        defined in the text (a definition in the text beats the dictionary's reading of the
+        short form); the name as written; abbreviations spelt out; the MeSH fallbacks; a
+        misspelling."""
         if t == CHEMICAL:
             for formula in _formula_name(clean):
                 hit = self._direct(formula, t, None)
@@ -438,6 +445,9 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         return codes
 
     def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        """Exact lookups: a gene's key (symbol > previous symbol > alias > names), without the words
+        that say which kind of molecule; a MeSH term's key, its Greek initials written out, its
+        words in another order, its hyphenated word joined."""
         if t == GENE:
             raw = raw_tokens(clean)
             hit = self._gene_codes(self._gene_lookup(raw), ctx)
@@ -515,6 +525,9 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         return ctx
 
     def _pick_descriptor(self, items: Sequence[int], ctx: _Context) -> int | None:
+        """The one descriptor among several whose name's words the text uses most (a text names the
+        concept it means); None on a tie."""
+
         def support(i: int) -> float:
             words = [w for w in tokens(self._desc[i][1]) if len(w) > 2 and w not in BAG_STOP]
             return sum(w in ctx.words for w in words) / len(words) if words else 0.0
