@@ -109,3 +109,10 @@ def test_a_one_word_completion_is_offered_for_a_disease_given_for_a_chemical(
     assert (r.ontology_id, r.matched_by, r.candidates) == (None, "abstained", ("D018908",))
     r = norm.normalize("cannabis", "chemical")  # one word names the substance
     assert (r.ontology_id, r.matched_by) == ("D064086", "extend")
+
+
+def test_a_part_keeps_the_other_parts_as_runners_up(norm: DictionaryNormalizer) -> None:
+    r = norm.normalize("lung adenocarcinoma metastasis", "disease")
+    assert (r.ontology_id, r.matched_by) == ("D000077192", "partial")  # Adenocarcinoma of Lung
+    # Neoplasm Metastasis, Adenocarcinoma: the other parts that are terms
+    assert r.candidates == ("D000077192", "D009362", "D000230")

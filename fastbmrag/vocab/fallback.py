@@ -251,6 +251,7 @@ class MeshFallbacks:
         :data:`~fastbmrag.vocab.candidates.MIN_COVERAGE`."""
         index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
         n_all = len(toks)
+        found: list[tuple[Sequence[str], _Hit]] = []
         for n in range(n_all - 1, 0, -1):
             for start in range(n_all - n, -1, -1):
                 part = toks[start : start + n]
@@ -264,10 +265,15 @@ class MeshFallbacks:
                     continue
                 hit = self._mesh_tokens(part, t, ctx)
                 if hit is not None and hit.item >= 0:
-                    content = [w for w in toks if w not in BAG_STOP]
-                    share = self.word_weights.coverage(content, part)
-                    return _Hit(hit.type, hit.item, "partial", partial_score(share), hit.candidates)
-        return None
+                    found.append((part, hit))
+        if not found:
+            return None
+        part, hit = found[0]
+        share = self.word_weights.coverage([w for w in toks if w not in BAG_STOP], part)
+        # the other parts that are terms: runners-up, for the record
+        others = (h.item for _, h in found[1:])
+        ranked = tuple(dict.fromkeys((*(hit.candidates or (hit.item,)), *others)))
+        return _Hit(hit.type, hit.item, "partial", partial_score(share), ranked)
 
     def _concepts(self, codes: object) -> set[int]:
         """The descriptors of an index or bag entry."""

@@ -285,7 +285,8 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
             # word it lacks, is offered, not given. Chemicals keep theirs: a chemical's name
             # adds salts, forms and formulations to its substance's, and one word names the
             # substance; abstaining there cost more right ids than wrong ones.
-            best = _Hit(best.type, -1, "abstained", best.score, (best.item, *best.candidates))
+            offered = tuple(dict.fromkeys((best.item, *best.candidates)))
+            best = _Hit(best.type, -1, "abstained", best.score, offered)
         return self._result(name, hint if kind is not None else best.type, best)
 
     def normalize_many(self, items: Iterable[tuple[str, ...] | Sequence[str]]) -> list[Normalized]:
