@@ -444,6 +444,16 @@ def test_a_withdrawn_symbol_another_gene_goes_by_names_no_one_gene(
     assert norm.normalize("TNF-a", "gene").normalized_name == "TNF"
 
 
+def test_a_protein_named_by_its_mass_only_where_its_gene_writes_it(
+    norm: DictionaryNormalizer,
+) -> None:
+    # TP53 is "tumor protein p53"; CDKN2A's protein names write "p16-INK4a"
+    assert norm.normalize("p53", "gene").normalized_name == "TP53"
+    assert norm.normalize("p16", "gene").normalized_name == "CDKN2A"
+    # IFI27's alias "P27" appears in none of its names: many proteins weigh 27 kDa
+    assert norm.normalize("p27", "gene").ontology_id is None
+
+
 def test_an_hgnc_name_without_its_parenthesised_aside(norm: DictionaryNormalizer) -> None:
     # previous name "ubiquitin carboxyl-terminal esterase L1 (ubiquitin thiolesterase)"
     r = norm.normalize("Ubiquitin carboxyl-terminal esterase L1", "gene")

@@ -84,6 +84,8 @@ NAME_KINDS = (
     GENE_KINDS.index("prev_name"),
     GENE_KINDS.index("alias_name"),
 )
+# A protein named by its mass in kilodaltons ("p27", "p50"): many proteins weigh the same.
+_MASS_NAME_RE = re.compile(r"[pP]\d{2,3}")
 _PARENS_RE = re.compile(r"\s*\([^()]*(?:\([^()]*\)[^()]*)*\)")
 # MeSH index kinds, in order of preference.
 MESH_KINDS = ("descriptor", "entry_term")
@@ -149,10 +151,17 @@ def compile_genes(genes: Iterable[GeneRecord]) -> dict[str, Any]:
             (6, g.ncbi_synonyms),
             (7, g.protein_names),
         )
+        names = " ".join([g.name, *g.prev_names, *g.alias_names, *g.protein_names]).lower()
         for kind, values in fields:
             for v in values:
                 if kind >= NCBI_KIND and tuple(raw_tokens(v)) in family:
                     continue
+                if (
+                    kind > 0
+                    and _MASS_NAME_RE.fullmatch(v)
+                    and not re.search(rf"(?<![a-z0-9]){re.escape(v.lower())}(?![0-9])", names)
+                ):
+                    continue  # a protein's mass ("p27") that its gene's own names do not write
                 _add(index, gene_key(v), i, kind)
                 if "(" in v and kind in NAME_KINDS:
                     # HGNC's names put asides in parentheses ("ubiquitin carboxyl-terminal
