@@ -235,6 +235,7 @@ def test_abbreviation_finder() -> None:
         # the anion's count first: "nitrogen monoxide", not the class "nitrogen oxide"
         ("NO", "chemical", ("Nitric Oxide", "D009569"), "formula"),
         ("CO", "chemical", ("Carbon Monoxide", "D002248"), "formula"),
+        ("Ca2 +", "chemical", ("Calcium", "D002118"), "formula"),  # the charge written apart
     ],
 )
 def test_mesh_names(

@@ -208,6 +208,7 @@ ANIONS = {
     "S": "sulfide", "N": "nitride",
 }  # fmt: skip
 NUMBER_PREFIX = {1: "mon", 2: "di", 3: "tri", 4: "tetra", 5: "penta"}
+_SPACED_CHARGE_RE = re.compile(r"\s+([+-]+\)?)$")
 _CHARGE_RE = re.compile(r"(?:\(?\d?[+-]+\)?|\(\d?[+-]\))$")
 _BINARY_RE = re.compile(r"^([A-Z][a-z]?)(\d?)([A-Z][a-z]?)\(?(\d?)\)?$")
 # Words too general to stand for a whole name when only part of it matches.
@@ -294,6 +295,7 @@ def _formula_name(text: str) -> list[str]:
     "Ca2+" -> calcium, "CaCl2" -> calcium chloride, "CO2" -> carbon dioxide, "NO" -> nitrogen
     monoxide. The name with the anion's count comes first: without it, it names the class
     ("nitrogen oxide": Nitrogen Oxides). Case-sensitive; [] when not a formula."""
+    text = _SPACED_CHARGE_RE.sub(r"\1", text)  # "Ca2 +": the charge written apart
     core = _CHARGE_RE.sub("", text) if text[-1] in "+-)" else text
     if core in ELEMENTS:
         return [ELEMENTS[core]]
