@@ -4,20 +4,11 @@ covers, and the facts an entity card shows."""
 from __future__ import annotations
 
 from fastbmrag.vocab.sources import GROUP_PREFIX
+from fastbmrag.vocab.stages import Stages
 
 
-class VocabularyFacts:
+class VocabularyFacts(Stages):
     """Lookups by id for :class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer`."""
-
-    # Set by DictionaryNormalizer.__init__.
-    _genes: list[list[str]]
-    _desc: list[list[str]]
-    _gene_groups: dict[int, list[str]]
-    _group_names: dict[str, str]
-    _mesh_ancestors: dict[int, list[str]]
-    _labels: dict[str, str] | None
-    _ids: dict[str, int] | None
-    _covered: dict[str, int] | None
 
     def label(self, ontology_id: str) -> str | None:
         """A readable name for an HGNC or MeSH id: "IL1B (interleukin 1 beta)", "Endometriosis"."""

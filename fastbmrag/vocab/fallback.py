@@ -5,7 +5,7 @@ rewrites towards MeSH's wording, completions, and parts of the name (with absten
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE
 from fastbmrag.vocab.candidates import Spellings, WordWeights, partial_score, word_weights
@@ -44,44 +44,11 @@ from fastbmrag.vocab.language import (
     _suffix_variants,
     _variants,
 )
+from fastbmrag.vocab.stages import Stages
 
 
-class MeshFallbacks:
+class MeshFallbacks(Stages):
     """The fallback stages of :class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer`."""
-
-    # Set by DictionaryNormalizer.__init__ (see there).
-    _desc: list[list[str]]
-    _mesh_index: dict[str, int | Sequence[int]]
-    _mesh_bag: dict[str, int | Sequence[int]]
-    _mesh_multi: Sequence[Sequence[int]]
-    _bag_words: frozenset[str]
-    _completions: dict[str, int]
-    _bag_completions: dict[str, int]
-    _mesh_extend: dict[str, int | Sequence[int]]
-    _mesh_ancestors: dict[int, list[str]]
-    _mesh_head: dict[str, int]
-    _head_partners: dict[str, list[list[Any]]]
-    _superset: dict[str, int | Sequence[int]]
-    _processes: frozenset[int]
-    _site_heads: dict[str, bool]
-    _word_weights: WordWeights | None
-    _word_weight_table: dict[str, Any] | None
-    _spellings: Spellings | None
-
-    if TYPE_CHECKING:  # the lookups, in DictionaryNormalizer
-
-        def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None: ...
-
-        def _mesh_codes(
-            self,
-            codes: int | Sequence[int] | None,
-            t: str,
-            ctx: _Context | None,
-            fixed: float,
-            exact_key: str = "",
-        ) -> _Hit | None: ...
-
-        def _pick_descriptor(self, items: Sequence[int], ctx: _Context) -> int | None: ...
 
     def _mesh_tokens(self, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
         codes = self._mesh_index.get("".join(toks))

@@ -5,7 +5,6 @@ coordinations)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from fastbmrag.vocab.base import GENE, Normalized
 from fastbmrag.vocab.build import GENE_KINDS
@@ -21,24 +20,11 @@ from fastbmrag.vocab.context import (
 from fastbmrag.vocab.keys import BAG_STOP, gene_key_of, raw_tokens, term_key, tokens
 from fastbmrag.vocab.language import _unique_best
 from fastbmrag.vocab.phenomena import coordination_parts, species_stripped
+from fastbmrag.vocab.stages import Stages
 
 
-class GeneStages:
+class GeneStages(Stages):
     """Gene stages of :class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer`."""
-
-    _genes: list[list[str]]
-    _gene_multi: Sequence[Sequence[int]]
-    _group_keys: dict[str, str] | None
-    _group_names: dict[str, str]
-    _stem_groups: dict[str, str]
-
-    if TYPE_CHECKING:  # in DictionaryNormalizer
-
-        def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None: ...
-
-        def _normalize(self, name: str, type_hint: str, ctx: _Context | None) -> Normalized: ...
-
-        def _result(self, name: str, type_: str, hit: _Hit) -> Normalized: ...
 
     def _gene_group(self, name: str, clean: str) -> Normalized | None:
         """A name that is an HGNC gene group's ("caspases", "interleukins", "toll-like

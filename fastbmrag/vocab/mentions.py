@@ -4,38 +4,16 @@ n-grams, exact terms only."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from fastbmrag.vocab.base import GENE, Normalized
 from fastbmrag.vocab.context import _CAT, ALL_TYPES, TYPE_ALIASES, _Context, _Hit
 from fastbmrag.vocab.keys import gene_key_of, raw_tokens, tokens
 from fastbmrag.vocab.language import _WORD_RE, STOP_WORDS, _gene_like
+from fastbmrag.vocab.stages import Stages
 
 
-class MentionFinder:
+class MentionFinder(Stages):
     """Mention finding for :class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer`."""
-
-    _gene_index: dict[str, int | Sequence[int]]
-    _mesh_index: dict[str, int | Sequence[int]]
-
-    if TYPE_CHECKING:  # in DictionaryNormalizer and its other stages
-
-        def _context(self, text: str) -> _Context: ...
-
-        def _result(self, name: str, type_: str, hit: _Hit) -> Normalized: ...
-
-        def _gene_codes(
-            self, codes: int | Sequence[int] | None, ctx: _Context | None
-        ) -> _Hit | None: ...
-
-        def _mesh_codes(
-            self,
-            codes: int | Sequence[int] | None,
-            t: str,
-            ctx: _Context | None,
-            fixed: float,
-            exact_key: str = "",
-        ) -> _Hit | None: ...
 
     def find_mentions(
         self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
