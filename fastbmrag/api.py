@@ -388,6 +388,23 @@ class RAG:
             facts: dict[str, Any] = lookup(ontology_id) if lookup and ontology_id else {}
             return entity_card(coll, key, facts)
 
+    def narrower(self, name: str, limit: int = 5) -> list[str]:
+        """The collection's entities below a concept (MeSH descendants, an HGNC gene group's
+        genes), most connected first: where to look when no edge is about the concept itself."""
+        from fastbmrag.graph import node_names
+        from fastbmrag.query import resolve_entity
+
+        norm = self.normalizer()
+        ancestors = getattr(norm, "ancestors", None)
+        concept = resolve_entity(name, norm).id
+        if not concept or ancestors is None:
+            return []
+        with self.reader(command="entity") as coll:
+            below = [
+                e for e in node_names(coll).values() if e["id"] and concept in ancestors(e["id"])
+            ]
+        return [e["name"] for e in sorted(below, key=lambda e: -e["degree"])[:limit]]
+
     def edges(self, **filters: Any) -> pandas.DataFrame:
         """Every edge passing the query filters (``entities``, ``relationship_types``,
         ``since``, ``min_weight``, ...): one row per edge, its payload and current weight."""

@@ -116,6 +116,12 @@ def test_entity_card_shows_vocabulary_facts_and_the_collection(collection: Any) 
     assert "Genital Diseases, Female" in disease["vocabulary"]["broader"]
     missing = CliRunner().invoke(cli, ["entity", "BRCA1", "-c", "g", "--working-dir", str(wd)])
     assert missing.exit_code == 2 and "No edge of the collection is about 'BRCA1'" in missing.stderr
+    # a broader concept: no card of its own, the narrower ones that have edges named
+    broad = CliRunner().invoke(cli, ["entity", "Neoplasms", "-c", "g", "--working-dir", str(wd)])
+    assert broad.exit_code == 2
+    assert "about 'Neoplasms' itself, but some are about concepts below it: Breast Neoplasms;" in (
+        broad.stderr
+    )
 
 
 def test_an_answer_states_the_disagreement_and_proposes_follow_ups(collection: Any) -> None:

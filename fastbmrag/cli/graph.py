@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 import click
@@ -95,8 +96,16 @@ def entity(name: str, as_json: bool, **opts: Any) -> None:
     Example:
       fastbmrag entity -c endometriosis IL1B
     """
-    card = _rag(**opts).entity(name)
+    rag = _rag(**opts)
+    card = rag.entity(name)
     if card is None:
+        below = rag.narrower(name)
+        if below:
+            raise InputError(
+                f"No edge of the collection is about {name!r} itself, but some are about "
+                f"concepts below it: {', '.join(below)}; ask for one of those, or use "
+                f"`fastbmrag query -e {shlex.quote(name)} ...`"
+            )
         raise InputError(
             f"No edge of the collection is about {name!r}: check the name, or list the "
             "collection's entities with `fastbmrag export --format csv`"

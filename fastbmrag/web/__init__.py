@@ -128,7 +128,11 @@ def create_app(rag: RAG) -> Starlette:
         def card() -> Any:
             found = rag.entity(wanted)
             if found is None:
-                raise InputError(f"No edge of the collection is about {wanted!r}")
+                below = rag.narrower(wanted)
+                raise InputError(
+                    f"No edge of the collection is about {wanted!r}"
+                    + (f"; some are about concepts below it: {', '.join(below)}" if below else "")
+                )
             return found
 
         return await call(card)
