@@ -14,8 +14,8 @@ def norm() -> DictionaryNormalizer:
 
 
 ABSTRACT = (
-    "Isoniazid-induced hepatotoxicity. Two patients developed hepatitis and dyskinesias "
-    "after isoniazid treatment."
+    "Isoniazid-induced hepatotoxicity. Two patients developed hepatitis and dyskinesias, and "
+    "one was dyskinetic, after administration of isoniazid."
 )
 
 
@@ -38,6 +38,22 @@ def test_no_drug_induced_form_without_a_cause(norm: DictionaryNormalizer) -> Non
     assert norm.normalize("hepatitis", "disease", viral).ontology_id == "D006505"
     # A condition with no drug-induced descriptor keeps its own.
     assert norm.normalize("hypotension", "disease", ABSTRACT).ontology_id == "D007022"
+
+
+def test_a_cue_in_another_sentence_says_nothing_of_the_condition(
+    norm: DictionaryNormalizer,
+) -> None:
+    # The cause must be in the name ("X-induced") or in the sentence that names the condition.
+    text = (
+        "IL-1 beta induces inflammation. Serum IL-1 beta was raised in patients with hepatitis. "
+        "Adverse effects of the antiviral drugs were recorded."
+    )
+    r = norm.normalize("hepatitis", "disease", text)
+    assert (r.ontology_id, r.matched_by) == ("D006505", "name")  # Hepatitis
+    # A protein that induces a condition is not a drug either.
+    assert norm.normalize("hepatitis", "disease", "IL-1 beta induces hepatitis.").ontology_id == (
+        "D006505"
+    )
 
 
 @pytest.mark.parametrize(

@@ -243,7 +243,7 @@ _OTHER_CAUSES = word_set(
 
 # Phrases that present a condition as caused by a drug or chemical.
 _DRUG_CAUSE_RE = re.compile(
-    r"\b(?:\w+-induced|induced by|induces?|induction of|toxicity|toxic|adverse (?:effect|event|"
+    r"(?<=\w)-induced\b|\b(?:induced by|toxicity|toxic|adverse (?:effect|event|"
     r"reaction)s?|side[- ]effects?|overdoses?|intoxication|poisoning|(?:allergic|allergy|"
     r"hypersensitivity|reactions?) to|exposure to|after (?:the )?(?:administration|exposure|"
     r"ingestion|infusion|injection|intake|use) of|(?:drug|medication) use)\b",

@@ -32,8 +32,9 @@ matched_by       score  meaning
                         for an undefined one spelt out by words of the text, "acute liver
                         failure ... ALF patients")
 ``drug_induced`` x0.95  the drug-induced descriptor of the condition found, when the name
-                        says "X-induced" or the context speaks of a drug's effects
-                        ("induced", "toxicity", "adverse effects", "overdose" ...):
+                        says "X-induced" or the sentence of the context that names it
+                        speaks of a drug's effects ("X-induced", "toxicity", "adverse
+                        effects", "overdose" ...; a cue in another sentence does not count):
                         "hepatitis" -> Chemical and Drug Induced Liver Injury (MeSH's own
                         entry term "Hepatitis, Drug-Induced"); also the drug-induced
                         form of the descriptor found ("dyskinetic" -> Dyskinesias ->
@@ -317,24 +318,17 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         return hit
 
     def _induced_form(self, clean: str, ctx: _Context | None, item: int = -1) -> int | None:
-        """The drug-induced descriptor of a condition named in a text about a drug's effects
+        """The drug-induced descriptor of a condition named in a sentence about a drug's effects
         ("hepatitis" -> Chemical and Drug Induced Liver Injury), or written as induced by a
         named substance ("levodopa-induced dyskinesia" -> Dyskinesia, Drug-Induced)."""
         if not self._drug_induced:
             return None
+        written = clean
         if ctx is not None and clean in ctx.windows:
             clean = ctx.abbreviations.get(clean, clean)
-        if (
-            (ctx is None or not ctx.drug_cause)
-            and clean.isascii()
-            and "induced" not in clean.lower()
-        ):
-            return None  # neither said to be induced nor in a text about a drug's effects
         if not _OTHER_CAUSES.isdisjoint(_name_forms(clean)[1]):
             return None
         key, induced = _condition_key(clean)
-        if not induced and (ctx is None or not ctx.drug_cause):
-            return None
         found = self._drug_induced.get(key)
         if found is None and item >= 0:
             # The condition as found ("dyskinetic" -> Dyskinesias, "hepatic injury" -> Liver
@@ -342,7 +336,9 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
             found = self._drug_induced.get(_condition_key(self._desc[item][1])[0])
             if found is None:
                 found = self._induced_child.get(item)
-        return found
+        if found is None or induced or (ctx is not None and ctx.drug_cause(written, clean)):
+            return found
+        return None  # neither said to be induced nor in a sentence about a drug's effects
 
     def _match_uncached(self, clean: str, t: str, ctx: _Context | None = None) -> _Hit | None:
         """The stages for one type, first hit wins: a chemical formula; a short form's long form
