@@ -64,16 +64,31 @@ def test_a_part_carrying_too_little_of_a_disease_name_gives_no_id(
         None, "abstained", "forestomach tumors"
     )  # fmt: skip
     assert r.candidates == ("D009369",)  # Neoplasms, offered, not given
-    assert too_partial(r.score)
+    assert too_partial(r.score, "disease")
     # a modifier that says little keeps the part's id
     r = norm.normalize("severe hypotension", "disease")
     assert (r.ontology_id, r.matched_by) == ("D007022", "partial")
-    assert r.score >= partial_score(MIN_COVERAGE)
-    # chemicals keep their parts: a salt names its substance
+    assert r.score >= partial_score(MIN_COVERAGE["disease"])
+    # a chemical's part stands for it at a lower share: a salt names its substance
     r = norm.normalize("bupropion HCl", "chemical")
     assert (r.ontology_id, r.matched_by) == ("D016642", "partial")
+    r = norm.normalize("hydrogen cyanamide", "chemical")
+    assert (r.ontology_id, r.matched_by) == ("D003484", "partial")  # Cyanamide
+    assert not too_partial(r.score, "chemical") and too_partial(r.score, "disease")
+    # ... but not a cation for a salt whose anion carries the name
+    r = norm.normalize("sodium 2-sulfanylethanesulfonate", "chemical")
+    assert (r.ontology_id, r.matched_by, r.candidates) == (None, "abstained", ("D012964",))
     # with auto types, the abstention still holds
     assert norm.normalize("forestomach tumors").ontology_id is None
+
+
+@pytest.mark.parametrize("name", ["PBDE-47", "PBDE 47"])
+def test_a_code_without_its_number_gives_no_id(norm: DictionaryNormalizer, name: str) -> None:
+    # "PBDEs" is a MeSH term (Halogenated Diphenyl Ethers); the number says which congener.
+    r = norm.normalize(name, "chemical")
+    assert (r.ontology_id, r.matched_by, r.candidates) == (None, "abstained", ("D055768",))
+    # a code MeSH lists keeps its id
+    assert norm.normalize("MK-801", "chemical").ontology_id == "D016291"  # Dizocilpine Maleate
 
 
 def test_spellings_allow_one_edit_per_ten_letters_at_the_least_distance() -> None:

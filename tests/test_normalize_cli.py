@@ -203,7 +203,7 @@ def test_explain_prints_the_decision_for_each_name() -> None:
     code, out, _ = run("normalize", "--explain", "--type", "disease", "forestomach tumors")
     assert out == (
         "forestomach tumors (disease)\n  no id: the closest term is too small a part of the "
-        "name, or adds a word it lacks (score 0.58; a part needs 0.71); kept as "
+        "name (a part needs 0.71), or adds a word it lacks (score 0.58); kept as "
         "'forestomach tumors'\n"
         "    candidate: D009369 Neoplasms\n"
     )

@@ -14,6 +14,7 @@ from fastbmrag.cli.common import json_option
 from fastbmrag.errors import InputError
 from fastbmrag.vocab.base import Normalized
 from fastbmrag.vocab.candidates import MIN_COVERAGE, partial_score
+from fastbmrag.vocab.language import names_one_coded_compound
 
 TYPES = ("auto", "gene", "disease", "chemical")
 COLUMNS = ("name", "type", "normalized_name", "ontology_id", "matched_by", "score")
@@ -164,10 +165,15 @@ def explanation(r: Normalized, label: Callable[[str], str | None]) -> list[str]:
         lines.append("  no id: the name fits several, and the context picks none of them:")
         lines += [f"    {named(c)}" for c in r.candidates]
     elif r.matched_by == "abstained":
+        needed = partial_score(MIN_COVERAGE.get(r.type, MIN_COVERAGE["disease"]))
+        why = (
+            "leaves out the number that says which compound the code names"
+            if names_one_coded_compound(r.name)
+            else f"is too small a part of the name (a part needs {needed:.2f}), or adds a word "
+            "it lacks"
+        )
         lines.append(
-            f"  no id: the closest term is too small a part of the name, or adds a word it lacks "
-            f"(score {r.score:.2f}; a part needs {partial_score(MIN_COVERAGE):.2f}); kept as "
-            f"{r.normalized_name!r}"
+            f"  no id: the closest term {why} (score {r.score:.2f}); kept as {r.normalized_name!r}"
         )
         lines += [f"    candidate: {named(c)}" for c in r.candidates]
     else:

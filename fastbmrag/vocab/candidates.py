@@ -14,7 +14,7 @@ meaning. Each word is weighed with the vocabulary's own evidence:
   different concepts.
 
 A part's score is the share of the name's weight its words carry. Below
-:data:`MIN_COVERAGE` the name gets no id: a wrong id merges unrelated nodes of the graph,
+:data:`MIN_COVERAGE` (of a disease's name; lower for a chemical's) the name gets no id: a wrong id merges unrelated nodes of the graph,
 where no id leaves the entity a node of its own, under its cleaned name.
 
 **Spellings.** A name a letter or two away from one term ("epirubicine", "methothexate",
@@ -34,8 +34,10 @@ from typing import Any
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
-# The share of a name's word weight a part must carry to stand for the whole name.
-MIN_COVERAGE = 0.7
+# The share of a name's word weight a part must carry to stand for the whole name: a disease's,
+# and a chemical's, whose name adds salts, forms and formulations to its substance's (MeSH files
+# "Bupropion Hydrochloride" under Bupropion), so that a part stands for it at a lower share.
+MIN_COVERAGE = {"disease": 0.7, "chemical": 0.4}
 
 
 def word_weights(terms: Mapping[str, Collection[int]]) -> dict[str, Any]:
@@ -88,10 +90,10 @@ def partial_score(share: float) -> float:
     return round(0.5 + 0.3 * share, 3)
 
 
-def too_partial(score: float) -> bool:
-    """Whether a part with this :func:`partial_score` carries too little of its name to stand
-    for it."""
-    return score < partial_score(MIN_COVERAGE)
+def too_partial(score: float, t: str) -> bool:
+    """Whether a part with this :func:`partial_score` carries too little of its name of type
+    ``t`` to stand for it."""
+    return score < partial_score(MIN_COVERAGE[t])
 
 
 # The shortest key a misspelling is looked for in, and the letters per edit allowed.

@@ -208,6 +208,19 @@ ANIONS = {
     "S": "sulfide", "N": "nitride",
 }  # fmt: skip
 NUMBER_PREFIX = {1: "mon", 2: "di", 3: "tri", 4: "tetra", 5: "penta"}
+# A compound code or congener number: capitals, then a number ("PBDE-47", "PCB-153",
+# "MK-801"). The number says which compound of those the letters name (a class, a series).
+_CODE_NUMBER_RE = re.compile(r"[A-Z]{2,}[- ]?\d+[A-Za-z]?")
+
+
+def names_one_coded_compound(name: str) -> bool:
+    """ "PBDE-47", "MK-801": capitals and the number of one compound among those they name."""
+    return _CODE_NUMBER_RE.fullmatch(name.strip()) is not None
+
+
+# A word that starts with locants ("2,2',4,4'-tetrabromodiphenyl", "3'-azido"): a substituent
+# prefix, so that the name after it is the parent of another compound.
+_LOCANT_RE = re.compile(r"\d+[′'’]*(?:,\d+[′'’]*)*-")
 _SPACED_CHARGE_RE = re.compile(r"\s+([+-]+\)?)$")
 _CHARGE_RE = re.compile(r"(?:\(?\d?[+-]+\)?|\(\d?[+-]\))$")
 _BINARY_RE = re.compile(r"^([A-Z][a-z]?)(\d?)([A-Z][a-z]?)\(?(\d?)\)?$")

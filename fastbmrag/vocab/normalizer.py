@@ -64,9 +64,11 @@ matched_by       score  meaning
                         (:class:`~fastbmrag.vocab.candidates.Spellings`)
 ``extend``       0.60   a one-word chemical name completed to the only two-word chemical term
                         holding it
-``abstained``    <0.71  a disease name whose only term is a part carrying less than 70 % of
-                        its word weight ("forestomach tumors" is not Neoplasms), or the only
-                        two-word term holding its one word ("weakness"): no id,
+``abstained``    <0.71  a name whose only term is a part carrying less of its word weight
+                        than 70 % for a disease ("forestomach tumors" is not Neoplasms), 40 %
+                        for a chemical ("2-sulfanylethanesulfonate sodium" is not Sodium);
+                        a code's letters without its number ("PBDE-47"); or, for a disease,
+                        the only two-word term holding its one word ("weakness"): no id,
                         ``candidates`` lists the descriptor
 ``none``         0.00   unknown, or a type with no vocabulary: the cleaned name, no id
 ===============  =====  ===============================================================
@@ -135,6 +137,7 @@ from fastbmrag.vocab.keys import BAG_STOP, ROMAN_NUMBER, gene_key_of, raw_tokens
 from fastbmrag.vocab.language import (
     _AND_OR_CAPITALS,
     _AND_OR_RE,
+    _LOCANT_RE,
     _OTHER_CAUSES,
     DISEASE_HEADS,
     FREE_CACHE_SIZE,
@@ -151,6 +154,7 @@ from fastbmrag.vocab.language import (
     _suffix_variants,
     _tokens_key,
     _unique_best,
+    names_one_coded_compound,
 )
 from fastbmrag.vocab.mentions import MentionFinder
 
@@ -278,14 +282,15 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
                 return written
         if best is None:
             return Normalized(name, hint, clean, None, "none", 0.0)
-        if best.type == DISEASE and (
-            best.matched_by == "extend"
-            or (best.matched_by == "partial" and too_partial(best.score))
-        ):
-            # A part that carries too little of a disease's name, or a completion that adds a
-            # word it lacks, is offered, not given. Chemicals keep theirs: a chemical's name
-            # adds salts, forms and formulations to its substance's, and one word names the
-            # substance; abstaining there cost more right ids than wrong ones.
+        if (
+            best.matched_by == "partial"
+            and (too_partial(best.score, best.type) or names_one_coded_compound(clean))
+        ) or (best.matched_by == "extend" and best.type == DISEASE):
+            # A part that carries too little of its name or leaves out the number that says
+            # which compound a code names, or a disease's completion that adds a word it lacks,
+            # is offered, not given. A chemical's one-word completion is
+            # given: the one word names the substance, and abstaining there cost more right
+            # ids than wrong ones.
             offered = tuple(dict.fromkeys((best.item, *best.candidates)))
             best = _Hit(best.type, -1, "abstained", best.score, offered)
         return self._result(name, hint if kind is not None else best.type, best)
@@ -371,6 +376,8 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
                 # "zidovudine (AZT)": letters that do not align; the words before, longest first.
                 words = window.split()
                 for n in range(len(words), 0, -1):
+                    if n < len(words) and _LOCANT_RE.match(words[-n - 1]):
+                        break  # "2,2',4,4'-tetrabromodiphenyl ether": "ether" is the parent
                     if n == 1 and words[-1].lower() in GENERIC:
                         continue
                     hit = self._direct(" ".join(words[-n:]), t, ctx)
