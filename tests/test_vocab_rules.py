@@ -3,8 +3,11 @@ memo of context-free results, on the bundled MeSH 2024 data."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from fastbmrag.papers import read_jats
 from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
 
 
@@ -367,3 +370,47 @@ def test_drug_cause_cues_in_the_text(norm: DictionaryNormalizer) -> None:
 )
 def test_fourth_pass_adjectives(norm: DictionaryNormalizer, name: str, mesh_id: str) -> None:
     assert norm.normalize(name, "disease").ontology_id == mesh_id
+
+
+# ---- names once given a wrong id: each now right or without one --------------------------------
+
+
+def test_hepatitis_beside_a_protein_that_induces_inflammation(norm: DictionaryNormalizer) -> None:
+    text = "IL-1 beta induces inflammation. IL-1 beta levels were raised in hepatitis."
+    r = norm.normalize("hepatitis", "disease", text)
+    assert (r.ontology_id, r.normalized_name) == ("D006505", "Hepatitis")
+
+
+def test_a_congener_is_not_its_class_nor_its_parent_ether(norm: DictionaryNormalizer) -> None:
+    # The real paper: "dietary exposure to 2,2',4,4'-tetrabromodiphenyl ether (PBDE-47)". MeSH
+    # has the class (Halogenated Diphenyl Ethers, "PBDEs") and Ether (diethyl ether), not the
+    # congener: no id, in the paper as on its own.
+    paper = read_jats(Path(__file__).parent / "data" / "pmc" / "ehp-116-1694.nxml")
+    for context in (f"{paper.title}\n{paper.abstract}", ""):
+        r = norm.normalize("PBDE-47", "chemical", context)
+        assert (r.ontology_id, r.normalized_name) == (None, "PBDE-47"), r
+        assert "D004986" not in r.candidates  # Ether
+    r = norm.normalize("2,2',4,4'-tetrabromodiphenyl ether", "chemical")
+    assert r.ontology_id is None
+
+
+def test_lung_nodules_are_not_one_solitary_nodule(norm: DictionaryNormalizer) -> None:
+    # "lung nodule" is one word short of Solitary Lung Nodule, and "pulmonary nodule" of
+    # Multiple Pulmonary Nodules too: neither is given without the context; both are Lung
+    # Diseases, which the site and its lesion name.
+    for name in ("lung nodules", "pulmonary nodules"):
+        r = norm.normalize(name, "disease")
+        assert (r.ontology_id, r.normalized_name) == ("D008171", "Lung Diseases"), r
+    text = "Multiple lung nodules were seen on computed tomography."
+    assert norm.normalize("lung nodules", "disease", text).ontology_id == "D055613"
+    assert norm.normalize("solitary lung nodule", "disease").ontology_id == "D003074"
+
+
+def test_an_unknown_gene_short_form_is_not_a_protein_class(norm: DictionaryNormalizer) -> None:
+    text = (
+        "the TH-responsive transcription factor basic transcription element-binding protein "
+        "(BTEB) in the brain"
+    )
+    for context in (text, ""):
+        r = norm.normalize("BTEB", "gene", context)
+        assert r.ontology_id is None and r.normalized_name == "BTEB", r

@@ -34,6 +34,7 @@ from fastbmrag.vocab.language import (
     LOSS_HEADS,
     ORGAN_ADJECTIVES,
     SIGN_HEADS,
+    SITE_SPELLINGS,
     _bag_key,
     _combining_split,
     _more_rewrites,
@@ -366,12 +367,22 @@ class MeshFallbacks(Stages):
 
     def _superset_hit(self, toks: Sequence[str], ctx: _Context | None) -> _Hit | None:
         """A name one word short of a disease term ("variant angina" -> Angina Pectoris,
-        Variant); several such terms: the most general, else the one the context names."""
-        codes = self._superset.get(" ".join(sorted(x for x in toks if x not in BAG_STOP)))
+        Variant); several such terms: the one above the others in the tree, else the one the
+        context names."""
+        words = [x for x in toks if x not in BAG_STOP]
+        codes = self._superset_codes(words)
         if codes is None:
             return None
-        if isinstance(codes, int) and codes < 0:
-            codes = self._mesh_multi[~codes]
+        if isinstance(codes, int):
+            # The site as MeSH may also write it: "lung nodule" is one word short of Solitary
+            # Lung Nodule, and "pulmonary nodule" of Multiple Pulmonary Nodules too.
+            found = [codes]
+            for site in (w for w in words if w in SITE_SPELLINGS):
+                for spelling in SITE_SPELLINGS[site]:
+                    other = self._superset_codes([spelling if w == site else w for w in words])
+                    found += [other] if isinstance(other, int) else other or []
+            if len(set(found)) > 1:
+                codes = list(dict.fromkeys(found))
         core = [x for x in toks if x not in COURSE_WORDS]
         if len(core) < len(toks) and core and self._mesh_tokens(core, DISEASE, None) is not None:
             return None  # "acute myocardial infarction": a course word on a term of its own
@@ -381,6 +392,12 @@ class MeshFallbacks(Stages):
         if chosen is None:
             return None
         return _Hit(DISEASE, chosen, "variant", VARIANT_SCORE, tuple(codes))
+
+    def _superset_codes(self, words: Sequence[str]) -> int | list[int] | None:
+        codes = self._superset.get(" ".join(sorted(words)))
+        if isinstance(codes, int) and codes < 0:
+            return list(self._mesh_multi[~codes])
+        return codes if codes is None or isinstance(codes, int) else list(codes)
 
     def _conjunct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         """A coordination names several conditions; one is returned: the last conjunct,

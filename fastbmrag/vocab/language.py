@@ -108,6 +108,25 @@ ORGAN_ADJECTIVES = {
     "haematological": "hematologic",
     "hematological": "hematologic",
 }
+
+
+# An organ's English noun and its Latin adjective name the same site ("lung nodule", "pulmonary
+# nodule"); MeSH writes one or the other.
+SITE_SPELLINGS = {
+    w: pair
+    for pair in (
+        ("kidney", "renal"),
+        ("liver", "hepatic"),
+        ("heart", "cardiac"),
+        ("lung", "pulmonary"),
+        ("brain", "cerebral"),
+        ("skin", "cutaneous"),
+        ("eye", "ocular"),
+        ("stomach", "gastric"),
+        ("muscle", "muscular"),
+    )
+    for w in pair
+}
 # Organ nouns -> the adjective MeSH names also use ("Hepatic Veno-Occlusive Disease").
 ORGAN_NOUN_ADJECTIVES = {
     "liver": "hepatic",

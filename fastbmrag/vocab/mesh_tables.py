@@ -117,8 +117,9 @@ def supersets(
     less one word: a name that leaves out one word of a term ("Duchenne dystrophy" ->
     Muscular Dystrophy, Duchenne; "stress incontinence" -> Urinary Incontinence, Stress).
     Keys that are terms of their own are left out. Where several descriptors share a key,
-    the most general one (shallowest in the tree) is kept when it is the only one at its
-    depth, else all of them, most general first, for the context to choose."""
+    the one above all the others in the tree is kept, else all of them, most general
+    (shallowest) first, for the context to choose ("pulmonary nodule": Solitary Pulmonary
+    Nodule and Multiple Pulmonary Nodules, neither above the other)."""
     found: dict[str, set[int]] = {}
     for i, keys in enumerate(bags_of):
         if not trees[i]:
@@ -136,8 +137,9 @@ def supersets(
         if len(items) > 4:
             continue
         ranked = sorted(items, key=lambda i: (min(t.count(".") for t in trees[i]), i))
-        depth = [min(t.count(".") for t in trees[i]) for i in ranked]
-        out[key] = ranked[0] if len(ranked) == 1 or depth[0] < depth[1] else ranked
+        top = [t + "." for t in trees[ranked[0]]]
+        above_all = all(any(t.startswith(tuple(top)) for t in trees[i]) for i in ranked[1:])
+        out[key] = ranked[0] if above_all else ranked
     return out
 
 

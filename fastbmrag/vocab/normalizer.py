@@ -282,15 +282,7 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
                 return written
         if best is None:
             return Normalized(name, hint, clean, None, "none", 0.0)
-        if (
-            best.matched_by == "partial"
-            and (too_partial(best.score, best.type) or names_one_coded_compound(clean))
-        ) or (best.matched_by == "extend" and best.type == DISEASE):
-            # A part that carries too little of its name or leaves out the number that says
-            # which compound a code names, or a disease's completion that adds a word it lacks,
-            # is offered, not given. A chemical's one-word completion is
-            # given: the one word names the substance, and abstaining there cost more right
-            # ids than wrong ones.
+        if _withheld(best, clean):
             offered = tuple(dict.fromkeys((best.item, *best.candidates)))
             best = _Hit(best.type, -1, "abstained", best.score, offered)
         return self._result(name, hint if kind is not None else best.type, best)
@@ -370,7 +362,7 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         if ctx is not None and window:
             if long:
                 hit = self._fallback(long, t, ctx)
-                if hit is not None:
+                if hit is not None and not _withheld(hit, clean, coverage=False):
                     return _abbreviation(hit, 0.8)
             elif _abbreviation_like(clean):
                 # "zidovudine (AZT)": letters that do not align; the words before, longest first.
@@ -393,7 +385,7 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
             expanded = self._expand_short_forms(clean, ctx)
             if expanded is not None:
                 hit = self._direct(expanded, t, ctx) or self._fallback(expanded, t, ctx)
-                if hit is not None and hit.item >= 0:
+                if hit is not None and hit.item >= 0 and not _withheld(hit, clean, False):
                     return _abbreviation(hit, 0.9)
         hit = self._fallback(clean, t, ctx)
         return hit if hit is not None else self._spelling(clean, t)
@@ -554,6 +546,19 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
             return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids)
         row = self._desc[hit.item]
         return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids)
+
+
+def _withheld(hit: _Hit, clean: str, coverage: bool = True) -> bool:
+    """Whether a match for ``clean`` is offered, not given: a part that leaves out the number
+    that says which compound a code names ("PBDE-47"), or (``coverage``) carries too little of
+    the name; a disease's one-word completion that adds a word the name lacks. A chemical's
+    one-word completion is given: the one word names the substance, and abstaining there cost
+    more right ids than wrong ones. The long form of a short form the text defines is not
+    held to the coverage: the text says what the short form means (abstaining there cost
+    more right ids than wrong ones on every set)."""
+    if hit.matched_by == "partial":
+        return names_one_coded_compound(clean) or (coverage and too_partial(hit.score, hit.type))
+    return hit.matched_by == "extend" and hit.type == DISEASE
 
 
 def _free_key(clean: str, t: str) -> str:
