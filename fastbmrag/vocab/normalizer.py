@@ -320,6 +320,8 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         named substance ("levodopa-induced dyskinesia" -> Dyskinesia, Drug-Induced)."""
         if not self._drug_induced:
             return None
+        if ctx is None and "induced" not in clean.lower():
+            return None  # not said to be induced, and no sentence to say it
         written = clean
         if ctx is not None and clean in ctx.windows:
             clean = ctx.abbreviations.get(clean, clean)
