@@ -186,6 +186,18 @@ def test_ambiguous_alias_resolved_from_context(norm: DictionaryNormalizer) -> No
     assert set(r.candidates) == {"HGNC:3467", "HGNC:3443"}
 
 
+def test_the_context_picks_a_gene_by_the_words_that_say_which(
+    norm: DictionaryNormalizer,
+) -> None:
+    # "p50": ASCC1 (activating signal cointegrator 1 complex subunit 1) and NFKB1 (nuclear
+    # factor kappa B subunit 1). "kappa" says which; "complex" and "subunit" do not.
+    r = norm.normalize("p50", "gene", "The nuclear factor kappa B subunit p50 binds DNA.")
+    assert (r.normalized_name, r.matched_by) == ("NFKB1", "alias")
+    r = norm.normalize("p50", "gene", "p50 was measured in the protein complex of each subunit.")
+    assert (r.ontology_id, r.matched_by) == (None, "ambiguous")
+    assert set(r.candidates) == {"HGNC:24268", "HGNC:7794"}
+
+
 def test_abbreviation_defined_in_context(norm: DictionaryNormalizer) -> None:
     # Without context "CAP" is an alias of six genes; the text defines it.
     assert norm.normalize("CAP", "gene").matched_by == "ambiguous"

@@ -22,6 +22,9 @@ from fastbmrag.vocab.language import _unique_best
 from fastbmrag.vocab.phenomena import coordination_parts, species_stripped
 from fastbmrag.vocab.stages import Stages
 
+# The least support (a share of a gene name's word weight) by which the context picks a gene.
+MIN_GENE_SUPPORT = 0.2
+
 
 class GeneStages(Stages):
     """Gene stages of :class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer`."""
@@ -96,14 +99,19 @@ class GeneStages(Stages):
 
     def _pick_gene(self, items: Sequence[int], ctx: _Context) -> int | None:
         """The one gene among several whose symbol the text writes, or whose name's words it uses
-        most; None on a tie."""
+        most, weighed by how much each word says (MeSH's word weights: "subunit", "protein" or
+        "factor" say less of which gene than "kappa" or "cointegrator"); None on a tie, or
+        when the text writes less than a fifth of the best one's name: a word or two common to
+        gene names is no evidence."""
+        weight = self.word_weights.weight
 
         def support(i: int) -> float:
             _hgnc, symbol, name, _group = self._genes[i]
             s = 2.0 if gene_key_of(raw_tokens(symbol)) in ctx.gene_keys else 0.0
             words = [w for w in tokens(name) if len(w) > 2 and w not in BAG_STOP]
             if words:
-                s += sum(w in ctx.words for w in words) / len(words)
+                s += sum(weight(w) for w in words if w in ctx.words) / sum(map(weight, words))
             return s
 
-        return _unique_best(items, support)
+        chosen = _unique_best(items, support)
+        return chosen if chosen is not None and support(chosen) >= MIN_GENE_SUPPORT else None
