@@ -110,23 +110,6 @@ ORGAN_ADJECTIVES = {
 }
 
 
-# An organ's English noun and its Latin adjective name the same site ("lung nodule", "pulmonary
-# nodule"); MeSH writes one or the other.
-SITE_SPELLINGS = {
-    w: pair
-    for pair in (
-        ("kidney", "renal"),
-        ("liver", "hepatic"),
-        ("heart", "cardiac"),
-        ("lung", "pulmonary"),
-        ("brain", "cerebral"),
-        ("skin", "cutaneous"),
-        ("eye", "ocular"),
-        ("stomach", "gastric"),
-        ("muscle", "muscular"),
-    )
-    for w in pair
-}
 # Organ nouns -> the adjective MeSH names also use ("Hepatic Veno-Occlusive Disease").
 ORGAN_NOUN_ADJECTIVES = {
     "liver": "hepatic",
@@ -137,6 +120,12 @@ ORGAN_NOUN_ADJECTIVES = {
     "stomach": "gastric",
     "skin": "cutaneous",
     "eye": "ocular",
+}
+# A site written either way: "lung nodule" and "pulmonary nodule" name the same site.
+SITE_SPELLINGS = {
+    w: (noun, adjective)
+    for noun, adjective in ORGAN_NOUN_ADJECTIVES.items()
+    for w in (noun, adjective)
 }
 # Head nouns of a sign or a vague complaint, and the head MeSH disorder names use instead:
 # "extrapyramidal symptoms" -> Extrapyramidal Disorders, "memory impairment" -> Memory
