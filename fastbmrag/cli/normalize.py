@@ -14,7 +14,7 @@ from fastbmrag.cli.common import json_option
 from fastbmrag.errors import InputError
 from fastbmrag.vocab.base import Normalized
 from fastbmrag.vocab.candidates import MIN_COVERAGE, partial_score
-from fastbmrag.vocab.language import names_one_coded_compound
+from fastbmrag.vocab.chemistry import names_one_coded_compound
 
 TYPES = ("auto", "gene", "disease", "chemical")
 COLUMNS = ("name", "type", "normalized_name", "ontology_id", "matched_by", "score")

@@ -112,6 +112,7 @@ from fastbmrag.vocab.build import (
     completion_tables,
 )
 from fastbmrag.vocab.candidates import Spellings, WordWeights, too_partial
+from fastbmrag.vocab.chemistry import LOCANT_RE, formula_names, names_one_coded_compound
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -137,7 +138,6 @@ from fastbmrag.vocab.keys import BAG_STOP, ROMAN_NUMBER, gene_key_of, raw_tokens
 from fastbmrag.vocab.language import (
     _AND_OR_CAPITALS,
     _AND_OR_RE,
-    _LOCANT_RE,
     _OTHER_CAUSES,
     DISEASE_HEADS,
     FREE_CACHE_SIZE,
@@ -146,7 +146,6 @@ from fastbmrag.vocab.language import (
     _acronym_like,
     _bag_key,
     _condition_key,
-    _formula_name,
     _greek_initials,
     _name_forms,
     _organ_phrases_of,
@@ -154,7 +153,6 @@ from fastbmrag.vocab.language import (
     _suffix_variants,
     _tokens_key,
     _unique_best,
-    names_one_coded_compound,
 )
 from fastbmrag.vocab.mentions import MentionFinder
 
@@ -345,7 +343,7 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         short form); the name as written; abbreviations spelt out; the MeSH fallbacks; a
         misspelling."""
         if t == CHEMICAL:
-            for formula in _formula_name(clean):
+            for formula in formula_names(clean):
                 hit = self._direct(formula, t, None)
                 if hit is not None and hit.item >= 0:
                     return _Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
@@ -370,7 +368,7 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
                 # "zidovudine (AZT)": letters that do not align; the words before, longest first.
                 words = window.split()
                 for n in range(len(words), 0, -1):
-                    if n < len(words) and _LOCANT_RE.match(words[-n - 1]):
+                    if n < len(words) and LOCANT_RE.match(words[-n - 1]):
                         break  # "2,2',4,4'-tetrabromodiphenyl ether": "ether" is the parent
                     if n == 1 and words[-1].lower() in GENERIC:
                         continue
@@ -573,7 +571,7 @@ def _free_key(clean: str, t: str) -> str:
     low = clean.lower()
     if low == clean:
         return clean
-    if t == CHEMICAL and _formula_name(clean):
+    if t == CHEMICAL and formula_names(clean):
         return clean
     if not _AND_OR_CAPITALS.isdisjoint(clean) and any(
         not m.islower() for m in _AND_OR_RE.findall(clean)

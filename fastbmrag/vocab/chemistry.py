@@ -1,0 +1,61 @@
+"""How chemical names are written: element symbols and binary formulae (IUPAC names of binary
+compounds), compound codes and congener numbers, locant prefixes."""
+
+from __future__ import annotations
+
+import re
+
+# Chemical element symbols (IUPAC) -> English names, for "Na", "Ca2+", "K(+)".
+ELEMENTS = {
+    "H": "hydrogen", "Li": "lithium", "B": "boron", "C": "carbon", "N": "nitrogen",
+    "O": "oxygen", "F": "fluorine", "Na": "sodium", "Mg": "magnesium", "Al": "aluminum",
+    "Si": "silicon", "P": "phosphorus", "S": "sulfur", "Cl": "chlorine", "K": "potassium",
+    "Ca": "calcium", "Ti": "titanium", "V": "vanadium", "Cr": "chromium", "Mn": "manganese",
+    "Fe": "iron", "Co": "cobalt", "Ni": "nickel", "Cu": "copper", "Zn": "zinc",
+    "As": "arsenic", "Se": "selenium", "Br": "bromine", "Rb": "rubidium", "Sr": "strontium",
+    "Mo": "molybdenum", "Ag": "silver", "Cd": "cadmium", "Sn": "tin", "I": "iodine",
+    "Cs": "cesium", "Ba": "barium", "Gd": "gadolinium", "W": "tungsten", "Pt": "platinum",
+    "Au": "gold", "Hg": "mercury", "Tl": "thallium", "Pb": "lead", "Bi": "bismuth",
+    "U": "uranium",
+}  # fmt: skip
+ANIONS = {
+    "Cl": "chloride", "Br": "bromide", "I": "iodide", "F": "fluoride", "O": "oxide",
+    "S": "sulfide", "N": "nitride",
+}  # fmt: skip
+NUMBER_PREFIX = {1: "mon", 2: "di", 3: "tri", 4: "tetra", 5: "penta"}
+# A compound code or congener number: capitals, then a number ("PBDE-47", "PCB-153",
+# "MK-801"). The number says which compound of those the letters name (a class, a series).
+CODE_NUMBER_RE = re.compile(r"[A-Z]{2,}[- ]?\d+[A-Za-z]?")
+
+
+def names_one_coded_compound(name: str) -> bool:
+    """ "PBDE-47", "MK-801": capitals and the number of one compound among those they name."""
+    return CODE_NUMBER_RE.fullmatch(name.strip()) is not None
+
+
+# A word that starts with locants ("2,2',4,4'-tetrabromodiphenyl", "3'-azido"): a substituent
+# prefix, so that the name after it is the parent of another compound.
+LOCANT_RE = re.compile(r"\d+[′'’]*(?:,\d+[′'’]*)*-")
+_SPACED_CHARGE_RE = re.compile(r"\s+([+-]+\)?)$")
+_CHARGE_RE = re.compile(r"(?:\(?\d?[+-]+\)?|\(\d?[+-]\))$")
+_BINARY_RE = re.compile(r"^([A-Z][a-z]?)(\d?)([A-Z][a-z]?)\(?(\d?)\)?$")
+
+
+def formula_names(text: str) -> list[str]:
+    """Names for an element symbol or a binary formula, as IUPAC names binary compounds:
+    "Ca2+" -> calcium, "CaCl2" -> calcium chloride, "CO2" -> carbon dioxide, "NO" -> nitrogen
+    monoxide. The name with the anion's count comes first: without it, it names the class
+    ("nitrogen oxide": Nitrogen Oxides). Case-sensitive; [] when not a formula."""
+    text = _SPACED_CHARGE_RE.sub(r"\1", text)  # "Ca2 +": the charge written apart
+    core = _CHARGE_RE.sub("", text) if text[-1] in "+-)" else text
+    if core in ELEMENTS:
+        return [ELEMENTS[core]]
+    m = _BINARY_RE.match(core)
+    if not m or m.group(1) not in ELEMENTS or m.group(3) not in ANIONS:
+        return []
+    first, anion = ELEMENTS[m.group(1)], ANIONS[m.group(3)]
+    n = int(m.group(4) or 1)
+    prefix = NUMBER_PREFIX.get(n, "")
+    if prefix == "mon" and anion[0] != "o":
+        prefix = "mono"
+    return [f"{first} {prefix}{anion}", f"{first} {anion}"]
