@@ -34,6 +34,9 @@ from typing import Any
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
+from fastbmrag.vocab.base import DISEASE
+from fastbmrag.vocab.chemistry import names_one_coded_compound
+
 # The share of a name's word weight a part must carry to stand for the whole name: a disease's,
 # and a chemical's, whose name adds salts, forms and formulations to its substance's (MeSH files
 # "Bupropion Hydrochloride" under Bupropion), so that a part stands for it at a lower share.
@@ -94,6 +97,19 @@ def too_partial(score: float, t: str) -> bool:
     """Whether a part with this :func:`partial_score` carries too little of its name of type
     ``t`` to stand for it."""
     return score < partial_score(MIN_COVERAGE[t])
+
+
+def withheld(hit: Any, clean: str, coverage: bool = True) -> bool:
+    """Whether a match (a ``_Hit``) for ``clean`` is offered, not given: a part that leaves out
+    the number that says which compound a code names ("PBDE-47"), or (``coverage``) carries
+    too little of the name; a disease's one-word completion that adds a word the name lacks.
+    A chemical's one-word completion is given: the one word names the substance, and
+    abstaining there cost more right ids than wrong ones. The long form of a short form the
+    text defines is not held to the coverage: the text says what the short form means
+    (abstaining there cost more right ids than wrong ones on every set)."""
+    if hit.matched_by == "partial":
+        return names_one_coded_compound(clean) or (coverage and too_partial(hit.score, hit.type))
+    return bool(hit.matched_by == "extend" and hit.type == DISEASE)
 
 
 # The shortest key a misspelling is looked for in, and the letters per edit allowed.

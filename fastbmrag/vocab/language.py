@@ -206,19 +206,6 @@ GENERIC = word_set(
 )
 # Head words too vague to complete on their own in a longer name.
 _VAGUE_HEADS = SIGN_HEADS | EPISODE_HEADS | GENERIC | DISEASE_SYNONYMS
-# Words never linked on their own in free text (find_mentions).
-STOP_WORDS = word_set(
-    """a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers him his how i if in into is it its itself just
-    me more most my no nor not now of off on once only or other our out over own same she should
-    so some such than that the their them then there these they this those through to too under
-    until up very was we were what when where which while who whom why will with would you your
-    role roles effect effects gene genes protein proteins disease diseases level levels patient
-    patients study studies cell cells type types role function functions expression involved
-    associated association treatment therapy risk case cases use used using show shown find
-    found new high low increased decreased via among known related"""
-)
 
 # Words by which a name gives its condition a cause other than a drug: such a name never gets
 # a drug-induced descriptor, whatever the text says of drugs ("viral hepatitis" in a paper on
@@ -236,7 +223,6 @@ _DRUG_CAUSE_RE = re.compile(
     r"ingestion|infusion|injection|intake|use) of|(?:drug|medication) use)\b",
     re.IGNORECASE,
 )
-_WORD_RE = re.compile(r"\w+(?:[-/.'’]\w+)*")
 _WS_RE = re.compile(r"\s+")
 _CONJ_RE = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and/or|and|or)\s+")
 _PLAIN_WORD_RE = re.compile(r"[^\W_]+(?:'s)?")
@@ -516,15 +502,6 @@ def _strip_gene_words(toks: list[str]) -> list[str]:
     while out and out[0] in GENE_WORDS:
         out.pop(0)
     return out
-
-
-def _gene_like(word: str) -> bool:
-    """A single word that may be a gene symbol in running text: IL1B, TP53, p53, MYC, IL-1β."""
-    if word.lower() in STOP_WORDS or len(word) < 2:
-        return False
-    if any(c.isdigit() for c in word):
-        return True
-    return sum(c.isupper() for c in word[1:]) >= 1 and len(word) >= 3
 
 
 def _bag_key(toks: Sequence[str]) -> str:

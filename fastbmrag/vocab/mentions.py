@@ -3,13 +3,37 @@ n-grams, exact terms only."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from fastbmrag.vocab.base import GENE, Normalized
 from fastbmrag.vocab.context import _CAT, ALL_TYPES, TYPE_ALIASES, _Context, _Hit
-from fastbmrag.vocab.keys import gene_key_of, raw_tokens, tokens
-from fastbmrag.vocab.language import _WORD_RE, STOP_WORDS, _gene_like
+from fastbmrag.vocab.keys import gene_key_of, raw_tokens, tokens, word_set
 from fastbmrag.vocab.stages import Stages
+
+# Words never linked on their own in free text (find_mentions).
+STOP_WORDS = word_set(
+    """a about above after again against all also am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers him his how i if in into is it its itself just
+    me more most my no nor not now of off on once only or other our out over own same she should
+    so some such than that the their them then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with would you your
+    role roles effect effects gene genes protein proteins disease diseases level levels patient
+    patients study studies cell cells type types role function functions expression involved
+    associated association treatment therapy risk case cases use used using show shown find
+    found new high low increased decreased via among known related"""
+)
+_WORD_RE = re.compile(r"\w+(?:[-/.'’]\w+)*")
+
+
+def _gene_like(word: str) -> bool:
+    """A single word that may be a gene symbol in running text: IL1B, TP53, p53, MYC, IL-1β."""
+    if word.lower() in STOP_WORDS or len(word) < 2:
+        return False
+    if any(c.isdigit() for c in word):
+        return True
+    return sum(c.isupper() for c in word[1:]) >= 1 and len(word) >= 3
 
 
 class MentionFinder(Stages):

@@ -4,10 +4,12 @@ No model, no network: lookups in the compact files built by :mod:`fastbmrag.voca
 
 The stages, by module: :mod:`~fastbmrag.vocab.keys` (text keys shared with the build),
 :mod:`~fastbmrag.vocab.context` (what a text defines, a stage's hit, the scores), this module
-(exact lookups, abbreviations, the decision), :mod:`~fastbmrag.vocab.genes` (HGNC, gene
-families, species letters, coordinations), :mod:`~fastbmrag.vocab.fallback` (MeSH stages for
-names that are no term as written) with :mod:`~fastbmrag.vocab.language` (the word tables and
-rewrites they use), :mod:`~fastbmrag.vocab.candidates` (word weights and abstention),
+(exact lookups, the decision), :mod:`~fastbmrag.vocab.abbreviations` (short forms),
+:mod:`~fastbmrag.vocab.genes` (HGNC, gene families, species letters, coordinations),
+:mod:`~fastbmrag.vocab.fallback` (MeSH stages for names that are no term as written) with
+:mod:`~fastbmrag.vocab.language` (the word tables and rewrites they use) and
+:mod:`~fastbmrag.vocab.chemistry` (formulae, codes, locants),
+:mod:`~fastbmrag.vocab.candidates` (word weights and abstention),
 :mod:`~fastbmrag.vocab.mentions` (names in free text) and :mod:`~fastbmrag.vocab.facts` (what
 the vocabularies say of an id). The build: :mod:`~fastbmrag.vocab.sources` (readers),
 :mod:`~fastbmrag.vocab.build`, :mod:`~fastbmrag.vocab.mesh_tables`,
@@ -97,7 +99,6 @@ import functools
 import gzip
 import json
 import pickle
-import re
 import threading
 import weakref
 from collections.abc import Iterable, Sequence
@@ -105,18 +106,18 @@ from pathlib import Path
 from typing import Any
 
 from fastbmrag.errors import VocabError
+from fastbmrag.vocab.abbreviations import AbbreviationStages
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, Normalized
 from fastbmrag.vocab.build import (
     FORMAT_VERSION,
     MANIFEST,
     completion_tables,
 )
-from fastbmrag.vocab.candidates import Spellings, WordWeights, too_partial
-from fastbmrag.vocab.chemistry import LOCANT_RE, formula_names, names_one_coded_compound
+from fastbmrag.vocab.candidates import Spellings, WordWeights, withheld
+from fastbmrag.vocab.chemistry import formula_names
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
-    ABBREVIATION_FACTOR,
     ALL_TYPES,
     AMBIGUOUS_SCORE,
     AUTO,
@@ -126,7 +127,6 @@ from fastbmrag.vocab.context import (
     MESH_SCORES,
     TYPE_ALIASES,
     WORD_ORDER_SCORE,
-    _best_long_form,
     _clean,
     _Context,
     _Hit,
@@ -141,9 +141,6 @@ from fastbmrag.vocab.language import (
     _OTHER_CAUSES,
     DISEASE_HEADS,
     FREE_CACHE_SIZE,
-    GENERIC,
-    _abbreviation_like,
-    _acronym_like,
     _bag_key,
     _condition_key,
     _greek_initials,
@@ -165,7 +162,9 @@ def _read_data(path: Path) -> Any:
     return json.loads(raw)
 
 
-class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyFacts):
+class DictionaryNormalizer(
+    GeneStages, AbbreviationStages, MeshFallbacks, MentionFinder, VocabularyFacts
+):
     """Normalises entity names with the HGNC and MeSH dictionaries. Thread-safe after loading."""
 
     def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
@@ -280,7 +279,7 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
                 return written
         if best is None:
             return Normalized(name, hint, clean, None, "none", 0.0)
-        if _withheld(best, clean):
+        if withheld(best, clean):
             offered = tuple(dict.fromkeys((best.item, *best.candidates)))
             best = _Hit(best.type, -1, "abstained", best.score, offered)
         return self._result(name, hint if kind is not None else best.type, best)
@@ -347,83 +346,19 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
                 hit = self._direct(formula, t, None)
                 if hit is not None and hit.item >= 0:
                     return _Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
-        window = ctx.windows.get(clean) if ctx is not None else None
-        long = ctx.abbreviations.get(clean) if ctx is not None and window else None
-        if ctx is not None and window and long:
-            # A defined short form: its long form first (the short one is often ambiguous).
-            words = window.split()
-            for n in range(len(words), len(long.split()) - 1, -1):
-                hit = self._direct(" ".join(words[-n:]), t, ctx)
-                if hit is not None and hit.item >= 0:
-                    return _abbreviation(hit, ABBREVIATION_FACTOR)
+        if ctx is not None:
+            hit = self._defined_long_form(clean, t, ctx)
+            if hit is not None:
+                return hit
         hit = self._direct(clean, t, ctx)
         if hit is not None or t == GENE:
             return hit
-        if ctx is not None and window:
-            if long:
-                hit = self._fallback(long, t, ctx)
-                if hit is not None and not _withheld(hit, clean, coverage=False):
-                    return _abbreviation(hit, 0.8)
-            elif _abbreviation_like(clean):
-                # "zidovudine (AZT)": letters that do not align; the words before, longest first.
-                words = window.split()
-                for n in range(len(words), 0, -1):
-                    if n < len(words) and LOCANT_RE.match(words[-n - 1]):
-                        break  # "2,2',4,4'-tetrabromodiphenyl ether": "ether" is the parent
-                    if n == 1 and words[-1].lower() in GENERIC:
-                        continue
-                    hit = self._direct(" ".join(words[-n:]), t, ctx)
-                    if hit is not None and hit.item >= 0:
-                        return _abbreviation(hit, 0.8)
-        if ctx is not None and not window and _acronym_like(clean):
-            hit = self._acronym_in_text(clean, t, ctx)
+        if ctx is not None:
+            hit = self._short_form(clean, t, ctx)
             if hit is not None:
                 return hit
-        if ctx is not None and ctx.abbreviations and (" " in clean or "-" in clean):
-            # Short forms inside the name spelt out: "HBV infection" -> "hepatitis B virus
-            # infection" where the text defines "hepatitis B virus (HBV)".
-            expanded = self._expand_short_forms(clean, ctx)
-            if expanded is not None:
-                hit = self._direct(expanded, t, ctx) or self._fallback(expanded, t, ctx)
-                if hit is not None and hit.item >= 0 and not _withheld(hit, clean, False):
-                    return _abbreviation(hit, 0.9)
         hit = self._fallback(clean, t, ctx)
         return hit if hit is not None else self._spelling(clean, t)
-
-    @staticmethod
-    def _expand_short_forms(clean: str, ctx: _Context) -> str | None:
-        parts = re.split(r"([\s/-]+)", clean)
-        out = [ctx.abbreviations.get(p, p) if len(p) > 1 else p for p in parts]
-        if out == parts:
-            return None
-        return "".join(" " if i % 2 else w for i, w in enumerate(out))
-
-    def _acronym_in_text(self, short: str, t: str, ctx: _Context) -> _Hit | None:
-        """An abbreviation the text uses without defining it in parentheses: the words of
-        the text that spell it (Schwartz-Hearst alignment, first letter on a word start) and
-        name a term of the type, the most frequent such phrase first ("... acute liver
-        failure ... 1223 consecutive ALF patients" -> Liver Failure, Acute)."""
-        key = (short, t)
-        if key in ctx.acronyms:
-            return ctx.acronyms[key]
-        letters = [c.lower() for c in short if c.isalnum()]
-        words = ctx.plain_words
-        counts: dict[str, int] = {}
-        for i, first in enumerate(words):
-            if first[:1].lower() != letters[0]:
-                continue
-            for n in range(1, min(len(letters), len(words) - i) + 1):
-                span = " ".join(words[i : i + n])
-                if _best_long_form(short, span) == span and len(span) > len(short):
-                    counts[span] = counts.get(span, 0) + 1
-        found: _Hit | None = None
-        for span in sorted(counts, key=lambda x: (-counts[x], -len(x))):
-            hit = self._direct(span, t, None)
-            if hit is not None and hit.item >= 0:
-                found = _abbreviation(hit, 0.7)
-                break
-        ctx.acronyms[key] = found
-        return found
 
     def _gene_lookup(self, toks: Sequence[str]) -> int | Sequence[int] | None:
         """The index entry of a gene name's tokens: roman numerals as numbers, else as written
@@ -548,19 +483,6 @@ class DictionaryNormalizer(GeneStages, MeshFallbacks, MentionFinder, VocabularyF
         return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids)
 
 
-def _withheld(hit: _Hit, clean: str, coverage: bool = True) -> bool:
-    """Whether a match for ``clean`` is offered, not given: a part that leaves out the number
-    that says which compound a code names ("PBDE-47"), or (``coverage``) carries too little of
-    the name; a disease's one-word completion that adds a word the name lacks. A chemical's
-    one-word completion is given: the one word names the substance, and abstaining there cost
-    more right ids than wrong ones. The long form of a short form the text defines is not
-    held to the coverage: the text says what the short form means (abstaining there cost
-    more right ids than wrong ones on every set)."""
-    if hit.matched_by == "partial":
-        return names_one_coded_compound(clean) or (coverage and too_partial(hit.score, hit.type))
-    return hit.matched_by == "extend" and hit.type == DISEASE
-
-
 def _free_key(clean: str, t: str) -> str:
     """The key of the context-free memo: the name in lower case where case cannot change the
     context-free match ("Renal failure" = "renal failure"): ASCII, no element symbol
@@ -585,12 +507,6 @@ def _alive(ref: weakref.ReferenceType[DictionaryNormalizer]) -> DictionaryNormal
     if norm is None:  # only a memo kept past its normaliser could get here
         raise ReferenceError("the normaliser of this memo is gone")
     return norm
-
-
-def _abbreviation(hit: _Hit, factor: float) -> _Hit:
-    if hit.item < 0:
-        return hit  # the long form is ambiguous, or abstained: so is the short one
-    return _Hit(hit.type, hit.item, "abbreviation", round(hit.score * factor, 3), hit.candidates)
 
 
 def clear_caches() -> None:

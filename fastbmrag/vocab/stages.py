@@ -1,7 +1,8 @@
 """What the normaliser's stage classes share: the vocabulary tables
 :class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer` loads and the lookups it defines,
 declared once for :mod:`~fastbmrag.vocab.genes`, :mod:`~fastbmrag.vocab.fallback`,
-:mod:`~fastbmrag.vocab.mentions` and :mod:`~fastbmrag.vocab.facts`."""
+:mod:`~fastbmrag.vocab.abbreviations`, :mod:`~fastbmrag.vocab.mentions` and
+:mod:`~fastbmrag.vocab.facts`."""
 
 from __future__ import annotations
 
@@ -53,6 +54,8 @@ class Stages:
         def _normalize(self, name: str, type_hint: str, ctx: _Context | None) -> Normalized: ...
 
         def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None: ...
+
+        def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None: ...
 
         def _context(self, text: str) -> _Context: ...
 

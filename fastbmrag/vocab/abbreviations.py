@@ -1,0 +1,107 @@
+"""Short forms: the long form the text defines for one ("hepatitis B virus (HBV)"), the words
+before one whose letters do not align ("zidovudine (AZT)"), an acronym the text spells out
+without defining it, and short forms inside a longer name ("HBV infection")."""
+
+from __future__ import annotations
+
+import re
+
+from fastbmrag.vocab.candidates import withheld
+from fastbmrag.vocab.chemistry import LOCANT_RE
+from fastbmrag.vocab.context import ABBREVIATION_FACTOR, _best_long_form, _Context, _Hit
+from fastbmrag.vocab.language import GENERIC, _abbreviation_like, _acronym_like
+from fastbmrag.vocab.stages import Stages
+
+
+def abbreviation_hit(hit: _Hit, factor: float) -> _Hit:
+    """A long form's hit as the short form's: ``abbreviation``, the score times ``factor``."""
+    if hit.item < 0:
+        return hit  # the long form is ambiguous, or abstained: so is the short one
+    return _Hit(hit.type, hit.item, "abbreviation", round(hit.score * factor, 3), hit.candidates)
+
+
+class AbbreviationStages(Stages):
+    def _defined_long_form(self, clean: str, t: str, ctx: _Context) -> _Hit | None:
+        """A short form the text defines: its long form as a term, before the short form
+        itself is looked up (the short one is often ambiguous; a definition in the text beats
+        the dictionary's reading of it)."""
+        window = ctx.windows.get(clean)
+        long = ctx.abbreviations.get(clean) if window else None
+        if not (window and long):
+            return None
+        words = window.split()
+        for n in range(len(words), len(long.split()) - 1, -1):
+            hit = self._direct(" ".join(words[-n:]), t, ctx)
+            if hit is not None and hit.item >= 0:
+                return abbreviation_hit(hit, ABBREVIATION_FACTOR)
+        return None
+
+    def _short_form(self, clean: str, t: str, ctx: _Context) -> _Hit | None:
+        """For a name that is no term as written: the defined long form through the fallbacks;
+        the words before an unaligned short form, longest first; an acronym the text spells
+        out; short forms inside the name spelt out."""
+        window = ctx.windows.get(clean)
+        if window:
+            long = ctx.abbreviations.get(clean)
+            if long:
+                hit = self._fallback(long, t, ctx)
+                if hit is not None and not withheld(hit, clean, coverage=False):
+                    return abbreviation_hit(hit, 0.8)
+            elif _abbreviation_like(clean):
+                words = window.split()
+                for n in range(len(words), 0, -1):
+                    if n < len(words) and LOCANT_RE.match(words[-n - 1]):
+                        break  # "2,2',4,4'-tetrabromodiphenyl ether": "ether" is the parent
+                    if n == 1 and words[-1].lower() in GENERIC:
+                        continue
+                    hit = self._direct(" ".join(words[-n:]), t, ctx)
+                    if hit is not None and hit.item >= 0:
+                        return abbreviation_hit(hit, 0.8)
+        elif _acronym_like(clean):
+            hit = self._acronym_in_text(clean, t, ctx)
+            if hit is not None:
+                return hit
+        if ctx.abbreviations and (" " in clean or "-" in clean):
+            # "HBV infection" -> "hepatitis B virus infection" where the text defines
+            # "hepatitis B virus (HBV)".
+            expanded = self._expand_short_forms(clean, ctx)
+            if expanded is not None:
+                hit = self._direct(expanded, t, ctx) or self._fallback(expanded, t, ctx)
+                if hit is not None and hit.item >= 0 and not withheld(hit, clean, False):
+                    return abbreviation_hit(hit, 0.9)
+        return None
+
+    @staticmethod
+    def _expand_short_forms(clean: str, ctx: _Context) -> str | None:
+        parts = re.split(r"([\s/-]+)", clean)
+        out = [ctx.abbreviations.get(p, p) if len(p) > 1 else p for p in parts]
+        if out == parts:
+            return None
+        return "".join(" " if i % 2 else w for i, w in enumerate(out))
+
+    def _acronym_in_text(self, short: str, t: str, ctx: _Context) -> _Hit | None:
+        """An abbreviation the text uses without defining it in parentheses: the words of
+        the text that spell it (Schwartz-Hearst alignment, first letter on a word start) and
+        name a term of the type, the most frequent such phrase first ("... acute liver
+        failure ... 1223 consecutive ALF patients" -> Liver Failure, Acute)."""
+        key = (short, t)
+        if key in ctx.acronyms:
+            return ctx.acronyms[key]
+        letters = [c.lower() for c in short if c.isalnum()]
+        words = ctx.plain_words
+        counts: dict[str, int] = {}
+        for i, first in enumerate(words):
+            if first[:1].lower() != letters[0]:
+                continue
+            for n in range(1, min(len(letters), len(words) - i) + 1):
+                span = " ".join(words[i : i + n])
+                if _best_long_form(short, span) == span and len(span) > len(short):
+                    counts[span] = counts.get(span, 0) + 1
+        found: _Hit | None = None
+        for span in sorted(counts, key=lambda x: (-counts[x], -len(x))):
+            hit = self._direct(span, t, None)
+            if hit is not None and hit.item >= 0:
+                found = abbreviation_hit(hit, 0.7)
+                break
+        ctx.acronyms[key] = found
+        return found
