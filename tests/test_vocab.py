@@ -248,6 +248,11 @@ def test_abbreviation_finder() -> None:
         ("NO", "chemical", ("Nitric Oxide", "D009569"), "formula"),
         ("CO", "chemical", ("Carbon Monoxide", "D002248"), "formula"),
         ("Ca2 +", "chemical", ("Calcium", "D002118"), "formula"),  # the charge written apart
+        # hydrogen takes no multiplier; a metal's salt none either
+        ("H2O", "chemical", ("Water", "D014867"), "formula"),
+        ("H2S", "chemical", ("Hydrogen Sulfide", "D006862"), "formula"),
+        ("Al2O3", "chemical", ("Aluminum Oxide", "D000537"), "formula"),
+        ("As2O3", "chemical", ("Arsenic Trioxide", "D000077237"), "formula"),
     ],
 )
 def test_mesh_names(
@@ -256,6 +261,19 @@ def test_mesh_names(
     r = norm.normalize(name, type_)
     assert (r.normalized_name, r.ontology_id) == expected
     assert r.matched_by == matched_by
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "H2O2",  # a peroxide, not hydrogen oxide (water)
+        "N2O",  # dinitrogen monoxide (nitrous oxide), not nitrogen monoxide (nitric oxide)
+        "Fe2O3",  # no term; its part "2O3" is no other oxide (As2O3)
+    ],
+)
+def test_a_formula_gets_no_other_compound(norm: DictionaryNormalizer, formula: str) -> None:
+    r = norm.normalize(formula, "chemical")
+    assert (r.ontology_id, r.normalized_name) == (None, formula), r
 
 
 def test_chemical_abbreviation_from_abstract(norm: DictionaryNormalizer) -> None:

@@ -23,6 +23,9 @@ ANIONS = {
     "S": "sulfide", "N": "nitride",
 }  # fmt: skip
 NUMBER_PREFIX = {1: "mon", 2: "di", 3: "tri", 4: "tetra", 5: "penta"}
+# The elements of ELEMENTS that are no metals: their binary compounds are molecules, named with
+# multipliers ("dinitrogen monoxide"); a metal's are salts, named without ("calcium chloride").
+NONMETALS = frozenset(["H", "B", "C", "N", "O", "F", "Si", "P", "S", "Cl", "As", "Se", "Br", "I"])
 # A compound code or congener number: capitals, then a number ("PBDE-47", "PCB-153",
 # "MK-801"). The number says which compound of those the letters name (a class, a series).
 CODE_NUMBER_RE = re.compile(r"[A-Z]{2,}[- ]?\d+[A-Za-z]?")
@@ -41,11 +44,23 @@ _CHARGE_RE = re.compile(r"(?:\(?\d?[+-]+\)?|\(\d?[+-]\))$")
 _BINARY_RE = re.compile(r"^([A-Z][a-z]?)(\d?)([A-Z][a-z]?)\(?(\d?)\)?$")
 
 
+def is_formula(text: str) -> bool:
+    """ "Na", "Ca2+", "Fe2O3": an element symbol, or a binary formula of an element and an anion."""
+    text = _SPACED_CHARGE_RE.sub(r"\1", text)
+    core = _CHARGE_RE.sub("", text) if text[-1:] in ("+", "-", ")") else text
+    m = _BINARY_RE.match(core)
+    return core in ELEMENTS or (m is not None and m.group(1) in ELEMENTS and m.group(3) in ANIONS)
+
+
 def formula_names(text: str) -> list[str]:
     """Names for an element symbol or a binary formula, as IUPAC names binary compounds:
-    "Ca2+" -> calcium, "CaCl2" -> calcium chloride, "CO2" -> carbon dioxide, "NO" -> nitrogen
-    monoxide. The name with the anion's count comes first: without it, it names the class
-    ("nitrogen oxide": Nitrogen Oxides). Case-sensitive; [] when not a formula."""
+    "Ca2+" -> calcium; a metal's salt without multipliers (the charges fix the counts):
+    "CaCl2" -> calcium chloride; a molecule with them: "CO2" -> carbon dioxide, "NO" ->
+    nitrogen monoxide, "N2O" -> dinitrogen monoxide; hydrogen without one: "H2O" -> hydrogen
+    oxide. A molecule whose first element has no
+    count may also be named without the anion's count, which names the class ("nitrogen
+    oxide": Nitrogen Oxides); one whose first element has a count has only its full name
+    ("H2O2" is not hydrogen oxide, water). Case-sensitive; [] when not a formula."""
     text = _SPACED_CHARGE_RE.sub(r"\1", text)  # "Ca2 +": the charge written apart
     core = _CHARGE_RE.sub("", text) if text[-1] in "+-)" else text
     if core in ELEMENTS:
@@ -54,8 +69,26 @@ def formula_names(text: str) -> list[str]:
     if not m or m.group(1) not in ELEMENTS or m.group(3) not in ANIONS:
         return []
     first, anion = ELEMENTS[m.group(1)], ANIONS[m.group(3)]
-    n = int(m.group(4) or 1)
+    leading, n = int(m.group(2) or 1), int(m.group(4) or 1)
+    if m.group(1) not in NONMETALS:
+        return [f"{first} {anion}"]
+    if m.group(1) == "H":
+        # Hydrogen takes no multiplier ("hydrogen sulfide", H2S); two or more atoms of the
+        # other element make another anion ("H2O2": peroxide), which this does not name.
+        return [f"hydrogen {anion}"] if n == 1 else []
+    if leading > 1:
+        if leading not in NUMBER_PREFIX:
+            return []
+        return [f"{NUMBER_PREFIX[leading]}{first} {_multiplied(n, anion)}"]
+    return [f"{first} {_multiplied(n, anion)}", f"{first} {anion}"]
+
+
+def _multiplied(n: int, anion: str) -> str:
+    """ "monoxide", "dioxide", "tetroxide", "trichloride": the multiplier, its final vowel
+    elided before an "o" (IUPAC)."""
     prefix = NUMBER_PREFIX.get(n, "")
     if prefix == "mon" and anion[0] != "o":
         prefix = "mono"
-    return [f"{first} {prefix}{anion}", f"{first} {anion}"]
+    if prefix.endswith("a") and anion[0] == "o":
+        prefix = prefix[:-1]
+    return prefix + anion

@@ -114,7 +114,7 @@ from fastbmrag.vocab.build import (
     completion_tables,
 )
 from fastbmrag.vocab.candidates import Spellings, WordWeights, withheld
-from fastbmrag.vocab.chemistry import formula_names
+from fastbmrag.vocab.chemistry import formula_names, is_formula
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -357,6 +357,8 @@ class DictionaryNormalizer(
             hit = self._short_form(clean, t, ctx)
             if hit is not None:
                 return hit
+        if t == CHEMICAL and is_formula(clean):
+            return None  # the parts of a formula ("2 O3" of Fe2O3) name no other compound
         hit = self._fallback(clean, t, ctx)
         return hit if hit is not None else self._spelling(clean, t)
 
