@@ -276,6 +276,12 @@ def test_a_formula_gets_no_other_compound(norm: DictionaryNormalizer, formula: s
     assert (r.ontology_id, r.normalized_name) == (None, formula), r
 
 
+def test_a_definition_in_the_text_beats_an_element_symbol(norm: DictionaryNormalizer) -> None:
+    text = "CIN was defined as an increase in serum creatinine (Cr) of 0.5 mg/dl or more."
+    assert norm.normalize("Cr", "chemical", text).normalized_name == "Creatinine"
+    assert norm.normalize("Cr", "chemical").normalized_name == "Chromium"
+
+
 def test_chemical_abbreviation_from_abstract(norm: DictionaryNormalizer) -> None:
     context = "After a single oral dose of 4 mg/kg indomethacin (IDM) to sodium depleted rats"
     r = norm.normalize("IDM", "chemical", context)

@@ -337,19 +337,19 @@ class DictionaryNormalizer(
         return None  # neither said to be induced nor in a sentence about a drug's effects
 
     def _match_uncached(self, clean: str, t: str, ctx: _Context | None = None) -> _Hit | None:
-        """The stages for one type, first hit wins: a chemical formula; a short form's long form
-        defined in the text (a definition in the text beats the dictionary's reading of the
-        short form); the name as written; abbreviations spelt out; the MeSH fallbacks; a
-        misspelling."""
+        """The stages for one type, first hit wins: a short form's long form defined in the
+        text (a definition in the text beats the dictionary's reading of the short form, and a
+        formula's: "warfarin (W)"); a chemical formula; the name as written; abbreviations
+        spelt out; the MeSH fallbacks; a misspelling."""
+        if ctx is not None:
+            hit = self._defined_long_form(clean, t, ctx)
+            if hit is not None:
+                return hit
         if t == CHEMICAL:
             for formula in formula_names(clean):
                 hit = self._direct(formula, t, None)
                 if hit is not None and hit.item >= 0:
                     return _Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
-        if ctx is not None:
-            hit = self._defined_long_form(clean, t, ctx)
-            if hit is not None:
-                return hit
         hit = self._direct(clean, t, ctx)
         if hit is not None or t == GENE:
             return hit
