@@ -282,6 +282,14 @@ def test_a_definition_in_the_text_beats_an_element_symbol(norm: DictionaryNormal
     assert norm.normalize("Cr", "chemical").normalized_name == "Chromium"
 
 
+def test_a_longer_long_form_does_not_begin_with_a_function_word(
+    norm: DictionaryNormalizer,
+) -> None:
+    # "from cyclosporin A" would be read without its function words ("from", "a"): Cyclosporins
+    text = "Protocols of conversion from cyclosporin A (CsA) to sirolimus have been studied."
+    assert norm.normalize("CsA", "chemical", text).normalized_name == "Cyclosporine"
+
+
 def test_chemical_abbreviation_from_abstract(norm: DictionaryNormalizer) -> None:
     context = "After a single oral dose of 4 mg/kg indomethacin (IDM) to sodium depleted rats"
     r = norm.normalize("IDM", "chemical", context)

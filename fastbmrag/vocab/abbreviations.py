@@ -9,6 +9,7 @@ import re
 from fastbmrag.vocab.candidates import withheld
 from fastbmrag.vocab.chemistry import LOCANT_RE
 from fastbmrag.vocab.context import ABBREVIATION_FACTOR, _best_long_form, _Context, _Hit
+from fastbmrag.vocab.keys import BAG_STOP
 from fastbmrag.vocab.language import GENERIC, _abbreviation_like, _acronym_like
 from fastbmrag.vocab.stages import Stages
 
@@ -31,6 +32,8 @@ class AbbreviationStages(Stages):
             return None
         words = window.split()
         for n in range(len(words), len(long.split()) - 1, -1):
+            if n > len(long.split()) and words[-n].lower() in BAG_STOP:
+                continue  # "from cyclosporin A": a function word begins no longer name
             hit = self._direct(" ".join(words[-n:]), t, ctx)
             if hit is not None and hit.item >= 0:
                 return abbreviation_hit(hit, ABBREVIATION_FACTOR)
