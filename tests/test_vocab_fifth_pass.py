@@ -112,8 +112,15 @@ def test_more_derived_forms(norm: DictionaryNormalizer, name: str, mesh_id: str)
 
 
 def test_head_word_of_a_longer_name_completed(norm: DictionaryNormalizer) -> None:
-    r = norm.normalize("cardiorespiratory arrest", "disease")
-    assert (r.normalized_name, r.ontology_id, r.matched_by) == ("Heart Arrest", "D006323", "head")
+    r = norm.normalize("impaired overnight memory", "disease")
+    assert (r.normalized_name, r.ontology_id, r.matched_by) == (
+        "Memory Disorders",
+        "D008569",
+        "head",
+    )
+    # ... never adding a word the name lacks other than one for disease
+    for name in ("axonal degeneration", "ureteric obstruction", "cardiorespiratory arrest"):
+        assert norm.normalize(name, "disease").ontology_id is None, name
     # a head several diseases complete gives no id: Muscle Rigidity, Decerebrate State
     assert norm.normalize("truncal rigidity", "disease").ontology_id is None
     assert norm.normalize("blurred vision", "disease").ontology_id == "D014786"  # Vision D.

@@ -199,15 +199,16 @@ class MeshFallbacks(Stages):
         if hit is not None:
             return hit
         if t == DISEASE and len(toks) > 1 and toks[-1] not in _VAGUE_HEADS:
-            # No part is a term: the head word completed ("cardiorespiratory arrest" -> Heart
-            # Arrest), unless it is a word any condition can have ("lesion", "failure"),
-            # and only to a descriptor whose name has it as its head ("Muscle Rigidity",
-            # "Vision Disorders"; not "Pressure Ulcer" for "intraocular pressure").
+            # No part is a term: the head word completed ("impaired overnight memory" ->
+            # Memory Disorders), unless it is a word any condition can have ("lesion",
+            # "failure"), only to a descriptor whose name has it as its head ("Vision
+            # Disorders"; not "Pressure Ulcer" for "intraocular pressure") and adds no other
+            # word than one for disease ("axonal degeneration" is no Retinal Degeneration).
             hit = self._head(toks, ctx)
             if hit is not None:
                 # an ambiguous completion's first candidate is the most general one
                 item = hit.item if hit.item >= 0 else hit.candidates[0]
-                if self._names_head(item, toks[-1]):
+                if self._names_head(item, toks[-1]) and not self._adds_modifier(item, toks):
                     return hit
         return None
 
@@ -282,6 +283,14 @@ class MeshFallbacks(Stages):
         return name[-1] in forms or (
             len(name) > 1 and name[-2] in forms and name[-1] in DISEASE_HEADS
         )
+
+    def _adds_modifier(self, item: int, toks: Sequence[str]) -> bool:
+        """Whether the descriptor's name has a word the name lacks besides its head and a word
+        for disease: "axonal degeneration" is no Retinal Degeneration, "ureteric obstruction"
+        no Intestinal Obstruction; "impaired memory" may be Memory Disorders."""
+        written = {f for w in toks for f in (w, *_variants(w))}
+        name = _name_forms(self._desc[item][1])[1]
+        return any(w not in written and w not in DISEASE_HEADS for w in name)
 
     def _first_term(
         self, tries: Iterable[Sequence[str]], t: str, ctx: _Context | None
@@ -428,7 +437,7 @@ class MeshFallbacks(Stages):
     def _head(self, toks: Sequence[str], ctx: _Context | None = None) -> _Hit | None:
         """ "diabetes" -> Diabetes Mellitus: the most general disease with a two-word term
         holding the word (see :func:`fastbmrag.vocab.build.compile_mesh`); also for the last
-        word of a longer name whose modifiers matched nothing ("cardiorespiratory arrest"). Where other
+        word of a longer name whose modifiers matched nothing ("impaired overnight memory"). Where other
         diseases have such a term too ("glomerulosclerosis": Diabetic Nephropathies,
         Glomerulosclerosis, Focal Segmental) and the context picks none, the vocabulary
         gives no one completion: ambiguous."""

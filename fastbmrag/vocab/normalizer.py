@@ -53,8 +53,10 @@ matched_by       score  meaning
                         ("hyperactivity" + "locomotor" -> Hyperkinesis); ambiguous when
                         another disease not below it completes the word too and the context
                         picks none ("rigidity": Muscle Rigidity, Decerebrate State); 0.55 for
-                        the head word of a longer name no part of which is a term
-                        ("cardiorespiratory arrest" -> Heart Arrest)
+                        the head word of a longer name no part of which is a term, to a
+                        name that adds only a word for disease ("impaired overnight memory"
+                        -> Memory Disorders; "axonal degeneration" is no Retinal
+                        Degeneration)
 ``partial``      0.50+  the longest part of the name that is a MeSH term ("severe
                         hypotension" -> Hypotension); 0.5 + 0.3 x the share of the name's
                         word weight the part carries (:mod:`fastbmrag.vocab.candidates`)
