@@ -76,7 +76,7 @@ def test_a_part_carrying_too_little_of_a_disease_name_gives_no_id(
     assert (r.ontology_id, r.matched_by) == ("D003484", "partial")  # Cyanamide
     assert not too_partial(r.score, "chemical") and too_partial(r.score, "disease")
     # ... but not a cation for a salt whose anion carries the name
-    r = norm.normalize("sodium 2-sulfanylethanesulfonate", "chemical")
+    r = norm.normalize("sodium 3-sulfanylpropanesulfonate", "chemical")
     assert (r.ontology_id, r.matched_by, r.candidates) == (None, "abstained", ("D012964",))
     # with auto types, the abstention still holds
     assert norm.normalize("forestomach tumors").ontology_id is None

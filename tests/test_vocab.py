@@ -459,6 +459,28 @@ def test_a_species_letter_before_a_symbol(norm: DictionaryNormalizer, name: str,
 
 
 @pytest.mark.parametrize(
+    ("name", "gene", "matched_by"),
+    [
+        ("CD44v6", "CD44", "isoform"),
+        ("CD44 variant 6", "CD44", "isoform"),
+        ("TP63 gamma", "TP63", "isoform"),
+        ("IL-1 beta", "IL1B", "symbol"),  # a gene of its own, not an isoform of IL1
+    ],
+)
+def test_an_isoform_after_an_approved_symbol(
+    norm: DictionaryNormalizer, name: str, gene: str, matched_by: str
+) -> None:
+    result = norm.normalize(name, "gene")
+    assert (result.normalized_name, result.matched_by) == (gene, matched_by)
+
+
+def test_an_isoform_after_an_alias_is_not_read(norm: DictionaryNormalizer) -> None:
+    # "OCT4" is an alias (of POU5F1), and an alias before a Greek letter often names a family
+    assert norm.normalize("OCT4", "gene").normalized_name == "POU5F1"
+    assert norm.normalize("OCT4 beta", "gene").ontology_id is None
+
+
+@pytest.mark.parametrize(
     ("name", "gene"),
     [("interleukin II", "IL2"), ("IL-II", "IL2"), ("MMP-IX", "MMP9"), ("glycoprotein IX", "GP9"),
      ("UP III", "UPK3A")],  # the last: NCBI Gene's synonym "UPIII", the numeral glued on

@@ -19,7 +19,7 @@ from fastbmrag.vocab.context import (
 )
 from fastbmrag.vocab.keys import BAG_STOP, gene_key_of, raw_tokens, term_key, tokens
 from fastbmrag.vocab.language import _unique_best
-from fastbmrag.vocab.phenomena import coordination_parts, species_stripped
+from fastbmrag.vocab.phenomena import coordination_parts, isoform_stripped, species_stripped
 from fastbmrag.vocab.stages import Stages
 
 # The least support (a share of a gene name's word weight) by which the context picks a gene.
@@ -52,7 +52,8 @@ class GeneStages(Stages):
 
     def _gene_as_written(self, name: str, clean: str, ctx: _Context | None) -> Normalized | None:
         """A gene name written beyond its dictionary forms (fastbmrag.vocab.phenomena): a
-        species letter before an HGNC symbol ("hIL-6"), or a coordination or range of genes
+        species letter before an HGNC symbol ("hIL-6"), an isoform or transcript variant after
+        an approved symbol ("TP63 gamma", "CD44v6"), or a coordination or range of genes
         ("SMAD2/3", "IL-4 and -13", "TGF-beta1-3"), every part of which names its own gene."""
         bare = species_stripped(clean)
         if bare is not None:
@@ -60,6 +61,13 @@ class GeneStages(Stages):
             if hit is not None and hit.item >= 0 and hit.matched_by in HGNC_SYMBOL_KINDS:
                 score = round(hit.score * SPECIES_FACTOR, 3)
                 return self._result(name, GENE, _Hit(GENE, hit.item, "species_prefix", score))
+        bare = isoform_stripped(clean)
+        if bare is not None:
+            # Only an approved symbol: an alias before a Greek letter often names a family.
+            hit = self._direct(bare, GENE, ctx)
+            if hit is not None and hit.item >= 0 and hit.matched_by == "symbol":
+                score = round(hit.score * SPECIES_FACTOR, 3)
+                return self._result(name, GENE, _Hit(GENE, hit.item, "isoform", score))
         parts = coordination_parts(clean)
         if not parts:
             return None

@@ -70,7 +70,7 @@ matched_by       score  meaning
                         holding it
 ``abstained``    <0.71  a name whose only term is a part carrying less of its word weight
                         than 70 % for a disease ("forestomach tumors" is not Neoplasms), 40 %
-                        for a chemical ("2-sulfanylethanesulfonate sodium" is not Sodium);
+                        for a chemical ("sodium 3-sulfanylpropanesulfonate" is not Sodium);
                         a code's letters without its number ("PBDE-47"); or, for a disease,
                         the only two-word term holding its one word ("weakness"): no id,
                         ``candidates`` lists the descriptor

@@ -6,6 +6,9 @@
   (an edge on it becomes one edge per gene).
 * A species letter in front of a symbol: h (human), m (mouse), r (rat): "hIL-6", "rTnf",
   "mIL-1b". :func:`species_stripped` gives the symbol without it.
+* An isoform or transcript variant after a symbol: "TP63 gamma", "CD44v6", "CD44 variant 6".
+  :func:`isoform_stripped` gives the symbol; the normaliser takes it only where the whole name
+  is no gene's and the rest is an approved symbol ("IL-1 beta" is IL1B, not an isoform of IL1).
 """
 
 from __future__ import annotations
@@ -22,6 +25,14 @@ _TRAILING_NUMBER = re.compile(
 _NUMBER_OR_SUFFIX = re.compile(rf"^-?(?:\d+[A-Za-z]?|{_ROMAN})$")
 _RANGE = re.compile(r"^(.*[A-Za-z\u0370-\u03ff])(\d+)-(\d+)$")
 _SPECIES = re.compile(r"^[hmr](?=[A-Z][A-Za-z0-9-]{2,}$)")
+# A symbol with its number, then an isoform's Greek letter: "TP63 gamma", "TP63-alpha".
+_GREEK_ISOFORM = re.compile(
+    r"^([A-Za-z][A-Za-z0-9]*\d(?:-\d+)?|[A-Za-z]+-\d+)[- ]?(?:alpha|beta|gamma|delta|[αβγδ])$"
+)
+# A symbol, then a transcript variant: "CD44v6", "CD44 variant 6", "VEGFA isoform 2".
+_VARIANT = re.compile(
+    r"^([A-Za-z][A-Za-z0-9-]*?)(?:v\d+|\s+(?:transcript\s+)?(?:variant|isoform)\s+\d+)$"
+)
 
 
 def coordination_parts(name: str) -> list[str]:
@@ -56,3 +67,10 @@ def species_stripped(name: str) -> str | None:
     """The symbol behind a species letter ("hIL-6" -> "IL-6"), or None."""
     name = name.strip()
     return name[1:] if _SPECIES.match(name) else None
+
+
+def isoform_stripped(name: str) -> str | None:
+    """The symbol before an isoform's Greek letter or a transcript variant ("TP63 gamma" ->
+    "TP63", "CD44v6" -> "CD44"), or None."""
+    m = _GREEK_ISOFORM.match(name.strip()) or _VARIANT.match(name.strip())
+    return m.group(1) if m else None
