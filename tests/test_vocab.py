@@ -198,6 +198,13 @@ def test_the_context_picks_a_gene_by_the_words_that_say_which(
     assert set(r.candidates) == {"HGNC:24268", "HGNC:7794"}
 
 
+def test_a_gene_name_with_a_short_form_the_text_defines(norm: DictionaryNormalizer) -> None:
+    text = "Vascular endothelial growth factor (VEGF) signals through VEGF receptor 2."
+    r = norm.normalize("VEGF receptor 2", "gene", text)
+    assert (r.normalized_name, r.matched_by) == ("KDR", "abbreviation")
+    assert norm.normalize("VEGF receptor 2", "gene").ontology_id is None
+
+
 def test_abbreviation_defined_in_context(norm: DictionaryNormalizer) -> None:
     # Without context "CAP" is an alias of six genes; the text defines it.
     assert norm.normalize("CAP", "gene").matched_by == "ambiguous"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from fastbmrag.vocab.base import GENE
 from fastbmrag.vocab.candidates import withheld
 from fastbmrag.vocab.chemistry import LOCANT_RE
 from fastbmrag.vocab.context import ABBREVIATION_FACTOR, _best_long_form, _Context, _Hit
@@ -64,14 +65,22 @@ class AbbreviationStages(Stages):
             hit = self._acronym_in_text(clean, t, ctx)
             if hit is not None:
                 return hit
-        if ctx.abbreviations and (" " in clean or "-" in clean):
-            # "HBV infection" -> "hepatitis B virus infection" where the text defines
-            # "hepatitis B virus (HBV)".
-            expanded = self._expand_short_forms(clean, ctx)
-            if expanded is not None:
-                hit = self._direct(expanded, t, ctx) or self._fallback(expanded, t, ctx)
-                if hit is not None and hit.item >= 0 and not withheld(hit, clean, False):
-                    return abbreviation_hit(hit, 0.9)
+        return self._expanded(clean, t, ctx)
+
+    def _expanded(self, clean: str, t: str, ctx: _Context) -> _Hit | None:
+        """Short forms inside the name spelt out: "HBV infection" -> "hepatitis B virus
+        infection" where the text defines "hepatitis B virus (HBV)"; "VEGF receptor 2" ->
+        "vascular endothelial growth factor receptor 2"."""
+        if not ctx.abbreviations or (" " not in clean and "-" not in clean):
+            return None
+        expanded = self._expand_short_forms(clean, ctx)
+        if expanded is None:
+            return None
+        hit = self._direct(expanded, t, ctx)
+        if hit is None and t != GENE:
+            hit = self._fallback(expanded, t, ctx)
+        if hit is not None and hit.item >= 0 and not withheld(hit, clean, False):
+            return abbreviation_hit(hit, 0.9)
         return None
 
     @staticmethod

@@ -354,8 +354,10 @@ class DictionaryNormalizer(
                 if hit is not None and hit.item >= 0:
                     return _Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
         hit = self._direct(clean, t, ctx)
-        if hit is not None or t == GENE:
+        if hit is not None:
             return hit
+        if t == GENE:
+            return self._expanded(clean, t, ctx) if ctx is not None else None
         if ctx is not None:
             hit = self._short_form(clean, t, ctx)
             if hit is not None:
