@@ -466,6 +466,30 @@ def test_a_species_letter_before_a_symbol(norm: DictionaryNormalizer, name: str,
 
 
 @pytest.mark.parametrize(
+    ("name", "group"),
+    [
+        ("MAPK", "Mitogen-activated protein kinases"),  # MAPK1 ... MAPK15, one group
+        ("Smads", "SMAD family"),
+        ("CDK", "Cyclin dependent kinases"),
+    ],
+)
+def test_a_numbered_series_of_symbols_names_its_family(
+    norm: DictionaryNormalizer, name: str, group: str
+) -> None:
+    r = norm.normalize(name, "gene")
+    assert (r.normalized_name, r.matched_by) == (group, "gene_group")
+    assert r.ontology_id is not None and r.ontology_id.startswith("HGNC-GROUP:")
+
+
+def test_a_stem_of_several_groups_names_no_family(norm: DictionaryNormalizer) -> None:
+    # "IL" begins the names of interleukins, their receptors and others: no one group
+    assert norm.normalize("IL", "gene").ontology_id is None
+    # a series that is a small part of its only shared group names none ("GLI" of the
+    # C2H2-type zinc fingers); "GLI" itself is a previous symbol of GLI1
+    assert norm.normalize("GLI", "gene").matched_by != "gene_group"
+
+
+@pytest.mark.parametrize(
     ("name", "gene", "matched_by"),
     [
         ("CD44v6", "CD44", "isoform"),
@@ -579,6 +603,5 @@ def test_a_family_name_is_the_gene_groups_node_never_a_member(
 
 
 def test_a_stem_members_of_several_groups_share_is_no_family(norm: DictionaryNormalizer) -> None:
-    # CYP genes sit in several groups, SMAD-named genes include a ligase: no one family node
-    for name in ("cytochrome P450", "Smad"):
-        assert norm.normalize(name, "gene").ontology_id is None
+    # CYP genes sit in several groups: no one family node
+    assert norm.normalize("cytochrome P450", "gene").ontology_id is None

@@ -207,13 +207,38 @@ def _stem_groups(
     """``{gene key of a stem: HGNC gene group}`` where every gene whose names begin with the
     stem belongs to that one group: the family's name as its members' names write it
     ("matrix metalloproteinase" of "matrix metalloproteinase 9" and the others, all in the group
-    Matrix metallopeptidases), which HGNC's group name need not be."""
-    found: dict[str, set[str]] = {}
-    for stem, who in family.items():
+    Matrix metallopeptidases), which HGNC's group name need not be. Stems written alike are one
+    key, and all their genes must share the group ("IL" begins names of many groups). Where
+    the names give none, a numbered series of symbols names its group when all its members
+    are in it and make at least half of it ("MAPK" of MAPK1 ... MAPK15; not "GLI" of the
+    C2H2-type zinc fingers)."""
+
+    def single_group(who: set[int]) -> str | None:
         shared = set.intersection(*({gid for gid, _ in genes[i].groups} for i in who))
-        if len(shared) == 1:
-            found.setdefault(gene_key_of(stem), set()).update(shared)
-    return {key: next(iter(ids)) for key, ids in found.items() if len(ids) == 1}
+        return next(iter(shared)) if len(shared) == 1 else None
+
+    owners: dict[str, set[int]] = {}
+    for stem, who in family.items():
+        owners.setdefault(gene_key_of(stem), set()).update(who)
+    out = {key: gid for key, who in owners.items() if (gid := single_group(who)) is not None}
+    size: dict[str, int] = {}
+    for g in genes:
+        for gid, _ in g.groups:
+            size[gid] = size.get(gid, 0) + 1
+    series: dict[str, set[int]] = {}
+    for i, g in enumerate(genes):
+        if m := _NUMBERED_SYMBOL_RE.fullmatch(g.symbol):
+            series.setdefault(gene_key(m.group(1)), set()).add(i)
+    for key, who in series.items():
+        gid = single_group(who) if len(who) >= 2 and key not in out else None
+        if gid is not None and 2 * len(who) >= size[gid]:
+            out[key] = gid
+    return out
+
+
+# A member's symbol in a numbered series: the series' letters, its number, perhaps one more
+# letter ("MAPK14", "WNT2B"); the letters with every member in one group name the group.
+_NUMBERED_SYMBOL_RE = re.compile(r"([A-Z]{2,})\d+[A-Z]?")
 
 
 def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
