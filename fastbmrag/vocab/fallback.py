@@ -437,10 +437,10 @@ class MeshFallbacks(Stages):
     def _head(self, toks: Sequence[str], ctx: _Context | None = None) -> _Hit | None:
         """ "diabetes" -> Diabetes Mellitus: the most general disease with a two-word term
         holding the word (see :func:`fastbmrag.vocab.build.compile_mesh`); also for the last
-        word of a longer name whose modifiers matched nothing ("impaired overnight memory"). Where other
-        diseases have such a term too ("glomerulosclerosis": Diabetic Nephropathies,
-        Glomerulosclerosis, Focal Segmental) and the context picks none, the vocabulary
-        gives no one completion: ambiguous."""
+        word of a longer name whose modifiers matched nothing ("impaired overnight memory").
+        Where other diseases have such a term too ("glomerulosclerosis": Diabetic
+        Nephropathies, Glomerulosclerosis, Focal Segmental) and the context picks none, the
+        vocabulary gives no one completion: ambiguous."""
         for word in (*_variants(toks[-1]), toks[-1]):
             item = self._mesh_head.get(word)
             if item is not None and "C" in self._desc[item][2]:

@@ -13,7 +13,7 @@ from fastbmrag.vocab.context import (
     GENE_SCORES,
     GROUP_SCORE,
     HGNC_SYMBOL_KINDS,
-    SPECIES_FACTOR,
+    AS_WRITTEN_FACTOR,
     _Context,
     _Hit,
 )
@@ -59,14 +59,14 @@ class GeneStages(Stages):
         if bare is not None:
             hit = self._direct(bare, GENE, ctx)
             if hit is not None and hit.item >= 0 and hit.matched_by in HGNC_SYMBOL_KINDS:
-                score = round(hit.score * SPECIES_FACTOR, 3)
+                score = round(hit.score * AS_WRITTEN_FACTOR, 3)
                 return self._result(name, GENE, _Hit(GENE, hit.item, "species_prefix", score))
         bare = isoform_stripped(clean)
         if bare is not None:
             # Only an approved symbol: an alias before a Greek letter often names a family.
             hit = self._direct(bare, GENE, ctx)
             if hit is not None and hit.item >= 0 and hit.matched_by == "symbol":
-                score = round(hit.score * SPECIES_FACTOR, 3)
+                score = round(hit.score * AS_WRITTEN_FACTOR, 3)
                 return self._result(name, GENE, _Hit(GENE, hit.item, "isoform", score))
         parts = coordination_parts(clean)
         if not parts:
