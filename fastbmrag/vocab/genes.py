@@ -10,10 +10,10 @@ from fastbmrag.vocab.base import GENE, Normalized
 from fastbmrag.vocab.build import GENE_KINDS
 from fastbmrag.vocab.context import (
     AMBIGUOUS_SCORE,
+    AS_WRITTEN_FACTOR,
     GENE_SCORES,
     GROUP_SCORE,
     HGNC_SYMBOL_KINDS,
-    AS_WRITTEN_FACTOR,
     _Context,
     _Hit,
 )
