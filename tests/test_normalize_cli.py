@@ -83,6 +83,7 @@ def test_normalize_json_in_input_order_with_type_and_context() -> None:
         "ontology_id": "HGNC:20040",
         "matched_by": "abbreviation",
         "score": rows[1]["score"],
+        "via": "Cyclase associated actin cytoskeleton regulatory protein 1",  # the long form
     }
     assert 0.8 < rows[1]["score"] < 0.95
 
@@ -202,10 +203,16 @@ def test_explain_prints_the_decision_for_each_name() -> None:
     assert out == "NADPH oxidase (gene)\n  no id: no stage matched (kept as 'NADPH oxidase')\n"
     code, out, _ = run("normalize", "--explain", "--type", "disease", "forestomach tumors")
     assert out == (
-        "forestomach tumors (disease)\n  no id: the closest term is too small a part of the "
-        "name (a part needs 0.71), or adds a word it lacks (score 0.58); kept as "
+        "forestomach tumors (disease)\n  no id: the closest term ('tumor') is too small a part "
+        "of the name (a part needs 0.71), or adds a word it lacks (score 0.58); kept as "
         "'forestomach tumors'\n"
         "    candidate: D009369 Neoplasms\n"
+    )
+    # a rewrite or part that matched is shown
+    code, out, _ = run("normalize", "--explain", "--type", "disease", "severe hypotension")
+    assert out == (
+        "severe hypotension (disease)\n  decided by: partial (score 0.73)\n"
+        "  by way of: 'hypotension'\n  -> D007022 Hypotension\n"
     )
     code, out, _ = run("normalize", "--explain", "--json", "--type", "gene", "CAP")
     row = json.loads(out)

@@ -137,6 +137,8 @@ def result_dict(r: Normalized) -> dict[str, Any]:
     }
     if r.matched_by in ("ambiguous", "abstained", "coordination"):
         out["candidates"] = list(r.candidates)
+    if r.via:
+        out["via"] = r.via
     if r.parts:
         out["parts"] = [result_dict(p) for p in r.parts]
     return out
@@ -157,6 +159,8 @@ def explanation(r: Normalized, label: Callable[[str], str | None]) -> list[str]:
         ]
     elif r.ontology_id:
         lines.append(f"  decided by: {r.matched_by} (score {r.score:.2f})")
+        if r.via:
+            lines.append(f"  by way of: {r.via!r}")
         lines.append(f"  -> {named(r.ontology_id)}")
         others = [c for c in r.candidates if c != r.ontology_id]
         if others:
@@ -172,8 +176,9 @@ def explanation(r: Normalized, label: Callable[[str], str | None]) -> list[str]:
             else f"is too small a part of the name (a part needs {needed:.2f}), or adds a word "
             "it lacks"
         )
+        closest = f"the closest term{f' ({r.via!r})' if r.via else ''}"
         lines.append(
-            f"  no id: the closest term {why} (score {r.score:.2f}); kept as {r.normalized_name!r}"
+            f"  no id: {closest} {why} (score {r.score:.2f}); kept as {r.normalized_name!r}"
         )
         lines += [f"    candidate: {named(c)}" for c in r.candidates]
     else:

@@ -15,11 +15,14 @@ from fastbmrag.vocab.language import GENERIC, _abbreviation_like, _acronym_like
 from fastbmrag.vocab.stages import Stages
 
 
-def abbreviation_hit(hit: _Hit, factor: float) -> _Hit:
-    """A long form's hit as the short form's: ``abbreviation``, the score times ``factor``."""
+def abbreviation_hit(hit: _Hit, factor: float, long: str) -> _Hit:
+    """A long form's hit as the short form's: ``abbreviation``, the score times ``factor``,
+    by way of the long form (and the long form's own rewrite or part, if any)."""
     if hit.item < 0:
         return hit  # the long form is ambiguous, or abstained: so is the short one
-    return _Hit(hit.type, hit.item, "abbreviation", round(hit.score * factor, 3), hit.candidates)
+    via = long if not hit.via or hit.via == long else f"{long} -> {hit.via}"
+    score = round(hit.score * factor, 3)
+    return _Hit(hit.type, hit.item, "abbreviation", score, hit.candidates, via)
 
 
 class AbbreviationStages(Stages):
@@ -35,9 +38,10 @@ class AbbreviationStages(Stages):
         for n in range(len(words), len(long.split()) - 1, -1):
             if n > len(long.split()) and words[-n].lower() in BAG_STOP:
                 continue  # "from cyclosporin A": a function word begins no longer name
-            hit = self._direct(" ".join(words[-n:]), t, ctx)
+            phrase = " ".join(words[-n:])
+            hit = self._direct(phrase, t, ctx)
             if hit is not None and hit.item >= 0:
-                return abbreviation_hit(hit, ABBREVIATION_FACTOR)
+                return abbreviation_hit(hit, ABBREVIATION_FACTOR, phrase)
         return None
 
     def _short_form(self, clean: str, t: str, ctx: _Context) -> _Hit | None:
@@ -50,7 +54,7 @@ class AbbreviationStages(Stages):
             if long:
                 hit = self._fallback(long, t, ctx)
                 if hit is not None and not withheld(hit, clean, coverage=False):
-                    return abbreviation_hit(hit, 0.8)
+                    return abbreviation_hit(hit, 0.8, long)
             elif _abbreviation_like(clean):
                 words = window.split()
                 for n in range(len(words), 0, -1):
@@ -58,9 +62,10 @@ class AbbreviationStages(Stages):
                         break  # "2,2',4,4'-tetrabromodiphenyl ether": "ether" is the parent
                     if n == 1 and words[-1].lower() in GENERIC:
                         continue
-                    hit = self._direct(" ".join(words[-n:]), t, ctx)
+                    phrase = " ".join(words[-n:])
+                    hit = self._direct(phrase, t, ctx)
                     if hit is not None and hit.item >= 0:
-                        return abbreviation_hit(hit, 0.8)
+                        return abbreviation_hit(hit, 0.8, phrase)
         elif _acronym_like(clean):
             hit = self._acronym_in_text(clean, t, ctx)
             if hit is not None:
@@ -80,7 +85,7 @@ class AbbreviationStages(Stages):
         if hit is None and t != GENE:
             hit = self._fallback(expanded, t, ctx)
         if hit is not None and hit.item >= 0 and not withheld(hit, clean, False):
-            return abbreviation_hit(hit, 0.9)
+            return abbreviation_hit(hit, 0.9, expanded)
         return None
 
     @staticmethod
@@ -113,7 +118,7 @@ class AbbreviationStages(Stages):
         for span in sorted(counts, key=lambda x: (-counts[x], -len(x))):
             hit = self._direct(span, t, None)
             if hit is not None and hit.item >= 0:
-                found = abbreviation_hit(hit, 0.7)
+                found = abbreviation_hit(hit, 0.7, span)
                 break
         ctx.acronyms[key] = found
         return found

@@ -25,6 +25,9 @@ class Normalized:
     candidates: tuple[str, ...] = ()  # ids, when ambiguous; every part's id, for a coordination
     # A coordination ("SMAD2/3", "IL-4 and -13") names several genes: one result per gene.
     parts: tuple[Normalized, ...] = ()
+    # The phrase that matched, where it is not the name: the long form of a short form, the
+    # rewrite or part of the name that is a term ("lung disease" for "lung nodules").
+    via: str = ""
 
 
 class Normalizer(Protocol):

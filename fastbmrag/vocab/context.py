@@ -145,6 +145,7 @@ class _Hit(NamedTuple):  # a tuple: built several times per name, cheaply
     matched_by: str
     score: float
     candidates: tuple[int, ...] = ()
+    via: str = ""  # the phrase that matched, where it is not the name: a rewrite, a part ...
 
 
 # Where a sentence ends: a line break, or ". ", "? ", "! " before a capital, digit or bracket. Cruder

@@ -242,7 +242,7 @@ class MeshFallbacks(Stages):
         # the other parts that are terms: runners-up, for the record
         others = (h.item for _, h in found[1:])
         ranked = tuple(dict.fromkeys((*(hit.candidates or (hit.item,)), *others)))
-        return _Hit(hit.type, hit.item, "partial", partial_score(share), ranked)
+        return _Hit(hit.type, hit.item, "partial", partial_score(share), ranked, " ".join(part))
 
     def _concepts(self, codes: object) -> set[int]:
         """The descriptors of an index or bag entry."""
@@ -307,7 +307,9 @@ class MeshFallbacks(Stages):
                 continue
             hit = self._mesh_tokens(phrase, t, ctx)
             if hit is not None and hit.item >= 0:
-                return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+                return _Hit(
+                    hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates, " ".join(phrase)
+                )
         return None
 
     def _site_disease(self, toks: Sequence[str], ctx: _Context | None) -> _Hit | None:

@@ -284,7 +284,7 @@ class DictionaryNormalizer(
             return Normalized(name, hint, clean, None, "none", 0.0)
         if withheld(best, clean):
             offered = tuple(dict.fromkeys((best.item, *best.candidates)))
-            best = _Hit(best.type, -1, "abstained", best.score, offered)
+            best = _Hit(best.type, -1, "abstained", best.score, offered, best.via)
         return self._result(name, hint if kind is not None else best.type, best)
 
     def normalize_many(self, items: Iterable[tuple[str, ...] | Sequence[str]]) -> list[Normalized]:
@@ -311,7 +311,8 @@ class DictionaryNormalizer(
         if t == DISEASE and hit is not None and hit.item >= 0:
             induced = self._induced_form(clean, ctx, hit.item)
             if induced is not None and induced != hit.item:
-                return _Hit(t, induced, "drug_induced", round(hit.score * DRUG_INDUCED_FACTOR, 3))
+                score = round(hit.score * DRUG_INDUCED_FACTOR, 3)
+                return _Hit(t, induced, "drug_induced", score, (), self._desc[hit.item][1])
         return hit
 
     def _induced_form(self, clean: str, ctx: _Context | None, item: int = -1) -> int | None:
@@ -482,12 +483,11 @@ class DictionaryNormalizer(
         else:
             ids = tuple(self._desc[i][0] for i in hit.candidates)
         if hit.item < 0:  # ambiguous, or abstained
-            return Normalized(name, type_, _clean(name), None, hit.matched_by, hit.score, ids)
-        if hit.type == GENE:
-            row = self._genes[hit.item]
-            return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids)
-        row = self._desc[hit.item]
-        return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids)
+            return Normalized(
+                name, type_, _clean(name), None, hit.matched_by, hit.score, ids, via=hit.via
+            )
+        row = self._genes[hit.item] if hit.type == GENE else self._desc[hit.item]
+        return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids, via=hit.via)
 
 
 def _free_key(clean: str, t: str) -> str:
