@@ -481,6 +481,15 @@ def test_a_numbered_series_of_symbols_names_its_family(
     assert r.ontology_id is not None and r.ontology_id.startswith("HGNC-GROUP:")
 
 
+def test_a_name_that_begins_related_genes_names_is_no_family_stem(
+    norm: DictionaryNormalizer,
+) -> None:
+    # "tumor necrosis factor alpha induced protein", "... alpha, converting enzyme" are genes
+    # related to TNF, no kinds of it: NCBI Gene's protein name stays TNF's
+    r = norm.normalize("tumor necrosis factor alpha", "gene")
+    assert (r.normalized_name, r.matched_by) == ("TNF", "protein_name")
+
+
 def test_a_stem_of_several_groups_names_no_family(norm: DictionaryNormalizer) -> None:
     # "IL" begins the names of interleukins, their receptors and others: no one group
     assert norm.normalize("IL", "gene").ontology_id is None

@@ -197,8 +197,22 @@ def _family_stems(genes: Sequence[GeneRecord]) -> dict[tuple[str, ...], set[int]
         for name in names:
             toks = tuple(raw_tokens(name))
             for n in range(1, len(toks)):
+                if toks[n] in _RELATION_WORDS:
+                    continue  # "tumor necrosis factor alpha induced protein": about it, no kind of it
                 owners.setdefault(toks[:n], set()).add(i)
     return {stem: who for stem, who in owners.items() if len(who) >= 2}
+
+
+# Words after which a gene name names a gene related to what precedes, not a kind of it
+# ("tumor necrosis factor alpha induced protein 1", "huntingtin interacting protein 1",
+# "angiotensin I converting enzyme", "interleukin 1 receptor").
+_RELATION_WORDS = frozenset(
+    [
+        "induced", "inducible", "inducing", "interacting", "associated", "binding", "regulated",
+        "related", "like", "activated", "activating", "converting", "releasing", "dependent",
+        "responsive", "receptor",
+    ]
+)  # fmt: skip
 
 
 def _stem_groups(
