@@ -44,12 +44,20 @@ _CHARGE_RE = re.compile(r"(?:\(?\d?[+-]+\)?|\(\d?[+-]\))$")
 _BINARY_RE = re.compile(r"^([A-Z][a-z]?)(\d?)([A-Z][a-z]?)\(?(\d?)\)?$")
 
 
-def is_formula(text: str) -> bool:
-    """ "Na", "Ca2+", "Fe2O3": an element symbol, or a binary formula of an element and an anion."""
-    text = _SPACED_CHARGE_RE.sub(r"\1", text)
+def _parsed(text: str) -> tuple[str, re.Match[str] | None]:
+    """The formula without its charge, and its binary match (an element, then an anion)."""
+    text = _SPACED_CHARGE_RE.sub(r"\1", text)  # "Ca2 +": the charge written apart
     core = _CHARGE_RE.sub("", text) if text[-1:] in ("+", "-", ")") else text
     m = _BINARY_RE.match(core)
-    return core in ELEMENTS or (m is not None and m.group(1) in ELEMENTS and m.group(3) in ANIONS)
+    if m is not None and (m.group(1) not in ELEMENTS or m.group(3) not in ANIONS):
+        m = None
+    return core, m
+
+
+def is_formula(text: str) -> bool:
+    """ "Na", "Ca2+", "Fe2O3": an element symbol, or a binary formula of an element and an anion."""
+    core, m = _parsed(text)
+    return core in ELEMENTS or m is not None
 
 
 def formula_names(text: str) -> list[str]:
@@ -57,16 +65,14 @@ def formula_names(text: str) -> list[str]:
     "Ca2+" -> calcium; a metal's salt without multipliers (the charges fix the counts):
     "CaCl2" -> calcium chloride; a molecule with them: "CO2" -> carbon dioxide, "NO" ->
     nitrogen monoxide, "N2O" -> dinitrogen monoxide; hydrogen without one: "H2O" -> hydrogen
-    oxide. A molecule whose first element has no
-    count may also be named without the anion's count, which names the class ("nitrogen
-    oxide": Nitrogen Oxides); one whose first element has a count has only its full name
-    ("H2O2" is not hydrogen oxide, water). Case-sensitive; [] when not a formula."""
-    text = _SPACED_CHARGE_RE.sub(r"\1", text)  # "Ca2 +": the charge written apart
-    core = _CHARGE_RE.sub("", text) if text[-1] in "+-)" else text
+    oxide. A molecule whose first element has no count may also be named without the anion's
+    count, which names the class ("nitrogen oxide": Nitrogen Oxides); one whose first element
+    has a count has only its full name ("H2O2" is not hydrogen oxide, water). Case-sensitive;
+    [] when not a formula."""
+    core, m = _parsed(text)
     if core in ELEMENTS:
         return [ELEMENTS[core]]
-    m = _BINARY_RE.match(core)
-    if not m or m.group(1) not in ELEMENTS or m.group(3) not in ANIONS:
+    if m is None:
         return []
     first, anion = ELEMENTS[m.group(1)], ANIONS[m.group(3)]
     leading, n = int(m.group(2) or 1), int(m.group(4) or 1)
