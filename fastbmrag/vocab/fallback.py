@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE
-from fastbmrag.vocab.candidates import Spellings, WordWeights, partial_score, word_weights
+from fastbmrag.vocab.candidates import WordWeights, partial_score, word_weights
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -253,8 +253,6 @@ class MeshFallbacks(Stages):
     def _spelling(self, clean: str, t: str) -> _Hit | None:
         """The one concept of the type whose term the name misspells
         (:class:`~fastbmrag.vocab.candidates.Spellings`)."""
-        if self._spellings is None:
-            self._spellings = Spellings(self._mesh_index)
         items: set[int] = set()
         for key in self._spellings.nearest(term_key(clean)):
             items |= {

@@ -219,7 +219,7 @@ class DictionaryNormalizer(
         self._ids: dict[str, int] | None = None
         self._word_weights: WordWeights | None = None
         # the spelling index (15 ms): part of loading, as nearly every batch has a misspelling
-        self._spellings: Spellings | None = Spellings(self._mesh_index)
+        self._spellings = Spellings(self._mesh_index)
         self._word_weight_table: dict[str, Any] | None = mesh.get("word_weights")
         self._covered: dict[str, int] | None = None
         self._gene_groups: dict[int, list[str]] = genes.get("groups", {})

@@ -44,7 +44,7 @@ class Stages:
     _site_heads: dict[str, bool]
     _word_weights: WordWeights | None
     _word_weight_table: dict[str, Any] | None
-    _spellings: Spellings | None
+    _spellings: Spellings
     _labels: dict[str, str] | None
     _ids: dict[str, int] | None
     _covered: dict[str, int] | None
