@@ -122,8 +122,22 @@ def test_a_one_word_completion_is_offered_for_a_disease_given_for_a_chemical(
 ) -> None:
     r = norm.normalize("weakness", "disease")  # the only two-word term: Muscle Weakness
     assert (r.ontology_id, r.matched_by, r.candidates) == (None, "abstained", ("D018908",))
-    r = norm.normalize("cannabis", "chemical")  # one word names the substance
-    assert (r.ontology_id, r.matched_by) == ("D064086", "extend")
+    r = norm.normalize("ecstasy", "chemical")  # "Ecstasy (Drug)": the word names the substance
+    assert (r.ontology_id, r.matched_by) == ("D018817", "extend")
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "cannabis",  # only "Medical Cannabis" (Medical Marijuana): a word before it narrows it
+        "LPS",  # only "LPS Receptor" (Lipopolysaccharide Receptors): another molecule
+        "sulfonylurea",  # "Sulfonylurea Compounds", but also "Sulfonylurea Receptors"
+    ],
+)
+def test_a_chemical_word_is_not_completed_to_a_use_or_to_what_acts_on_it(
+    norm: DictionaryNormalizer, word: str
+) -> None:
+    assert norm.normalize(word, "chemical").ontology_id is None
 
 
 def test_a_part_keeps_the_other_parts_as_runners_up(norm: DictionaryNormalizer) -> None:

@@ -31,12 +31,14 @@ from typing import Any
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab.candidates import word_weights
 from fastbmrag.vocab.keys import (
+    BAG_STOP,
     bag_key,
     gene_key,
     gene_key_of,
     plain_tokens,
     raw_tokens,
     term_key,
+    tokens,
 )
 from fastbmrag.vocab.mesh_tables import (
     PROCESS_TREE,
@@ -203,6 +205,35 @@ def _family_stems(genes: Sequence[GeneRecord]) -> dict[tuple[str, ...], set[int]
     return {stem: who for stem, who in owners.items() if len(who) >= 2}
 
 
+def _completes(word: str, term: str) -> bool:
+    """Whether a two-word chemical term completes ``word`` written alone: the term writes the
+    word first, in its own order, and the word after it names the word's form or kind
+    ("Ecstasy (Drug)", "Contrast Agent", "Vincristine Sulfate"). A word written before it
+    narrows the substance to a use or a kind of it ("Medical Cannabis"; "Cannabis, Medical"
+    is that term inverted), and a relation word names another molecule, one that acts on it
+    ("LPS Receptor", "cAMP Phosphodiesterase", "Fat Substitute"); a short form after it names
+    a substance of its own ("OP-CCK")."""
+    if "," in term:
+        return False
+    toks = [t for t in tokens(term) if t not in BAG_STOP]  # the words of its bag key
+    after = toks[-1]
+    return (
+        toks[0] == word
+        and after not in _RELATION_WORDS
+        and after not in _ACTING_ON
+        and not (len(after) > 5 and after.endswith("ase"))  # an enzyme acting on it
+        and not re.split(r"[\s/-]", term)[-1].isupper()  # a short form names a substance of its own
+    )
+
+
+# Words that name a molecule by what it does to the word before them ("LPS receptor" is
+# covered by _RELATION_WORDS; "prostaglandin analog", "fat substitute", "calcium antagonist").
+_ACTING_ON = frozenset(
+    ["analog", "analogue", "substitute", "antagonist", "agonist", "inhibitor", "blocker",
+     "antibody"]
+)  # fmt: skip
+
+
 # Words after which a gene name names a gene related to what precedes, not a kind of it
 # ("tumor necrosis factor alpha induced protein 1", "huntingtin interacting protein 1",
 # "angiotensin I converting enzyme", "interleukin 1 receptor").
@@ -280,6 +311,7 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
     bag: dict[str, dict[int, int]] = {}
     exact: dict[str, dict[int, int]] = {}
     extend: dict[str, dict[int, int]] = {}
+    completes: set[tuple[str, int]] = set()  # (word, chemical it completes to)
     uses: dict[tuple[str, int], int] = {}
     partners: dict[str, dict[int, set[str]]] = {}
     bags_of: list[set[str]] = []
@@ -307,6 +339,8 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
                 numbered = words[0].isdigit() or words[1].isdigit()
                 for n_w, w in enumerate(words):
                     _add(extend, w, i, kind)
+                    if "C" not in cats and _completes(w, text):
+                        completes.add((w, i))
                     if not numbered:
                         uses[(w, i)] = uses.get((w, i), 0) + 1
                         partners.setdefault(w, {}).setdefault(i, set()).add(words[1 - n_w])
@@ -334,7 +368,15 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
             head_partners[w] = peers
     # One word -> the descriptors with a two-word term that contains it ("rigidity" -> Muscle
     # Rigidity), kept where few descriptors share the word: completes names written short.
+    # Chemicals are kept only where each one's term completes the word (see _completes): a
+    # word that also begins a receptor's or an enzyme's name completes to no one of them.
     extend = {k: v for k, v in extend.items() if len(v) <= 4 and k not in index}
+    for k, v in extend.items():
+        chemicals = [i for i in v if "C" not in table[i][2]]
+        if any((k, i) not in completes for i in chemicals):
+            for i in chemicals:
+                del v[i]
+    extend = {k: v for k, v in extend.items() if v}
     return {
         "descriptors": table,
         "index": _encode(index, 2),

@@ -491,7 +491,8 @@ class MeshFallbacks(Stages):
 
     def _extend(self, word: str, t: str) -> _Hit | None:
         """A one-word name completed to the only two-word term of its type that contains it
-        ("warfarin" -> ... ; a chemical's one word names its substance). The completion adds a
+        ("ecstasy" -> "Ecstasy (Drug)"). For a chemical, the build keeps only terms where the
+        added word names the word's form or kind (``build._completes``). The completion adds a
         word the name lacks: for a disease, :meth:`_normalize` gives no id ("weakness" is not
         only Muscle Weakness)."""
         codes = self._mesh_extend.get(word)

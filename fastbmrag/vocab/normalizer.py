@@ -67,7 +67,7 @@ matched_by       score  meaning
                         six letters or more, the first two as written
                         (:class:`~fastbmrag.vocab.candidates.Spellings`)
 ``extend``       0.60   a one-word chemical name completed to the only two-word chemical term
-                        holding it
+                        holding it, one that names its form or kind ("Ecstasy (Drug)")
 ``abstained``    <0.71  a name whose only term is a part carrying less of its word weight
                         than 70 % for a disease ("forestomach tumors" is not Neoplasms), 40 %
                         for a chemical ("sodium 3-sulfanylpropanesulfonate" is not Sodium);
