@@ -145,3 +145,27 @@ def test_a_part_keeps_the_other_parts_as_runners_up(norm: DictionaryNormalizer) 
     assert (r.ontology_id, r.matched_by) == ("D000077192", "partial")  # Adenocarcinoma of Lung
     # Neoplasm Metastasis, Adenocarcinoma: the other parts that are terms
     assert r.candidates == ("D000077192", "D009362", "D000230")
+
+
+@pytest.mark.parametrize(
+    ("name", "parts"),
+    [
+        ("iron dextran", ("D003911", "D007501")),  # a complex: Dextrans, Iron
+        ("simvastatin-ezetimibe", ("D000069438", "D019821")),  # a combination of the two
+        ("blood urea nitrogen", ("D009584", "D014508")),  # a measurement: Nitrogen, Urea
+    ],
+)
+def test_two_chemicals_written_together_name_neither_alone(
+    norm: DictionaryNormalizer, name: str, parts: tuple[str, ...]
+) -> None:
+    r = norm.normalize(name, "chemical")
+    assert (r.ontology_id, r.matched_by, r.candidates) == (None, "ambiguous", parts)
+
+
+def test_a_salts_counter_ion_or_a_list_keeps_the_part(norm: DictionaryNormalizer) -> None:
+    # hydrogen beside a compound names its salt or acid form, which MeSH files under it
+    r = norm.normalize("hydrogen cyanamide", "chemical")
+    assert (r.ontology_id, r.matched_by) == ("D003484", "partial")  # Cyanamide
+    # a list names each of its members: the part is one of them
+    r = norm.normalize("cocaine and ethanol", "chemical")
+    assert (r.ontology_id, r.matched_by) == ("D000431", "partial")  # Ethanol

@@ -22,6 +22,13 @@ ANIONS = {
     "Cl": "chloride", "Br": "bromide", "I": "iodide", "F": "fluoride", "O": "oxide",
     "S": "sulfide", "N": "nitride",
 }  # fmt: skip
+# The cations of salts and acids named cation-first ("sodium valproate", "hydrogen cyanide"):
+# hydrogen and the metals of groups 1 and 2, whose ions stand beside a compound without
+# forming a complex with it (MeSH files such salts under the compound).
+COUNTER_IONS = frozenset(
+    ["hydrogen", "lithium", "sodium", "potassium", "rubidium", "cesium", "magnesium", "calcium",
+     "strontium", "barium"]
+)  # fmt: skip
 NUMBER_PREFIX = {1: "mon", 2: "di", 3: "tri", 4: "tetra", 5: "penta"}
 # The elements of ELEMENTS that are no metals: their binary compounds are molecules, named with
 # multipliers ("dinitrogen monoxide"); a metal's are salts, named without ("calcium chloride").

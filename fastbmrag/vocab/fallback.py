@@ -4,11 +4,13 @@ rewrites towards MeSH's wording, completions, and parts of the name (with absten
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE
 from fastbmrag.vocab.candidates import WordWeights, partial_score, word_weights
+from fastbmrag.vocab.chemistry import COUNTER_IONS
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -46,6 +48,9 @@ from fastbmrag.vocab.language import (
     _variants,
 )
 from fastbmrag.vocab.stages import Stages
+
+# A list of names ("alcohol/nicotine", "A, B and C"): each name one of the things it names.
+_LIST_RE = re.compile(r"[,/]|\b(?:and|or)\b", re.IGNORECASE)
 
 
 class MeshFallbacks(Stages):
@@ -195,7 +200,7 @@ class MeshFallbacks(Stages):
                 )
                 if hit is not None and hit.item >= 0:
                     return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
-        hit = self._partial(toks, t, ctx)
+        hit = self._partial(toks, t, ctx, listed=_LIST_RE.search(clean) is not None)
         if hit is not None:
             return hit
         if t == DISEASE and len(toks) > 1 and toks[-1] not in _VAGUE_HEADS:
@@ -212,12 +217,19 @@ class MeshFallbacks(Stages):
                     return hit
         return None
 
-    def _partial(self, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
+    def _partial(
+        self, toks: Sequence[str], t: str, ctx: _Context | None, listed: bool = False
+    ) -> _Hit | None:
         """The longest part of the name (a run of its words) that is a term of the type, the
         parts ending at the last word (the head noun in English) first. Its score is 0.5 +
         0.3 x the share of the name's word weight the part covers
         (:mod:`fastbmrag.vocab.candidates`); :meth:`_normalize` abstains below
-        :data:`~fastbmrag.vocab.candidates.MIN_COVERAGE`."""
+        :data:`~fastbmrag.vocab.candidates.MIN_COVERAGE`.
+
+        Two chemicals written together, not ``listed`` ("and", "or", a comma or a slash), name
+        a compound, complex or combination of the two, neither alone ("iron dextran",
+        "simvastatin-ezetimibe", "blood urea nitrogen"): ambiguous. Only a salt's counter-ion
+        is no other substance there ("hydrogen cyanamide"; :data:`COUNTER_IONS`)."""
         index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
         n_all = len(toks)
         found: list[tuple[Sequence[str], _Hit]] = []
@@ -238,6 +250,12 @@ class MeshFallbacks(Stages):
         if not found:
             return None
         part, hit = found[0]
+        joined = [
+            h.item for p, h in found[1:] if set(p).isdisjoint(part) and p[0] not in COUNTER_IONS
+        ]
+        if t != DISEASE and joined and not listed:
+            items = tuple(dict.fromkeys((hit.item, *joined)))
+            return _Hit(t, -1, "ambiguous", AMBIGUOUS_SCORE, items, " ".join(part))
         share = self.word_weights.coverage([w for w in toks if w not in BAG_STOP], part)
         # the other parts that are terms: runners-up, for the record
         others = (h.item for _, h in found[1:])

@@ -61,7 +61,8 @@ matched_by       score  meaning
                         hypotension" -> Hypotension); 0.5 + 0.3 x the share of the name's
                         word weight the part carries (:mod:`fastbmrag.vocab.candidates`)
 ``ambiguous``    0.50   the name fits several entries equally well and the context does not
-                        decide; ``ontology_id`` is None and ``candidates`` lists the ids
+                        decide, or joins two chemicals ("iron dextran": a complex of both);
+                        ``ontology_id`` is None and ``candidates`` lists the ids
 ``spelling``     0.65   the one descriptor of the type whose term the name misspells, by a
                         letter or two ("epirubicine", "dysguesia"): one edit per ten letters,
                         six letters or more, the first two as written
