@@ -307,6 +307,17 @@ def test_chemical_abbreviation_from_abstract(norm: DictionaryNormalizer) -> None
     )
 
 
+def test_a_short_form_after_another_short_form_is_not_defined_by_it(
+    norm: DictionaryNormalizer,
+) -> None:
+    # The letters of "zidovudine" do not spell AZT; the words before it still define it.
+    r = norm.normalize("AZT", "chemical", "Patients took zidovudine (AZT) daily.")
+    assert (r.ontology_id, r.matched_by) == ("D015215", "abbreviation")
+    # "IL-13 (LpA)": the parenthesis names the stimulus of a measurement, not IL-13's name.
+    text = "Cells showed increased IL-5 (LpA, p = 0.07) and IL-13 (LpA), higher GM-CSF."
+    assert norm.normalize("LpA", "chemical", text).ontology_id is None
+
+
 def test_types_keep_to_their_trees(norm: DictionaryNormalizer) -> None:
     assert norm.normalize("endometriosis", "chemical").ontology_id is None
     assert norm.normalize("famotidine", "disease").ontology_id is None
