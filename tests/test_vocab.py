@@ -532,6 +532,31 @@ def test_an_isoform_after_an_alias_is_not_read(norm: DictionaryNormalizer) -> No
 
 
 @pytest.mark.parametrize(
+    ("name", "gene", "via"),
+    [
+        ("CEBPalpha", "CEBPA", "CEBP alpha"),  # a Greek letter glued to the capitals
+        ("IL-2Ralpha", "IL2RA", "IL-2R alpha"),
+        ("Toll-like receptor (TLR) 4", "TLR4", "TLR 4"),  # a short form inside the name
+        # "COX-2" is also MT-CO2's alias: the name without the short form decides
+        ("cyclooxygenase (COX)-2", "PTGS2", "cyclooxygenase-2"),
+        ("leukocyte antigen (HLA)-DRB1", "HLA-DRB1", "HLA-DRB1"),
+    ],
+)
+def test_a_name_written_out_of_its_dictionary_form(
+    norm: DictionaryNormalizer, name: str, gene: str, via: str
+) -> None:
+    result = norm.normalize(name, "gene")
+    assert (result.normalized_name, result.matched_by, result.via) == (gene, "respelled", via)
+
+
+def test_a_glued_greek_letter_the_dictionary_writes_so_is_read_as_written(
+    norm: DictionaryNormalizer,
+) -> None:
+    # HGNC lists "TRbeta" as an alias of THRB; spaced, "TR beta" would read as the symbol TRB
+    assert norm.normalize("TRbeta", "gene").normalized_name == "THRB"
+
+
+@pytest.mark.parametrize(
     ("name", "gene"),
     [("interleukin II", "IL2"), ("IL-II", "IL2"), ("MMP-IX", "MMP9"), ("glycoprotein IX", "GP9"),
      ("UP III", "UPK3A")],  # the last: NCBI Gene's synonym "UPIII", the numeral glued on

@@ -19,7 +19,12 @@ from fastbmrag.vocab.context import (
 )
 from fastbmrag.vocab.keys import BAG_STOP, gene_key_of, raw_tokens, term_key, tokens
 from fastbmrag.vocab.language import _unique_best
-from fastbmrag.vocab.phenomena import coordination_parts, isoform_stripped, species_stripped
+from fastbmrag.vocab.phenomena import (
+    coordination_parts,
+    isoform_stripped,
+    respellings,
+    species_stripped,
+)
 from fastbmrag.vocab.stages import Stages
 
 # The least support (a share of a gene name's word weight) by which the context picks a gene.
@@ -53,7 +58,8 @@ class GeneStages(Stages):
     def _gene_as_written(self, name: str, clean: str, ctx: _Context | None) -> Normalized | None:
         """A gene name written beyond its dictionary forms (fastbmrag.vocab.phenomena): a
         species letter before an HGNC symbol ("hIL-6"), an isoform or transcript variant after
-        an approved symbol ("TP63 gamma", "CD44v6"), or a coordination or range of genes
+        an approved symbol ("TP63 gamma", "CD44v6"), a respelling ("CEBPalpha", "Toll-like
+        receptor (TLR) 4"), or a coordination or range of genes
         ("SMAD2/3", "IL-4 and -13", "TGF-beta1-3"), every part of which names its own gene."""
         bare = species_stripped(clean)
         if bare is not None:
@@ -68,6 +74,11 @@ class GeneStages(Stages):
             if hit is not None and hit.item >= 0 and hit.matched_by == "symbol":
                 score = round(hit.score * AS_WRITTEN_FACTOR, 3)
                 return self._result(name, GENE, _Hit(GENE, hit.item, "isoform", score))
+        for spelt in respellings(clean):
+            hit = self._direct(spelt, GENE, ctx)
+            if hit is not None and hit.item >= 0:
+                score = round(hit.score * AS_WRITTEN_FACTOR, 3)
+                return self._result(name, GENE, _Hit(GENE, hit.item, "respelled", score, (), spelt))
         parts = coordination_parts(clean)
         if not parts:
             return None

@@ -9,6 +9,9 @@
 * An isoform or transcript variant after a symbol: "TP63 gamma", "CD44v6", "CD44 variant 6".
   :func:`isoform_stripped` gives the symbol; the normaliser takes it only where the whole name
   is no gene's and the rest is an approved symbol ("IL-1 beta" is IL1B, not an isoform of IL1).
+* Names written out of their dictionary form, :func:`respellings`: a Greek letter's name glued
+  to a symbol's capitals ("CEBPalpha" as "CEBP alpha"), and a short form in parentheses
+  inside a name ("Toll-like receptor (TLR) 4" as "TLR 4" or "Toll-like receptor 4").
 """
 
 from __future__ import annotations
@@ -74,3 +77,30 @@ def isoform_stripped(name: str) -> str | None:
     "TP63", "CD44v6" -> "CD44"), or None."""
     m = _GREEK_ISOFORM.match(name.strip()) or _VARIANT.match(name.strip())
     return m.group(1) if m else None
+
+
+# A Greek letter's name in lower case right after two capitals (or a digit and a capital).
+_GLUED_GREEK = re.compile(
+    r"(?<=[A-Z0-9][A-Z])(alpha|beta|gamma|delta|epsilon|kappa|zeta|theta|eta|iota|lambda|mu|"
+    r"sigma|tau|omega)(?![a-z])"
+)
+# A name, a short form in parentheses with at least one capital, then what follows: a number,
+# a letter, a symbol's rest ("cyclooxygenase (COX)-2", "leukocyte antigen (HLA)-DRB1").
+_INNER_SHORT_FORM = re.compile(r"^(.*?\S)\s*\(([A-Za-z][A-Za-z0-9-]{0,9})\)\s*(-?[A-Za-z0-9-]*)$")
+
+
+def respellings(name: str) -> list[str]:
+    """The name as the dictionary writes it, where it is written otherwise: the Greek letter
+    glued to a symbol spaced off ("CEBPalpha" -> "CEBP alpha"); a short form in parentheses
+    inside the name with what follows it, then the name without it ("Toll-like receptor (TLR)
+    4" -> "TLR 4", "Toll-like receptor 4"). Empty where neither applies."""
+    out = []
+    spaced = _GLUED_GREEK.sub(r" \1", name)
+    if spaced != name:
+        out.append(spaced)
+    m = _INNER_SHORT_FORM.match(name)
+    if m and any(c.isupper() for c in m.group(2)):
+        long, short, rest = m.groups()
+        glue = "" if rest.startswith("-") or not rest else " "
+        out += [f"{short}{glue}{rest}", f"{long}{glue}{rest}"]
+    return out
