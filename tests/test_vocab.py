@@ -540,6 +540,7 @@ def test_an_isoform_after_an_alias_is_not_read(norm: DictionaryNormalizer) -> No
         # "COX-2" is also MT-CO2's alias: the name without the short form decides
         ("cyclooxygenase (COX)-2", "PTGS2", "cyclooxygenase-2"),
         ("leukocyte antigen (HLA)-DRB1", "HLA-DRB1", "HLA-DRB1"),
+        ("Never in mitosis gene A (NIMA)-related kinase 2", "NEK2", "NIMA-related kinase 2"),
     ],
 )
 def test_a_name_written_out_of_its_dictionary_form(

@@ -85,8 +85,9 @@ _GLUED_GREEK = re.compile(
     r"sigma|tau|omega)(?![a-z])"
 )
 # A name, a short form in parentheses with at least one capital, then what follows: a number,
-# a letter, a symbol's rest ("cyclooxygenase (COX)-2", "leukocyte antigen (HLA)-DRB1").
-_INNER_SHORT_FORM = re.compile(r"^(.*?\S)\s*\(([A-Za-z][A-Za-z0-9-]{0,9})\)\s*(-?[A-Za-z0-9-]*)$")
+# a symbol's rest, words ("cyclooxygenase (COX)-2", "leukocyte antigen (HLA)-DRB1",
+# "N-acetylglucosamine (O-GlcNAc) transferase").
+_INNER_SHORT_FORM = re.compile(r"^(.*?\S)\s*\(([A-Za-z][A-Za-z0-9-]{0,9})\)\s*(.*)$")
 
 
 def respellings(name: str) -> list[str]:
