@@ -260,6 +260,12 @@ def test_abbreviation_finder() -> None:
         ("H2S", "chemical", ("Hydrogen Sulfide", "D006862"), "formula"),
         ("Al2O3", "chemical", ("Aluminum Oxide", "D000537"), "formula"),
         ("As2O3", "chemical", ("Arsenic Trioxide", "D000077237"), "formula"),
+        # salts of polyatomic anions, the count as a subscript or after parentheses
+        ("ZnSO(4)", "chemical", ("Zinc Sulfate", "D019287"), "formula"),
+        ("NaHCO3", "chemical", ("Sodium Bicarbonate", "D017693"), "formula"),
+        ("NH4Cl", "chemical", ("Ammonium Chloride", "D000643"), "formula"),
+        ("O2", "chemical", ("Oxygen", "D010100"), "formula"),  # a diatomic element
+        ("Cl-", "chemical", ("Chlorides", "D002712"), "formula"),  # an anion, not the element
     ],
 )
 def test_mesh_names(
@@ -276,6 +282,7 @@ def test_mesh_names(
         "H2O2",  # a peroxide, not hydrogen oxide (water)
         "N2O",  # dinitrogen monoxide (nitrous oxide), not nitrogen monoxide (nitric oxide)
         "Fe2O3",  # no term; its part "2O3" is no other oxide (As2O3)
+        "O2-",  # superoxide (O2, charge -1) or oxide (O, charge -2); not oxygen
     ],
 )
 def test_a_formula_gets_no_other_compound(norm: DictionaryNormalizer, formula: str) -> None:

@@ -29,6 +29,28 @@ COUNTER_IONS = frozenset(
     ["hydrogen", "lithium", "sodium", "potassium", "rubidium", "cesium", "magnesium", "calcium",
      "strontium", "barium"]
 )  # fmt: skip
+# The elements whose molecules are diatomic, as formulae write them: "O2" is oxygen.
+DIATOMIC = frozenset(["H2", "N2", "O2", "F2", "Cl2", "Br2", "I2"])
+# Polyatomic anions (IUPAC names) as formulae write them, for salts: "ZnSO4" -> zinc sulfate.
+POLYATOMIC_ANIONS = {
+    "SO4": "sulfate", "SO3": "sulfite", "NO3": "nitrate", "NO2": "nitrite", "PO4": "phosphate",
+    "HPO4": "hydrogen phosphate", "H2PO4": "dihydrogen phosphate", "CO3": "carbonate",
+    "HCO3": "bicarbonate", "OH": "hydroxide", "CN": "cyanide", "SCN": "thiocyanate",
+    "ClO4": "perchlorate", "ClO3": "chlorate", "ClO": "hypochlorite", "MnO4": "permanganate",
+    "CrO4": "chromate", "Cr2O7": "dichromate", "AsO4": "arsenate", "AsO3": "arsenite",
+    "BO3": "borate", "SiO3": "silicate", "C2O4": "oxalate", "S2O3": "thiosulfate",
+}  # fmt: skip
+# A salt's formula: a metal or ammonium with its count, then a polyatomic anion (in
+# parentheses where counted: "Ca(OH)2"), its count written after it or as a subscript "(4)".
+_SALT_RE = re.compile(
+    r"^(NH4|[A-Z][a-z]?)(\d?)(?:\(("
+    + "|".join(POLYATOMIC_ANIONS)
+    + r")\)(\d)|("
+    + "|".join(sorted([*POLYATOMIC_ANIONS, *ANIONS], key=len, reverse=True))
+    + r"))$"
+)
+_SALT_ANIONS = {**ANIONS, **POLYATOMIC_ANIONS}  # ammonium's monatomic ones: "NH4Cl"
+_SUBSCRIPT_RE = re.compile(r"\((\d)\)")
 NUMBER_PREFIX = {1: "mon", 2: "di", 3: "tri", 4: "tetra", 5: "penta"}
 # The elements of ELEMENTS that are no metals: their binary compounds are molecules, named with
 # multipliers ("dinitrogen monoxide"); a metal's are salts, named without ("calcium chloride").
@@ -51,20 +73,36 @@ _CHARGE_RE = re.compile(r"(?:\(?\d?[+-]+\)?|\(\d?[+-]\))$")
 _BINARY_RE = re.compile(r"^([A-Z][a-z]?)(\d?)([A-Z][a-z]?)\(?(\d?)\)?$")
 
 
-def _parsed(text: str) -> tuple[str, re.Match[str] | None]:
-    """The formula without its charge, and its binary match (an element, then an anion)."""
+def _parsed(text: str) -> tuple[str, re.Match[str] | None, bool]:
+    """The formula without its charge, its binary match (an element, then an anion), and
+    whether the charge is negative."""
     text = _SPACED_CHARGE_RE.sub(r"\1", text)  # "Ca2 +": the charge written apart
     core = _CHARGE_RE.sub("", text) if text[-1:] in ("+", "-", ")") else text
+    negative = core != text and text.rstrip(")").endswith("-")
     m = _BINARY_RE.match(core)
     if m is not None and (m.group(1) not in ELEMENTS or m.group(3) not in ANIONS):
         m = None
-    return core, m
+    return core, m, negative
 
 
 def is_formula(text: str) -> bool:
-    """ "Na", "Ca2+", "Fe2O3": an element symbol, or a binary formula of an element and an anion."""
-    core, m = _parsed(text)
-    return core in ELEMENTS or m is not None
+    """ "Na", "Ca2+", "O2", "Cl-", "Fe2O3", "ZnSO4": an element symbol, a diatomic element, an
+    ion of either, a binary formula of an element and an anion, a salt of a polyatomic anion."""
+    core, m, _ = _parsed(text)
+    return core in ELEMENTS or core in DIATOMIC or m is not None or _salt_name(core) is not None
+
+
+def _salt_name(core: str) -> str | None:
+    """A salt's name, as IUPAC names salts (no multipliers: the charges fix the counts):
+    "ZnSO4", "ZnSO(4)" -> zinc sulfate, "NaHCO3" -> sodium bicarbonate, "Ca(OH)2" -> calcium
+    hydroxide, "NH4Cl" is binary (ammonium chloride is named below)."""
+    m = _SALT_RE.match(_SUBSCRIPT_RE.sub(r"\1", core) if "(" in core else core)
+    if m is None:
+        return None
+    cation = "ammonium" if m.group(1) == "NH4" else ELEMENTS.get(m.group(1))
+    if cation is None or m.group(1) in NONMETALS:
+        return None  # "HNO3" is nitric acid; an acid is named otherwise
+    return f"{cation} {_SALT_ANIONS[m.group(3) or m.group(5)]}"
 
 
 def formula_names(text: str) -> list[str]:
@@ -76,11 +114,17 @@ def formula_names(text: str) -> list[str]:
     count, which names the class ("nitrogen oxide": Nitrogen Oxides); one whose first element
     has a count has only its full name ("H2O2" is not hydrogen oxide, water). Case-sensitive;
     [] when not a formula."""
-    core, m = _parsed(text)
-    if core in ELEMENTS:
-        return [ELEMENTS[core]]
+    core, m, negative = _parsed(text)
+    if core in ELEMENTS or core in DIATOMIC:
+        if negative:
+            # An anion, not the element: "Cl-" -> chloride; with a digit no one reading
+            # ("O2-": superoxide, O2 charged -1, or oxide, O charged -2).
+            digit = any(c.isdigit() for c in text)
+            return [ANIONS[core]] if core in ANIONS and not digit else []
+        return [ELEMENTS[core.removesuffix("2")]]  # a cation as its element; "O2" is oxygen
     if m is None:
-        return []
+        salt = _salt_name(core)
+        return [salt] if salt else []
     first, anion = ELEMENTS[m.group(1)], ANIONS[m.group(3)]
     leading, n = int(m.group(2) or 1), int(m.group(4) or 1)
     if m.group(1) not in NONMETALS:
