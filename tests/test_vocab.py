@@ -314,6 +314,20 @@ def test_chemical_abbreviation_from_abstract(norm: DictionaryNormalizer) -> None
     )
 
 
+def test_a_misspelt_long_form_still_defines_its_short_form(norm: DictionaryNormalizer) -> None:
+    text = "The novel immunosuppressive drug sirolmus (Srl) lacks nephrotoxic effects."
+    r = norm.normalize("Srl", "chemical", text)
+    assert (r.normalized_name, r.matched_by) == ("Sirolimus", "abbreviation")
+
+
+def test_a_compound_modifiers_hyphen_on_both_forms(norm: DictionaryNormalizer) -> None:
+    text = "Dexamethasone- (Dex-) induced hypertension. Dex increased systolic pressure."
+    assert norm.normalize("Dex", "chemical", text).normalized_name == "Dexamethasone"
+    # a charge is no such hyphen
+    text = "The superoxide anion (O2-) was measured."
+    assert norm.normalize("O2-", "chemical", text).normalized_name == "Superoxides"
+
+
 def test_a_short_form_after_another_short_form_is_not_defined_by_it(
     norm: DictionaryNormalizer,
 ) -> None:

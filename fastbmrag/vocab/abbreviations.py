@@ -52,7 +52,7 @@ class AbbreviationStages(Stages):
         if window:
             long = ctx.abbreviations.get(clean)
             if long:
-                hit = self._fallback(long, t, ctx)
+                hit = self._fallback(long, t, ctx) or self._spelling(long, t)
                 if hit is not None and not withheld(hit, clean, coverage=False):
                     return abbreviation_hit(hit, 0.8, long)
             elif _abbreviation_like(clean):

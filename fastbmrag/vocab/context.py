@@ -120,6 +120,9 @@ def _abbreviations(text: str) -> tuple[dict[str, str], dict[str, str]]:
         before = text[: m.start()].rstrip()
         cut = max(before.rfind(". "), before.rfind("; "), before.rfind("("), before.rfind(")"))
         before = before[cut + 1 :].strip()
+        if before.endswith("-") and short.endswith("-"):
+            # "Dexamethasone- (Dex-) induced": a compound modifier's hyphen on both forms
+            before, short = before.rstrip("-"), short.rstrip("-")
         if not before:
             continue
         window.setdefault(short, " ".join(before.split()[-8:]))
