@@ -266,6 +266,9 @@ def test_abbreviation_finder() -> None:
         ("NH4Cl", "chemical", ("Ammonium Chloride", "D000643"), "formula"),
         ("O2", "chemical", ("Oxygen", "D010100"), "formula"),  # a diatomic element
         ("Cl-", "chemical", ("Chlorides", "D002712"), "formula"),  # an anion, not the element
+        # an anion's name as its acid's: "-ate" of "-ic acid"
+        ("D-glucarates", "chemical", ("Glucaric Acid", "D005937"), "variant"),
+        ("para-aminohippurate", "chemical", ("p-Aminohippuric Acid", "D010130"), "variant"),
     ],
 )
 def test_mesh_names(

@@ -149,3 +149,14 @@ def _multiplied(n: int, anion: str) -> str:
     if prefix.endswith("a") and anion[0] == "o":
         prefix = prefix[:-1]
     return prefix + anion
+
+
+def acid_forms(word: str) -> list[tuple[str, str]]:
+    """The acid an anion's name is the conjugate base of, as IUPAC names them: "-ate" of an
+    "-ic acid" ("glucarate" -> glucaric acid), "-ite" of an "-ous acid" ("nitrite" -> nitrous
+    acid); MeSH often files the anion and its salts under the acid."""
+    if len(word) > 6 and word.endswith("ate"):
+        return [(word[:-3] + "ic", "acid")]
+    if len(word) > 6 and word.endswith("ite"):
+        return [(word[:-3] + "ous", "acid")]
+    return []

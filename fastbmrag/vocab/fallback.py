@@ -10,7 +10,7 @@ from typing import Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE
 from fastbmrag.vocab.candidates import WordWeights, partial_score, word_weights
-from fastbmrag.vocab.chemistry import COUNTER_IONS
+from fastbmrag.vocab.chemistry import COUNTER_IONS, acid_forms
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -111,6 +111,8 @@ class MeshFallbacks(Stages):
         body = toks[:-1]
         variants = [(*body, v) for v in _suffix_variants(toks[-1], 2)]
         tries: list[Sequence[str]] = [*variants]
+        if t == CHEMICAL:
+            tries += [(*body, *acid) for acid in acid_forms(toks[-1])]
         if t == DISEASE:
             tries += _rewrites(toks)
             tries += self._head_completions((*variants, toks))
