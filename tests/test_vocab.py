@@ -269,6 +269,15 @@ def test_abbreviation_finder() -> None:
         # an anion's name as its acid's: "-ate" of "-ic acid"
         ("D-glucarates", "chemical", ("Glucaric Acid", "D005937"), "variant"),
         ("para-aminohippurate", "chemical", ("p-Aminohippuric Acid", "D010130"), "variant"),
+        # a class of drugs as MeSH names it ("... Agents"); a Latin plural
+        (
+            "beta-adrenergic blocking drugs",
+            "chemical",
+            ("Adrenergic beta-Antagonists", "D000319"),
+            "variant",
+        ),
+        ("antithyroid medications", "chemical", ("Antithyroid Agents", "D013956"), "variant"),
+        ("contrast medium", "chemical", ("Contrast Media", "D003287"), "variant"),
     ],
 )
 def test_mesh_names(

@@ -29,6 +29,8 @@ COUNTER_IONS = frozenset(
     ["hydrogen", "lithium", "sodium", "potassium", "rubidium", "cesium", "magnesium", "calcium",
      "strontium", "barium"]
 )  # fmt: skip
+# Nouns for a class of drugs, which MeSH names "... Agents" ("antiinflammatory drugs").
+DRUG_WORDS = frozenset(["drug", "medication", "medicine", "medicament"])
 # The elements whose molecules are diatomic, as formulae write them: "O2" is oxygen.
 DIATOMIC = frozenset(["H2", "N2", "O2", "F2", "Cl2", "Br2", "I2"])
 # Polyatomic anions (IUPAC names) as formulae write them, for salts: "ZnSO4" -> zinc sulfate.

@@ -10,7 +10,7 @@ from typing import Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE
 from fastbmrag.vocab.candidates import WordWeights, partial_score, word_weights
-from fastbmrag.vocab.chemistry import COUNTER_IONS, acid_forms
+from fastbmrag.vocab.chemistry import COUNTER_IONS, DRUG_WORDS, acid_forms
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -113,6 +113,8 @@ class MeshFallbacks(Stages):
         tries: list[Sequence[str]] = [*variants]
         if t == CHEMICAL:
             tries += [(*body, *acid) for acid in acid_forms(toks[-1])]
+            if toks[-1] in DRUG_WORDS and body:
+                tries.append((*body, "agent"))  # MeSH names drug classes "... Agents"
         if t == DISEASE:
             tries += _rewrites(toks)
             tries += self._head_completions((*variants, toks))

@@ -57,6 +57,7 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("eur", "e"),  # migraineur -> migraine
     ("ive", "ivity"),  # hyperactive -> hyperactivity
     ("i", "us"),  # thrombi -> thrombus (Latin plural)
+    ("um", "a"),  # contrast medium -> contrast media (Latin plural)
     ("age", "e"),  # overdosage -> overdose
     ("ency", "ence"),  # dependency -> dependence
     ("ic", "a"),  # purpuric -> purpura
