@@ -121,27 +121,27 @@ class Spellings:
     """Terms near a key in spelling (optimal string alignment distance: an insertion, a
     deletion, a substitution or a transposition of neighbours counts one)."""
 
-    __slots__ = ("_by_start", "_sorted")
+    __slots__ = ("_sorted",)
 
     def __init__(self, keys: Iterable[str]) -> None:
         """``keys``: the terms' keys (letters and digits, no separators)."""
         by_start: dict[str, list[str]] = {}
         for key in keys:
             by_start.setdefault(key[:2], []).append(key)
-        self._by_start = by_start
-        # per first two letters, as names need them: the keys by length, and their lengths
+        # per first two letters: the keys by length, and their lengths
         self._sorted: dict[str, tuple[list[str], list[int]]] = {}
+        for start, found in by_start.items():
+            found.sort(key=len)
+            self._sorted[start] = (found, list(map(len, found)))
 
     def nearest(self, key: str) -> list[str]:
         """The keys at the least distance from ``key`` within the allowance, or none."""
         if len(key) < MIN_SPELLING_LENGTH:
             return []
         allowed = max(1, len(key) // LETTERS_PER_EDIT)
-        start = key[:2]
-        ranked = self._sorted.get(start)
+        ranked = self._sorted.get(key[:2])
         if ranked is None:
-            keys = sorted(self._by_start.get(start, ()), key=len)
-            ranked = self._sorted[start] = (keys, list(map(len, keys)))
+            return []
         keys, lengths = ranked
         lo = bisect.bisect_left(lengths, len(key) - allowed)
         hi = bisect.bisect_right(lengths, len(key) + allowed)

@@ -90,6 +90,8 @@ def _parsed(text: str) -> tuple[str, re.Match[str] | None, bool]:
 def is_formula(text: str) -> bool:
     """ "Na", "Ca2+", "O2", "Cl-", "Fe2O3", "ZnSO4": an element symbol, a diatomic element, an
     ion of either, a binary formula of an element and an anion, a salt of a polyatomic anion."""
+    if not text[:1].isupper():  # every formula starts with an element's capital
+        return False
     core, m, _ = _parsed(text)
     return core in ELEMENTS or core in DIATOMIC or m is not None or _salt_name(core) is not None
 
@@ -116,6 +118,8 @@ def formula_names(text: str) -> list[str]:
     count, which names the class ("nitrogen oxide": Nitrogen Oxides); one whose first element
     has a count has only its full name ("H2O2" is not hydrogen oxide, water). Case-sensitive;
     [] when not a formula."""
+    if not text[:1].isupper():  # every formula starts with an element's capital
+        return []
     core, m, negative = _parsed(text)
     if core in ELEMENTS or core in DIATOMIC:
         if negative:

@@ -38,11 +38,6 @@ class GeneStages(Stages):
         """A name that is an HGNC gene group's ("caspases", "interleukins", "toll-like
         receptors"), or the stem its members' names share, singular or plural ("matrix
         metalloproteinases"): the family's own node, never one of its members."""
-        if self._group_keys is None:
-            keys: dict[str, list[str]] = {}
-            for group_id, group_name in self._group_names.items():
-                keys.setdefault(term_key(group_name), []).append(group_id)
-            self._group_keys = {k: v[0] for k, v in keys.items() if len(v) == 1}
         found = self._group_keys.get(term_key(clean))
         if found is None:
             # the stem its members' names share ("matrix metalloproteinase(s)")

@@ -137,7 +137,15 @@ from fastbmrag.vocab.context import (
 from fastbmrag.vocab.facts import VocabularyFacts
 from fastbmrag.vocab.fallback import MeshFallbacks
 from fastbmrag.vocab.genes import GeneStages
-from fastbmrag.vocab.keys import BAG_STOP, ROMAN_NUMBER, gene_key_of, raw_tokens, tokens, word_forms
+from fastbmrag.vocab.keys import (
+    BAG_STOP,
+    ROMAN_NUMBER,
+    gene_key_of,
+    raw_tokens,
+    term_key,
+    tokens,
+    word_forms,
+)
 from fastbmrag.vocab.language import (
     _AND_OR_CAPITALS,
     _AND_OR_RE,
@@ -216,7 +224,6 @@ class DictionaryNormalizer(
         self._contexts: dict[str, _Context] = {}
         self._site_heads: dict[str, bool] = {}
         self._labels: dict[str, str] | None = None
-        self._group_keys: dict[str, str] | None = None
         self._ids: dict[str, int] | None = None
         self._word_weights: WordWeights | None = None
         # the spelling index (15 ms): part of loading, as nearly every batch has a misspelling
@@ -225,6 +232,11 @@ class DictionaryNormalizer(
         self._covered: dict[str, int] | None = None
         self._gene_groups: dict[int, list[str]] = genes.get("groups", {})
         self._group_names: dict[str, str] = genes.get("group_names", {})
+        keys: dict[str, list[str]] = {}
+        for group_id, group_name in self._group_names.items():
+            keys.setdefault(term_key(group_name), []).append(group_id)
+        # a gene group's name as a key, where it names one group only
+        self._group_keys: dict[str, str] = {k: v[0] for k, v in keys.items() if len(v) == 1}
         self._stem_groups: dict[str, str] = genes.get("stem_groups", {})
         self._mesh_ancestors: dict[int, list[str]] = mesh.get("ancestors", {})
         self._lock = threading.Lock()

@@ -24,7 +24,7 @@ class Stages:
     _gene_multi: Sequence[Sequence[int]]
     _gene_groups: dict[int, list[str]]
     _group_names: dict[str, str]
-    _group_keys: dict[str, str] | None
+    _group_keys: dict[str, str]
     _stem_groups: dict[str, str]
     # MeSH
     _desc: list[list[str]]
