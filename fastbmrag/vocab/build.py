@@ -23,25 +23,24 @@ import gzip
 import json
 import pickle
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab.candidates import word_weights
+from fastbmrag.vocab.gene_families import family_stems, stem_groups
 from fastbmrag.vocab.keys import (
-    BAG_STOP,
     bag_key,
     gene_key,
-    gene_key_of,
     plain_tokens,
     raw_tokens,
     term_key,
-    tokens,
 )
 from fastbmrag.vocab.mesh_tables import (
     PROCESS_TREE,
+    completes_word,
     completion_tables,
     drug_induced_forms,
     head_words,
@@ -137,7 +136,7 @@ def compile_genes(genes: Iterable[GeneRecord]) -> dict[str, Any]:
     naming one gene holds one code, a key naming several a list, best kind first.
     """
     genes = list(genes)
-    family = _family_stems(genes)
+    family = family_stems(genes)
     table: list[list[str]] = []
     index: dict[str, dict[int, int]] = {}
     for g in genes:
@@ -173,117 +172,18 @@ def compile_genes(genes: Iterable[GeneRecord]) -> dict[str, Any]:
                     if bare.strip():
                         _add(index, gene_key(bare), i, kind)
     groups = {i: [gid for gid, _ in g.groups] for i, g in enumerate(genes) if g.groups}
-    stem_groups = _stem_groups(genes, family)
+    groups_of_stems = stem_groups(genes, family)
     group_names = {gid: name for g in genes for gid, name in g.groups}
     return {
         "genes": table,
         "index": _encode(index, 8),
         "groups": groups,
         "group_names": group_names,
-        "stem_groups": stem_groups,
+        "stem_groups": groups_of_stems,
     }
 
 
 NCBI_KIND = GENE_KINDS.index("ncbi_synonym")  # this kind and later ones come from NCBI Gene
-
-
-def _family_stems(genes: Sequence[GeneRecord]) -> dict[tuple[str, ...], set[int]]:
-    """Token sequences that begin longer names of two or more genes, with those genes: a
-    family's stem ("cytochrome P450" of "cytochrome P450 2E1", "TCF" of TCF4 and TCF7). NCBI
-    Gene lists such stems among one member's synonyms and protein names; taken as that gene's
-    name they would put the family's other members on it, so they are not indexed."""
-    owners: dict[tuple[str, ...], set[int]] = {}
-    for i, g in enumerate(genes):
-        names = [g.symbol, g.name, *g.prev_symbols, *g.alias_symbols, *g.prev_names]
-        names += [*g.alias_names, *g.ncbi_synonyms, *g.protein_names]
-        for name in names:
-            toks = tuple(raw_tokens(name))
-            for n in range(1, len(toks)):
-                if toks[n] in _RELATION_WORDS:
-                    continue  # "tumor necrosis factor alpha induced protein": about it, no kind of it
-                owners.setdefault(toks[:n], set()).add(i)
-    return {stem: who for stem, who in owners.items() if len(who) >= 2}
-
-
-def _completes(word: str, term: str) -> bool:
-    """Whether a two-word chemical term completes ``word`` written alone: the term writes the
-    word first, in its own order, and the word after it names the word's form or kind
-    ("Ecstasy (Drug)", "Contrast Agent", "Vincristine Sulfate"). A word written before it
-    narrows the substance to a use or a kind of it ("Medical Cannabis"; "Cannabis, Medical"
-    is that term inverted), and a relation word names another molecule, one that acts on it
-    ("LPS Receptor", "cAMP Phosphodiesterase", "Fat Substitute"); a short form after it names
-    a substance of its own ("OP-CCK")."""
-    if "," in term:
-        return False
-    toks = [t for t in tokens(term) if t not in BAG_STOP]  # the words of its bag key
-    after = toks[-1]
-    return (
-        toks[0] == word
-        and after not in _RELATION_WORDS
-        and after not in _ACTING_ON
-        and not (len(after) > 5 and after.endswith("ase"))  # an enzyme acting on it
-        and not re.split(r"[\s/-]", term)[-1].isupper()  # a short form names a substance of its own
-    )
-
-
-# Words that name a molecule by what it does to the word before them ("LPS receptor" is
-# covered by _RELATION_WORDS; "prostaglandin analog", "fat substitute", "calcium antagonist").
-_ACTING_ON = frozenset(
-    ["analog", "analogue", "substitute", "antagonist", "agonist", "inhibitor", "blocker",
-     "antibody"]
-)  # fmt: skip
-
-
-# Words after which a gene name names a gene related to what precedes, not a kind of it
-# ("tumor necrosis factor alpha induced protein 1", "huntingtin interacting protein 1",
-# "angiotensin I converting enzyme", "interleukin 1 receptor").
-_RELATION_WORDS = frozenset(
-    [
-        "induced", "inducible", "inducing", "interacting", "associated", "binding", "regulated",
-        "related", "like", "activated", "activating", "converting", "releasing", "dependent",
-        "responsive", "receptor",
-    ]
-)  # fmt: skip
-
-
-def _stem_groups(
-    genes: Sequence[GeneRecord], family: dict[tuple[str, ...], set[int]]
-) -> dict[str, str]:
-    """``{gene key of a stem: HGNC gene group}`` where every gene whose names begin with the
-    stem belongs to that one group: the family's name as its members' names write it
-    ("matrix metalloproteinase" of "matrix metalloproteinase 9" and the others, all in the group
-    Matrix metallopeptidases), which HGNC's group name need not be. Stems written alike are one
-    key, and all their genes must share the group ("IL" begins names of many groups). Where
-    the names give none, a numbered series of symbols names its group when all its members
-    are in it and make at least half of it ("MAPK" of MAPK1 ... MAPK15; not "GLI" of the
-    C2H2-type zinc fingers)."""
-
-    def single_group(who: set[int]) -> str | None:
-        shared = set.intersection(*({gid for gid, _ in genes[i].groups} for i in who))
-        return next(iter(shared)) if len(shared) == 1 else None
-
-    owners: dict[str, set[int]] = {}
-    for stem, who in family.items():
-        owners.setdefault(gene_key_of(stem), set()).update(who)
-    out = {key: gid for key, who in owners.items() if (gid := single_group(who)) is not None}
-    size: dict[str, int] = {}
-    for g in genes:
-        for gid, _ in g.groups:
-            size[gid] = size.get(gid, 0) + 1
-    series: dict[str, set[int]] = {}
-    for i, g in enumerate(genes):
-        if m := _NUMBERED_SYMBOL_RE.fullmatch(g.symbol):
-            series.setdefault(gene_key(m.group(1)), set()).add(i)
-    for key, who in series.items():
-        gid = single_group(who) if len(who) >= 2 and key not in out else None
-        if gid is not None and 2 * len(who) >= size[gid]:
-            out[key] = gid
-    return out
-
-
-# A member's symbol in a numbered series: the series' letters, its number, perhaps one more
-# letter ("MAPK14", "WNT2B"); the letters with every member in one group name the group.
-_NUMBERED_SYMBOL_RE = re.compile(r"([A-Z]{2,})\d+[A-Z]?")
 
 
 def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
@@ -311,7 +211,7 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
     bag: dict[str, dict[int, int]] = {}
     exact: dict[str, dict[int, int]] = {}
     extend: dict[str, dict[int, int]] = {}
-    completes: set[tuple[str, int]] = set()  # (word, chemical it completes to)
+    completing: set[tuple[str, int]] = set()  # (word, chemical it completes to)
     uses: dict[tuple[str, int], int] = {}
     partners: dict[str, dict[int, set[str]]] = {}
     bags_of: list[set[str]] = []
@@ -339,8 +239,8 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
                 numbered = words[0].isdigit() or words[1].isdigit()
                 for n_w, w in enumerate(words):
                     _add(extend, w, i, kind)
-                    if "C" not in cats and _completes(w, text):
-                        completes.add((w, i))
+                    if "C" not in cats and completes_word(w, text):
+                        completing.add((w, i))
                     if not numbered:
                         uses[(w, i)] = uses.get((w, i), 0) + 1
                         partners.setdefault(w, {}).setdefault(i, set()).add(words[1 - n_w])
@@ -368,12 +268,12 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
             head_partners[w] = peers
     # One word -> the descriptors with a two-word term that contains it ("rigidity" -> Muscle
     # Rigidity), kept where few descriptors share the word: completes names written short.
-    # Chemicals are kept only where each one's term completes the word (see _completes): a
+    # Chemicals are kept only where each one's term completes the word (see mesh_tables.completes_word): a
     # word that also begins a receptor's or an enzyme's name completes to no one of them.
     extend = {k: v for k, v in extend.items() if len(v) <= 4 and k not in index}
     for k, v in extend.items():
         chemicals = [i for i in v if "C" not in table[i][2]]
-        if any((k, i) not in completes for i in chemicals):
+        if any((k, i) not in completing for i in chemicals):
             for i in chemicals:
                 del v[i]
     extend = {k: v for k, v in extend.items() if v}

@@ -9,8 +9,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE
-from fastbmrag.vocab.candidates import WordWeights, partial_score, word_weights
-from fastbmrag.vocab.chemistry import COUNTER_IONS, DRUG_WORDS, acid_forms
+from fastbmrag.vocab.candidate_stages import CandidateStages
+from fastbmrag.vocab.chemistry import DRUG_WORDS, acid_forms
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -18,27 +18,27 @@ from fastbmrag.vocab.context import (
     AMBIGUOUS_SCORE,
     EXTEND_SCORE,
     HEAD_SCORE,
-    SPELLING_SCORE,
     VARIANT_SCORE,
     _clean,
     _Context,
     _Hit,
 )
-from fastbmrag.vocab.keys import BAG_STOP, term_key
+from fastbmrag.vocab.keys import BAG_STOP
 from fastbmrag.vocab.language import (
     _CONJ_RE,
+    _OTHER_CAUSES,
     _VAGUE_HEADS,
     COURSE_WORDS,
     DISEASE_HEADS,
     DISEASE_SYNONYMS,
     FREE_CACHE_SIZE,
-    GENERIC,
     LOSS_HEADS,
     ORGAN_ADJECTIVES,
     SIGN_HEADS,
     SITE_SPELLINGS,
     _bag_key,
     _combining_split,
+    _condition_key,
     _more_rewrites,
     _name_forms,
     _organ_phrases,
@@ -47,13 +47,12 @@ from fastbmrag.vocab.language import (
     _suffix_variants,
     _variants,
 )
-from fastbmrag.vocab.stages import Stages
 
 # A list of names ("alcohol/nicotine", "A, B and C"): each name one of the things it names.
 _LIST_RE = re.compile(r"[,/]|\b(?:and|or)\b", re.IGNORECASE)
 
 
-class MeshFallbacks(Stages):
+class MeshFallbacks(CandidateStages):
     """The fallback stages of :class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer`."""
 
     def _mesh_tokens(self, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
@@ -221,79 +220,30 @@ class MeshFallbacks(Stages):
                     return hit
         return None
 
-    def _partial(
-        self, toks: Sequence[str], t: str, ctx: _Context | None, listed: bool = False
-    ) -> _Hit | None:
-        """The longest part of the name (a run of its words) that is a term of the type, the
-        parts ending at the last word (the head noun in English) first. Its score is 0.5 +
-        0.3 x the share of the name's word weight the part covers
-        (:mod:`fastbmrag.vocab.candidates`); :meth:`_normalize` abstains below
-        :data:`~fastbmrag.vocab.candidates.MIN_COVERAGE`.
-
-        Two chemicals written together, not ``listed`` ("and", "or", a comma or a slash), name
-        a compound, complex or combination of the two, neither alone ("iron dextran",
-        "simvastatin-ezetimibe", "blood urea nitrogen"): ambiguous. Only a salt's counter-ion
-        is no other substance there ("hydrogen cyanamide"; :data:`COUNTER_IONS`)."""
-        index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
-        n_all = len(toks)
-        found: list[tuple[Sequence[str], _Hit]] = []
-        for n in range(n_all - 1, 0, -1):
-            for start in range(n_all - n, -1, -1):
-                part = toks[start : start + n]
-                if n == 1 and (part[0] in GENERIC or len(part[0]) < 4):
-                    continue
-                if part[0] in BAG_STOP or part[-1] in BAG_STOP:
-                    continue
-                if "".join(part) not in index and (
-                    n == 1 or not bag_words.issuperset(part) or _bag_key(part) not in bag
-                ):
-                    continue
-                hit = self._mesh_tokens(part, t, ctx)
-                if hit is not None and hit.item >= 0:
-                    found.append((part, hit))
-        if not found:
+    def _induced_form(self, clean: str, ctx: _Context | None, item: int = -1) -> int | None:
+        """The drug-induced descriptor of a condition named in a sentence about a drug's effects
+        ("hepatitis" -> Chemical and Drug Induced Liver Injury), or written as induced by a
+        named substance ("levodopa-induced dyskinesia" -> Dyskinesia, Drug-Induced)."""
+        if not self._drug_induced:
             return None
-        part, hit = found[0]
-        joined = [
-            h.item for p, h in found[1:] if set(p).isdisjoint(part) and p[0] not in COUNTER_IONS
-        ]
-        if t != DISEASE and joined and not listed:
-            items = tuple(dict.fromkeys((hit.item, *joined)))
-            return _Hit(t, -1, "ambiguous", AMBIGUOUS_SCORE, items, " ".join(part))
-        share = self.word_weights.coverage([w for w in toks if w not in BAG_STOP], part)
-        # the other parts that are terms: runners-up, for the record
-        others = (h.item for _, h in found[1:])
-        ranked = tuple(dict.fromkeys((*(hit.candidates or (hit.item,)), *others)))
-        return _Hit(hit.type, hit.item, "partial", partial_score(share), ranked, " ".join(part))
-
-    def _concepts(self, codes: object) -> set[int]:
-        """The descriptors of an index or bag entry."""
-        if isinstance(codes, int):
-            return {codes // 2} if codes >= 0 else {c // 2 for c in self._mesh_multi[~codes]}
-        return {c // 2 for c in codes}  # type: ignore[attr-defined]
-
-    def _spelling(self, clean: str, t: str) -> _Hit | None:
-        """The one concept of the type whose term the name misspells
-        (:class:`~fastbmrag.vocab.candidates.Spellings`)."""
-        items: set[int] = set()
-        for key in self._spellings.nearest(term_key(clean)):
-            items |= {
-                i for i in self._concepts(self._mesh_index[key]) if _CAT[t] in self._desc[i][2]
-            }
-        if len(items) != 1:
+        if ctx is None and "induced" not in clean.lower():
+            return None  # not said to be induced, and no sentence to say it
+        written = clean
+        if ctx is not None and clean in ctx.windows:
+            clean = ctx.abbreviations.get(clean, clean)
+        if not _OTHER_CAUSES.isdisjoint(_name_forms(clean)[1]):
             return None
-        return _Hit(t, items.pop(), "spelling", SPELLING_SCORE)
-
-    @property
-    def word_weights(self) -> WordWeights:
-        """How much of a disease or chemical name each word carries (built with the
-        vocabularies; by the first call for an older build, 0.2 s)."""
-        if self._word_weights is None:
-            table = self._word_weight_table or word_weights(
-                {k: self._concepts(v) for k, v in self._mesh_bag.items()}
-            )  # a build from before the table was added
-            self._word_weights = WordWeights(table)
-        return self._word_weights
+        key, induced = _condition_key(clean)
+        found = self._drug_induced.get(key)
+        if found is None and item >= 0:
+            # The condition as found ("dyskinetic" -> Dyskinesias, "hepatic injury" -> Liver
+            # Diseases): the drug-induced form of that descriptor's own name.
+            found = self._drug_induced.get(_condition_key(self._desc[item][1])[0])
+            if found is None:
+                found = self._induced_child.get(item)
+        if found is None or induced or (ctx is not None and ctx.drug_cause(written, clean)):
+            return found
+        return None  # neither said to be induced nor in a sentence about a drug's effects
 
     def _names_head(self, item: int, word: str) -> bool:
         """Whether the descriptor's name ends in ``word`` (or a derived form of it), or in it
@@ -514,7 +464,7 @@ class MeshFallbacks(Stages):
     def _extend(self, word: str, t: str) -> _Hit | None:
         """A one-word name completed to the only two-word term of its type that contains it
         ("ecstasy" -> "Ecstasy (Drug)"). For a chemical, the build keeps only terms where the
-        added word names the word's form or kind (``build._completes``). The completion adds a
+        added word names the word's form or kind (``mesh_tables.completes_word``). The completion adds a
         word the name lacks: for a disease, :meth:`_normalize` gives no id ("weakness" is not
         only Muscle Weakness)."""
         codes = self._mesh_extend.get(word)

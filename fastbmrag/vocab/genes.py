@@ -17,7 +17,7 @@ from fastbmrag.vocab.context import (
     _Context,
     _Hit,
 )
-from fastbmrag.vocab.keys import BAG_STOP, gene_key_of, raw_tokens, term_key, tokens
+from fastbmrag.vocab.keys import BAG_STOP, ROMAN_NUMBER, gene_key_of, raw_tokens, term_key, tokens
 from fastbmrag.vocab.language import _unique_best
 from fastbmrag.vocab.phenomena import (
     coordination_parts,
@@ -85,6 +85,21 @@ class GeneStages(Stages):
             return None  # parts named alike name genes alike: "CHL1 and 2" is no symbol + synonym
         score = min(r.score for r in resolved)
         return Normalized(name, GENE, clean, None, "coordination", score, ids, resolved)
+
+    def _gene_lookup(self, toks: Sequence[str]) -> int | Sequence[int] | None:
+        """The index entry of a gene name's tokens: roman numerals as numbers, else as written
+        ("UP III" is NCBI Gene's synonym "UPIII"); then without a "type" that classifies a
+        subtype's number."""
+        codes = self._gene_index.get(gene_key_of(toks))
+        if codes is None and not ROMAN_NUMBER.keys().isdisjoint(toks):
+            codes = self._gene_index.get(gene_key_of(toks, roman=False))
+        if codes is None and "type" in toks[:-1]:
+            # "type" before a subtype's number classifies it: "plasminogen activator inhibitor
+            # type 1" is "plasminogen activator inhibitor 1"
+            i = toks.index("type")
+            if toks[i + 1].isdigit() or toks[i + 1] in ROMAN_NUMBER or toks[i + 1] == "i":
+                codes = self._gene_index.get(gene_key_of([*toks[:i], *toks[i + 1 :]]))
+        return codes
 
     def _gene_codes(self, codes: int | Sequence[int] | None, ctx: _Context | None) -> _Hit | None:
         """An index entry as a hit: its best kind (HGNC's preference: approved symbol > previous

@@ -73,6 +73,16 @@ def word_set(text: str) -> frozenset[str]:
 COMPLETION_HEADS = ("syndrome", "disease", "disorder", "infection")
 # Function words dropped from order-free (bag) keys: "cancer of the breast" ~ "breast cancer".
 BAG_STOP = word_set("of the a an and in on by with for to from or as at induced associated due")
+# Words after which a name names something related to what precedes, not a kind of it
+# (genes: "tumor necrosis factor alpha induced protein 1", "huntingtin interacting protein 1",
+# "angiotensin I converting enzyme", "interleukin 1 receptor").
+RELATION_WORDS = frozenset(
+    [
+        "induced", "inducible", "inducing", "interacting", "associated", "binding", "regulated",
+        "related", "like", "activated", "activating", "converting", "releasing", "dependent",
+        "responsive", "receptor",
+    ]
+)  # fmt: skip
 # Words that say which kind of molecule a gene name refers to, not which gene.
 GENE_WORDS = word_set(
     "gene genes protein proteins mrna mrnas transcript transcripts expression level levels "

@@ -4,10 +4,11 @@ name, and drug-induced forms of conditions."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
-from fastbmrag.vocab.keys import BAG_STOP, COMPLETION_HEADS, bag_key, tokens
+from fastbmrag.vocab.keys import BAG_STOP, COMPLETION_HEADS, RELATION_WORDS, bag_key, tokens
 
 # C25 Chemically-Induced Disorders, and words that name the cause in a drug-induced form.
 CHEMICALLY_INDUCED_TREE = "C25"
@@ -172,3 +173,32 @@ def induced_children(table: list[list[str]], trees: list[list[str]]) -> dict[int
             ):
                 found.setdefault(parent, set()).add(y)
     return {x: next(iter(ys)) for x, ys in sorted(found.items()) if len(ys) == 1}
+
+
+def completes_word(word: str, term: str) -> bool:
+    """Whether a two-word chemical term completes ``word`` written alone: the term writes the
+    word first, in its own order, and the word after it names the word's form or kind
+    ("Ecstasy (Drug)", "Contrast Agent", "Vincristine Sulfate"). A word written before it
+    narrows the substance to a use or a kind of it ("Medical Cannabis"; "Cannabis, Medical"
+    is that term inverted), and a relation word names another molecule, one that acts on it
+    ("LPS Receptor", "cAMP Phosphodiesterase", "Fat Substitute"); a short form after it names
+    a substance of its own ("OP-CCK")."""
+    if "," in term:
+        return False
+    toks = [t for t in tokens(term) if t not in BAG_STOP]  # the words of its bag key
+    after = toks[-1]
+    return (
+        toks[0] == word
+        and after not in RELATION_WORDS
+        and after not in _ACTING_ON
+        and not (len(after) > 5 and after.endswith("ase"))  # an enzyme acting on it
+        and not re.split(r"[\s/-]", term)[-1].isupper()  # a short form names a substance of its own
+    )
+
+
+# Words that name a molecule by what it does to the word before them ("LPS receptor" is
+# covered by RELATION_WORDS; "prostaglandin analog", "fat substitute", "calcium antagonist").
+_ACTING_ON = frozenset(
+    ["analog", "analogue", "substitute", "antagonist", "agonist", "inhibitor", "blocker",
+     "antibody"]
+)  # fmt: skip

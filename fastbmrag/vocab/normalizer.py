@@ -6,14 +6,17 @@ The stages, by module: :mod:`~fastbmrag.vocab.keys` (text keys shared with the b
 :mod:`~fastbmrag.vocab.context` (what a text defines, a stage's hit, the scores), this module
 (exact lookups, the decision), :mod:`~fastbmrag.vocab.abbreviations` (short forms),
 :mod:`~fastbmrag.vocab.genes` (HGNC, gene families, species letters, coordinations),
-:mod:`~fastbmrag.vocab.fallback` (MeSH stages for names that are no term as written) with
-:mod:`~fastbmrag.vocab.language` (the word tables and rewrites they use) and
-:mod:`~fastbmrag.vocab.chemistry` (formulae, codes, locants),
-:mod:`~fastbmrag.vocab.candidates` (word weights and abstention),
+:mod:`~fastbmrag.vocab.phenomena` (names written beyond the dictionary),
+:mod:`~fastbmrag.vocab.fallback` (MeSH stages for names that are no term as written, the
+drug-induced forms) with :mod:`~fastbmrag.vocab.language` (the word tables and rewrites they
+use) and :mod:`~fastbmrag.vocab.chemistry` (formulae, codes, locants, salts),
+:mod:`~fastbmrag.vocab.candidate_stages` (parts and misspellings) with
+:mod:`~fastbmrag.vocab.candidates` (word weights, spellings and abstention),
 :mod:`~fastbmrag.vocab.mentions` (names in free text) and :mod:`~fastbmrag.vocab.facts` (what
 the vocabularies say of an id). The build: :mod:`~fastbmrag.vocab.sources` (readers),
 :mod:`~fastbmrag.vocab.build`, :mod:`~fastbmrag.vocab.mesh_tables`,
-:mod:`~fastbmrag.vocab.download`; :mod:`~fastbmrag.vocab.loading` finds and loads them.
+:mod:`~fastbmrag.vocab.gene_families`, :mod:`~fastbmrag.vocab.download`;
+:mod:`~fastbmrag.vocab.loading` finds and loads them.
 
 ``matched_by`` values (how the returned id was found), with their scores:
 
@@ -139,8 +142,6 @@ from fastbmrag.vocab.fallback import MeshFallbacks
 from fastbmrag.vocab.genes import GeneStages
 from fastbmrag.vocab.keys import (
     BAG_STOP,
-    ROMAN_NUMBER,
-    gene_key_of,
     raw_tokens,
     term_key,
     tokens,
@@ -149,7 +150,6 @@ from fastbmrag.vocab.keys import (
 from fastbmrag.vocab.language import (
     _AND_OR_CAPITALS,
     _AND_OR_RE,
-    _OTHER_CAUSES,
     DISEASE_HEADS,
     FREE_CACHE_SIZE,
     _bag_key,
@@ -328,31 +328,6 @@ class DictionaryNormalizer(
                 return _Hit(t, induced, "drug_induced", score, (), self._desc[hit.item][1])
         return hit
 
-    def _induced_form(self, clean: str, ctx: _Context | None, item: int = -1) -> int | None:
-        """The drug-induced descriptor of a condition named in a sentence about a drug's effects
-        ("hepatitis" -> Chemical and Drug Induced Liver Injury), or written as induced by a
-        named substance ("levodopa-induced dyskinesia" -> Dyskinesia, Drug-Induced)."""
-        if not self._drug_induced:
-            return None
-        if ctx is None and "induced" not in clean.lower():
-            return None  # not said to be induced, and no sentence to say it
-        written = clean
-        if ctx is not None and clean in ctx.windows:
-            clean = ctx.abbreviations.get(clean, clean)
-        if not _OTHER_CAUSES.isdisjoint(_name_forms(clean)[1]):
-            return None
-        key, induced = _condition_key(clean)
-        found = self._drug_induced.get(key)
-        if found is None and item >= 0:
-            # The condition as found ("dyskinetic" -> Dyskinesias, "hepatic injury" -> Liver
-            # Diseases): the drug-induced form of that descriptor's own name.
-            found = self._drug_induced.get(_condition_key(self._desc[item][1])[0])
-            if found is None:
-                found = self._induced_child.get(item)
-        if found is None or induced or (ctx is not None and ctx.drug_cause(written, clean)):
-            return found
-        return None  # neither said to be induced nor in a sentence about a drug's effects
-
     def _match_uncached(self, clean: str, t: str, ctx: _Context | None = None) -> _Hit | None:
         """The stages for one type, first hit wins: a short form's long form defined in the
         text (a definition in the text beats the dictionary's reading of the short form, and a
@@ -380,21 +355,6 @@ class DictionaryNormalizer(
             return None  # the parts of a formula ("2 O3" of Fe2O3) name no other compound
         hit = self._fallback(clean, t, ctx)
         return hit if hit is not None else self._spelling(clean, t)
-
-    def _gene_lookup(self, toks: Sequence[str]) -> int | Sequence[int] | None:
-        """The index entry of a gene name's tokens: roman numerals as numbers, else as written
-        ("UP III" is NCBI Gene's synonym "UPIII"); then without a "type" that classifies a
-        subtype's number."""
-        codes = self._gene_index.get(gene_key_of(toks))
-        if codes is None and not ROMAN_NUMBER.keys().isdisjoint(toks):
-            codes = self._gene_index.get(gene_key_of(toks, roman=False))
-        if codes is None and "type" in toks[:-1]:
-            # "type" before a subtype's number classifies it: "plasminogen activator inhibitor
-            # type 1" is "plasminogen activator inhibitor 1"
-            i = toks.index("type")
-            if toks[i + 1].isdigit() or toks[i + 1] in ROMAN_NUMBER or toks[i + 1] == "i":
-                codes = self._gene_index.get(gene_key_of([*toks[:i], *toks[i + 1 :]]))
-        return codes
 
     def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         """Exact lookups: a gene's key (symbol > previous symbol > alias > names), without the words

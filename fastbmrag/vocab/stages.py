@@ -40,6 +40,8 @@ class Stages:
     _head_partners: dict[str, list[list[Any]]]
     _superset: dict[str, int | Sequence[int]]
     _processes: frozenset[int]
+    _drug_induced: dict[str, int]
+    _induced_child: dict[int, int]
     # built as names need them
     _site_heads: dict[str, bool]
     _word_weights: WordWeights | None
@@ -58,6 +60,10 @@ class Stages:
         def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None: ...
 
         def _spelling(self, clean: str, t: str) -> _Hit | None: ...
+
+        def _mesh_tokens(
+            self, toks: Sequence[str], t: str, ctx: _Context | None
+        ) -> _Hit | None: ...
 
         def _expanded(self, clean: str, t: str, ctx: _Context) -> _Hit | None: ...
 

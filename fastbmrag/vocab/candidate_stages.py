@@ -1,0 +1,93 @@
+"""The stages that rank candidates for a disease or chemical name no rewrite matched: the part
+of it that is a term, weighed by how much of the name it carries, and a term it misspells
+(:mod:`fastbmrag.vocab.candidates`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fastbmrag.vocab.base import DISEASE
+from fastbmrag.vocab.candidates import WordWeights, partial_score, word_weights
+from fastbmrag.vocab.chemistry import COUNTER_IONS
+from fastbmrag.vocab.context import _CAT, AMBIGUOUS_SCORE, SPELLING_SCORE, _Context, _Hit
+from fastbmrag.vocab.keys import BAG_STOP, term_key
+from fastbmrag.vocab.language import GENERIC, _bag_key
+from fastbmrag.vocab.stages import Stages
+
+
+class CandidateStages(Stages):
+    """Parts and misspellings, for :class:`~fastbmrag.vocab.fallback.MeshFallbacks`."""
+
+    def _partial(
+        self, toks: Sequence[str], t: str, ctx: _Context | None, listed: bool = False
+    ) -> _Hit | None:
+        """The longest part of the name (a run of its words) that is a term of the type, the
+        parts ending at the last word (the head noun in English) first. Its score is 0.5 +
+        0.3 x the share of the name's word weight the part covers
+        (:mod:`fastbmrag.vocab.candidates`); :meth:`_normalize` abstains below
+        :data:`~fastbmrag.vocab.candidates.MIN_COVERAGE`.
+
+        Two chemicals written together, not ``listed`` ("and", "or", a comma or a slash), name
+        a compound, complex or combination of the two, neither alone ("iron dextran",
+        "simvastatin-ezetimibe", "blood urea nitrogen"): ambiguous. Only a salt's counter-ion
+        is no other substance there ("hydrogen cyanamide"; :data:`COUNTER_IONS`)."""
+        index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
+        n_all = len(toks)
+        found: list[tuple[Sequence[str], _Hit]] = []
+        for n in range(n_all - 1, 0, -1):
+            for start in range(n_all - n, -1, -1):
+                part = toks[start : start + n]
+                if n == 1 and (part[0] in GENERIC or len(part[0]) < 4):
+                    continue
+                if part[0] in BAG_STOP or part[-1] in BAG_STOP:
+                    continue
+                if "".join(part) not in index and (
+                    n == 1 or not bag_words.issuperset(part) or _bag_key(part) not in bag
+                ):
+                    continue
+                hit = self._mesh_tokens(part, t, ctx)
+                if hit is not None and hit.item >= 0:
+                    found.append((part, hit))
+        if not found:
+            return None
+        part, hit = found[0]
+        joined = [
+            h.item for p, h in found[1:] if set(p).isdisjoint(part) and p[0] not in COUNTER_IONS
+        ]
+        if t != DISEASE and joined and not listed:
+            items = tuple(dict.fromkeys((hit.item, *joined)))
+            return _Hit(t, -1, "ambiguous", AMBIGUOUS_SCORE, items, " ".join(part))
+        share = self.word_weights.coverage([w for w in toks if w not in BAG_STOP], part)
+        # the other parts that are terms: runners-up, for the record
+        others = (h.item for _, h in found[1:])
+        ranked = tuple(dict.fromkeys((*(hit.candidates or (hit.item,)), *others)))
+        return _Hit(hit.type, hit.item, "partial", partial_score(share), ranked, " ".join(part))
+
+    def _concepts(self, codes: object) -> set[int]:
+        """The descriptors of an index or bag entry."""
+        if isinstance(codes, int):
+            return {codes // 2} if codes >= 0 else {c // 2 for c in self._mesh_multi[~codes]}
+        return {c // 2 for c in codes}  # type: ignore[attr-defined]
+
+    def _spelling(self, clean: str, t: str) -> _Hit | None:
+        """The one concept of the type whose term the name misspells
+        (:class:`~fastbmrag.vocab.candidates.Spellings`)."""
+        items: set[int] = set()
+        for key in self._spellings.nearest(term_key(clean)):
+            items |= {
+                i for i in self._concepts(self._mesh_index[key]) if _CAT[t] in self._desc[i][2]
+            }
+        if len(items) != 1:
+            return None
+        return _Hit(t, items.pop(), "spelling", SPELLING_SCORE)
+
+    @property
+    def word_weights(self) -> WordWeights:
+        """How much of a disease or chemical name each word carries (built with the
+        vocabularies; by the first call for an older build, 0.2 s)."""
+        if self._word_weights is None:
+            table = self._word_weight_table or word_weights(
+                {k: self._concepts(v) for k, v in self._mesh_bag.items()}
+            )  # a build from before the table was added
+            self._word_weights = WordWeights(table)
+        return self._word_weights
