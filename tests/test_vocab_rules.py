@@ -122,6 +122,7 @@ def test_one_word_several_diseases_complete_is_ambiguous(
         ("memory impairment", ("Memory Disorders", "D008569")),
         # tumour words -> neoplasm, organ adjectives -> organ nouns
         ("liver tumors", ("Liver Neoplasms", "D008113")),
+        ("liver metastasis", ("Liver Neoplasms", "D008113")),  # a neoplasm there, secondary
         ("gastric adenocarcinoma", ("Stomach Neoplasms", "D013274")),
         # organ combining forms
         ("myelosuppression", ("Bone Marrow Diseases", "D001855")),
@@ -253,6 +254,7 @@ def test_defined_short_form_inside_a_name(norm: DictionaryNormalizer) -> None:
         ("elevated blood pressure", ("Hypertension", "D006973")),
         ("QT prolongation", ("Long QT Syndrome", "D008133")),
         ("decreased cardiac output", ("Cardiac Output, Low", "D002303")),
+        ("drop in blood pressure", ("Hypotension", "D007022")),
         ("decreased renal function", ("Renal Insufficiency", "D051437")),
         # coordination: the last conjunct in full, else the shared modifiers
         ("pulmonary and renal insufficiency", ("Renal Insufficiency", "D051437")),

@@ -160,7 +160,8 @@ QUANTITY = {
     "elevated": "high", "increased": "high", "increase": "high", "raised": "high",
     "rise": "high", "higher": "high", "excessive": "high",
     "decreased": "low", "decrease": "low", "reduced": "low", "reduction": "low",
-    "lowered": "low", "lower": "low", "diminished": "low", "poor": "low",
+    "lowered": "low", "lower": "low", "diminished": "low", "poor": "low", "drop": "low",
+    "fall": "low",
     "prolonged": "long", "prolongation": "long",
 }  # fmt: skip
 # Nouns naming what is measured, which MeSH terms leave out ("QT interval", "blood level").
@@ -173,7 +174,9 @@ IMPAIRED = word_set(
 # Adjectives that say a faculty is impaired, before its name.
 IMPAIRED_ADJECTIVES = word_set("impaired abnormal disturbed deficient")
 # Tumour words -> MeSH's "Neoplasms" ("liver tumors" -> Liver Neoplasms).
-NEOPLASM_WORDS = word_set("tumor cancer carcinoma adenocarcinoma malignancy neoplasia neoplasm")
+NEOPLASM_WORDS = word_set(
+    "tumor cancer carcinoma adenocarcinoma malignancy neoplasia neoplasm metastasis"
+)
 # Words for a malformation -> MeSH's "Abnormalities" ("cardiovascular malformations" ->
 # Cardiovascular Abnormalities).
 ABNORMALITY_WORDS = word_set("anomaly malformation deformity")
