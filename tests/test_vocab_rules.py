@@ -126,6 +126,7 @@ def test_one_word_several_diseases_complete_is_ambiguous(
         ("gastric adenocarcinoma", ("Stomach Neoplasms", "D013274")),
         # organ combining forms
         ("myelosuppression", ("Bone Marrow Diseases", "D001855")),
+        ("retinopathy", ("Retinal Diseases", "D012164")),  # not Retinitis Pigmentosa
         # inflections and derivations of the last word
         ("bruising", ("Contusions", "D003288")),
         ("HIV-infected", ("HIV Infections", "D015658")),

@@ -196,6 +196,7 @@ ORGAN_PREFIXES = {
     "hemato": "hematologic",
     "vestibulo": "vestibular",
     "immuno": "immunologic",
+    "retino": "retinal",
 }
 ORGAN_DAMAGE = word_set(
     "toxicity toxic pathy pathic dysfunction damage injury impairment disorder disease "
