@@ -241,6 +241,8 @@ def test_abbreviation_finder() -> None:
         ("failure renal acute", "disease", ("Acute Kidney Injury", "D058186"), "word_order"),
         ("Alzheimer's disease", "disease", ("Alzheimer Disease", "D000544"), "name"),
         ("anaemia", "disease", ("Anemia", "D000740"), "name"),
+        ("necrotising fasciitis", "disease", ("Fasciitis, Necrotizing", "D019115"), "entry_term"),
+        ("angio-oedema", "disease", ("Angioedema", "D000799"), "name"),  # folded as one word too
         ("hypotensive", "disease", ("Hypotension", "D007022"), "variant"),
         ("nephrotoxicity", "disease", ("Kidney Diseases", "D007674"), "variant"),
         ("severe hypotension", "disease", ("Hypotension", "D007022"), "partial"),

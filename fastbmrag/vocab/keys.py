@@ -114,8 +114,8 @@ def _fold(text: str) -> str:
 
 
 def _spelling(tok: str) -> str:
-    """American spelling: anaemia, oedema, tumour, sulphate, leucocyte, aluminium -> anemia,
-    edema, ..."""
+    """American spelling: anaemia, oedema, tumour, sulphate, leucocyte, aluminium, necrotising
+    -> anemia, edema, ..., necrotizing."""
     if len(tok) < 4 or not tok.isalpha():
         return tok
     stem = tok[:-1]
@@ -131,7 +131,14 @@ def _spelling(tok: str) -> str:
         tok = tok[:-4] + "ors"
     if tok == "aluminium":
         tok = "aluminum"
+    m = _ISE_RE.match(tok)
+    if m:  # necrotising, immunisation, sensitised -> -iz- ("bruising": its stem is too short)
+        tok = f"{m.group(1)}iz{m.group(2)}"
     return tok
+
+
+# British -ise- forms: a stem of five letters or more, then -ise, -ised, -ising, -isation(s)
+_ISE_RE = re.compile(r"^([a-z]{5,})is(e|es|ed|ing|ation|ations)$")
 
 
 def _singular(tok: str) -> str:

@@ -384,9 +384,13 @@ class DictionaryNormalizer(
         if hit is None and "-" in clean:
             # A hyphen inside a word ("thrombo-embolism"): the joined word, whose spelling
             # folds as MeSH's does (thromboembolism).
-            joined = _tokens_key(clean.replace("-", ""))
-            if joined != "".join(toks):
-                hit = self._mesh_codes(self._mesh_index.get(joined), t, ctx, 0)
+            # The folded words joined and folded again as well: a spelling folded in one part
+            # ("angio-oedema" -> angio edema) folds with the whole word too (Angioedema).
+            for joined in dict.fromkeys(
+                (_tokens_key(clean.replace("-", "")), _tokens_key("".join(toks)))
+            ):
+                if hit is None and joined != "".join(toks):
+                    hit = self._mesh_codes(self._mesh_index.get(joined), t, ctx, 0)
         return hit
 
     def _mesh_codes(
