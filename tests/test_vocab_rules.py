@@ -129,6 +129,7 @@ def test_one_word_several_diseases_complete_is_ambiguous(
         ("retinopathy", ("Retinal Diseases", "D012164")),  # not Retinitis Pigmentosa
         # inflections and derivations of the last word
         ("bruising", ("Contusions", "D003288")),
+        ("hypertrophied", ("Hypertrophy", "D006984")),
         ("HIV-infected", ("HIV Infections", "D015658")),
         ("obese", ("Obesity", "D009765")),
     ],

@@ -35,6 +35,7 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("ssion", "ssive"),  # depression -> depressive (+ disorder)
     ("ssed", "ssive"),  # depressed -> depressive (+ disorder)
     ("ted", "tion"),  # HIV-infected -> HIV infection
+    ("ied", "y"),  # hypertrophied -> hypertrophy
     ("ese", "esity"),  # obese -> obesity
     ("oid", "oidism"),  # hypothyroid -> hypothyroidism
     ("etic", "esia"),  # akinetic -> akinesia
