@@ -124,6 +124,7 @@ def test_one_word_several_diseases_complete_is_ambiguous(
         ("liver tumors", ("Liver Neoplasms", "D008113")),
         ("liver metastasis", ("Liver Neoplasms", "D008113")),  # a neoplasm there, secondary
         ("gastric adenocarcinoma", ("Stomach Neoplasms", "D013274")),
+        ("benign prostate hyperplasia", ("Prostatic Hyperplasia", "D011470")),  # organ noun
         # organ combining forms
         ("myelosuppression", ("Bone Marrow Diseases", "D001855")),
         ("retinopathy", ("Retinal Diseases", "D012164")),  # not Retinitis Pigmentosa

@@ -122,6 +122,7 @@ ORGAN_NOUN_ADJECTIVES = {
     "stomach": "gastric",
     "skin": "cutaneous",
     "eye": "ocular",
+    "prostate": "prostatic",
 }
 # A site written either way: "lung nodule" and "pulmonary nodule" name the same site.
 SITE_SPELLINGS = {
