@@ -169,3 +169,21 @@ def test_a_salts_counter_ion_or_a_list_keeps_the_part(norm: DictionaryNormalizer
     # a list names each of its members: the part is one of them
     r = norm.normalize("cocaine and ethanol", "chemical")
     assert (r.ontology_id, r.matched_by) == ("D000431", "partial")  # Ethanol
+
+
+def test_an_agent_is_named_by_its_targets_kind_not_as_its_target(
+    norm: DictionaryNormalizer,
+) -> None:
+    # "receptor" left out, as MeSH names agents: Serotonin Antagonists, not Receptors, Serotonin
+    r = norm.normalize("5-HT(6) receptor antagonists", "chemical")
+    assert (r.ontology_id, r.normalized_name) == ("D012702", "Serotonin Antagonists")
+    # the part before "inhibitors" names the enzyme it acts on, not the agent
+    assert norm.normalize("cytochrome P-450 3A4 inhibitors", "chemical").ontology_id is None
+
+
+def test_a_list_of_names_is_no_misspelling(norm: DictionaryNormalizer) -> None:
+    # near "adenosine A2 receptor antagonist" in letters, but a list of two receptors
+    assert norm.normalize("adenosine A2A/A1 receptor antagonist", "chemical").ontology_id is None
+    # a comma between locants is no list
+    r = norm.normalize("1,3-bis (2-chloroethyl)-1-nitrosoure", "chemical")
+    assert (r.normalized_name, r.matched_by) == ("Carmustine", "spelling")

@@ -4,15 +4,20 @@ of it that is a term, weighed by how much of the name it carries, and a term it 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from fastbmrag.vocab.base import DISEASE
 from fastbmrag.vocab.candidates import WordWeights, partial_score, word_weights
-from fastbmrag.vocab.chemistry import COUNTER_IONS
+from fastbmrag.vocab.chemistry import ACTING_ON, COUNTER_IONS
 from fastbmrag.vocab.context import _CAT, AMBIGUOUS_SCORE, SPELLING_SCORE, _Context, _Hit
 from fastbmrag.vocab.keys import BAG_STOP, term_key
 from fastbmrag.vocab.language import GENERIC, _bag_key
 from fastbmrag.vocab.stages import Stages
+
+# A list of names ("alcohol/nicotine", "A, B and C"): each name one of the things it names. A
+# comma before a digit separates locants ("1,3-bis(2-chloroethyl)").
+LIST_RE = re.compile(r",(?!\d)|/|\b(?:and|or)\b", re.IGNORECASE)
 
 
 class CandidateStages(Stages):
@@ -41,6 +46,8 @@ class CandidateStages(Stages):
                     continue
                 if part[0] in BAG_STOP or part[-1] in BAG_STOP:
                     continue
+                if not ACTING_ON.isdisjoint(toks[start + n :]):
+                    continue  # the target of an agent named after it ("CYP3A4 inhibitors")
                 if "".join(part) not in index and (
                     n == 1 or not bag_words.issuperset(part) or _bag_key(part) not in bag
                 ):
@@ -72,6 +79,8 @@ class CandidateStages(Stages):
     def _spelling(self, clean: str, t: str) -> _Hit | None:
         """The one concept of the type whose term the name misspells
         (:class:`~fastbmrag.vocab.candidates.Spellings`)."""
+        if LIST_RE.search(clean):
+            return None  # a list of names is no misspelling of one
         items: set[int] = set()
         for key in self._spellings.nearest(term_key(clean)):
             items |= {

@@ -29,6 +29,16 @@ COUNTER_IONS = frozenset(
     ["hydrogen", "lithium", "sodium", "potassium", "rubidium", "cesium", "magnesium", "calcium",
      "strontium", "barium"]
 )  # fmt: skip
+# Words that name a molecule by what it does to the words before them, its target
+# ("prostaglandin analog", "fat substitute", "calcium antagonist"; see also
+# keys.RELATION_WORDS, "LPS receptor").
+ACTING_ON = frozenset(
+    ["analog", "analogue", "substitute", "antagonist", "agonist", "inhibitor", "blocker",
+     "antibody"]
+)  # fmt: skip
+# Words for an agent's target, which MeSH leaves out of the agent's name ("muscarinic receptor
+# antagonist": Muscarinic Antagonists).
+TARGET_WORDS = frozenset(["receptor", "channel"])
 # Nouns for a class of drugs, which MeSH names "... Agents" ("antiinflammatory drugs").
 DRUG_WORDS = frozenset(["drug", "medication", "medicine", "medicament"])
 # The elements whose molecules are diatomic, as formulae write them: "O2" is oxygen.

@@ -4,13 +4,12 @@ rewrites towards MeSH's wording, completions, and parts of the name (with absten
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE
-from fastbmrag.vocab.candidate_stages import CandidateStages
-from fastbmrag.vocab.chemistry import DRUG_WORDS, acid_forms
+from fastbmrag.vocab.candidate_stages import LIST_RE, CandidateStages
+from fastbmrag.vocab.chemistry import DRUG_WORDS, TARGET_WORDS, acid_forms
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -47,9 +46,6 @@ from fastbmrag.vocab.language import (
     _suffix_variants,
     _variants,
 )
-
-# A list of names ("alcohol/nicotine", "A, B and C"): each name one of the things it names.
-_LIST_RE = re.compile(r"[,/]|\b(?:and|or)\b", re.IGNORECASE)
 
 
 class MeshFallbacks(CandidateStages):
@@ -114,6 +110,10 @@ class MeshFallbacks(CandidateStages):
             tries += [(*body, *acid) for acid in acid_forms(toks[-1])]
             if toks[-1] in DRUG_WORDS and body:
                 tries.append((*body, "agent"))  # MeSH names drug classes "... Agents"
+            if len(body) > 1 and body[-1] in TARGET_WORDS:
+                # MeSH names an agent by its target's kind: "muscarinic receptor antagonist"
+                # -> Muscarinic Antagonists
+                tries += [(*body[:-1], v) for v in (toks[-1], *_suffix_variants(toks[-1], 2))]
         if t == DISEASE:
             tries += _rewrites(toks)
             tries += self._head_completions((*variants, toks))
@@ -203,7 +203,7 @@ class MeshFallbacks(CandidateStages):
                 )
                 if hit is not None and hit.item >= 0:
                     return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
-        hit = self._partial(toks, t, ctx, listed=_LIST_RE.search(clean) is not None)
+        hit = self._partial(toks, t, ctx, listed=LIST_RE.search(clean) is not None)
         if hit is not None:
             return hit
         if t == DISEASE and len(toks) > 1 and toks[-1] not in _VAGUE_HEADS:

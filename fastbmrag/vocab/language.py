@@ -36,6 +36,7 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("ssed", "ssive"),  # depressed -> depressive (+ disorder)
     ("ted", "tion"),  # HIV-infected -> HIV infection
     ("ied", "y"),  # hypertrophied -> hypertrophy
+    ("ism", "ist"),  # receptor antagonism -> receptor antagonist
     ("ese", "esity"),  # obese -> obesity
     ("oid", "oidism"),  # hypothyroid -> hypothyroidism
     ("etic", "esia"),  # akinetic -> akinesia

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from fastbmrag.vocab.chemistry import ACTING_ON
 from fastbmrag.vocab.keys import BAG_STOP, COMPLETION_HEADS, RELATION_WORDS, bag_key, tokens
 
 # C25 Chemically-Induced Disorders, and words that name the cause in a drug-induced form.
@@ -190,15 +191,7 @@ def completes_word(word: str, term: str) -> bool:
     return (
         toks[0] == word
         and after not in RELATION_WORDS
-        and after not in _ACTING_ON
+        and after not in ACTING_ON
         and not (len(after) > 5 and after.endswith("ase"))  # an enzyme acting on it
         and not re.split(r"[\s/-]", term)[-1].isupper()  # a short form names a substance of its own
     )
-
-
-# Words that name a molecule by what it does to the word before them ("LPS receptor" is
-# covered by RELATION_WORDS; "prostaglandin analog", "fat substitute", "calcium antagonist").
-_ACTING_ON = frozenset(
-    ["analog", "analogue", "substitute", "antagonist", "agonist", "inhibitor", "blocker",
-     "antibody"]
-)  # fmt: skip
