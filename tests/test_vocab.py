@@ -268,6 +268,9 @@ def test_abbreviation_finder() -> None:
         ("NH4Cl", "chemical", ("Ammonium Chloride", "D000643"), "formula"),
         ("O2", "chemical", ("Oxygen", "D010100"), "formula"),  # a diatomic element
         ("Cl-", "chemical", ("Chlorides", "D002712"), "formula"),  # an anion, not the element
+        # formulae among a longer name's words, written as their names
+        ("Ca(2+) channel blockers", "chemical", ("Calcium Channel Blockers", "D002121"), "variant"),
+        ("Na+/K+ ATPase", "chemical", ("Sodium-Potassium-Exchanging ATPase", "D000254"), "variant"),
         # an anion's name as its acid's: "-ate" of "-ic acid"
         ("D-glucarates", "chemical", ("Glucaric Acid", "D005937"), "variant"),
         ("para-aminohippurate", "chemical", ("p-Aminohippuric Acid", "D010130"), "variant"),

@@ -9,7 +9,7 @@ from typing import Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE
 from fastbmrag.vocab.candidate_stages import LIST_RE, CandidateStages
-from fastbmrag.vocab.chemistry import DRUG_WORDS, TARGET_WORDS, acid_forms
+from fastbmrag.vocab.chemistry import DRUG_WORDS, TARGET_WORDS, acid_forms, formulae_spelt_out
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -100,6 +100,10 @@ class MeshFallbacks(CandidateStages):
                     if hit.matched_by in _CONTEXT_SENSITIVE:
                         return hit
                     return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+        if t == CHEMICAL and (spelt := formulae_spelt_out(clean)) is not None:
+            hit = self._direct(spelt, t, ctx)
+            if hit is not None and hit.item >= 0:
+                return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates, spelt)
         toks = _name_forms(clean)[1]
         if not toks:
             return None

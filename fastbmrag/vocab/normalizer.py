@@ -120,7 +120,7 @@ from fastbmrag.vocab.build import (
     completion_tables,
 )
 from fastbmrag.vocab.candidates import Spellings, WordWeights, withheld
-from fastbmrag.vocab.chemistry import formula_names, is_formula
+from fastbmrag.vocab.chemistry import formula_names, formulae_spelt_out, is_formula
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -469,15 +469,15 @@ class DictionaryNormalizer(
 
 def _free_key(clean: str, t: str) -> str:
     """The key of the context-free memo: the name in lower case where case cannot change the
-    context-free match ("Renal failure" = "renal failure"): ASCII, no element symbol
-    ("Ca2+") for a chemical, and "and"/"or" already in lower case where written as words
+    context-free match ("Renal failure" = "renal failure"): ASCII, no formula ("Ca2+", "Ca(2+)
+    channel blockers") for a chemical, and "and"/"or" already in lower case where written as words
     (coordination is split on the lower-case words only)."""
     if not clean.isascii():
         return clean
     low = clean.lower()
     if low == clean:
         return clean
-    if t == CHEMICAL and formula_names(clean):
+    if t == CHEMICAL and (formula_names(clean) or formulae_spelt_out(clean)):
         return clean
     if not _AND_OR_CAPITALS.isdisjoint(clean) and any(
         not m.islower() for m in _AND_OR_RE.findall(clean)
