@@ -419,3 +419,17 @@ def test_an_unknown_gene_short_form_is_not_a_protein_class(norm: DictionaryNorma
     for context in (text, ""):
         r = norm.normalize("BTEB", "gene", context)
         assert r.ontology_id is None and r.normalized_name == "BTEB", r
+
+
+def test_what_follows_without_is_absent(norm: DictionaryNormalizer) -> None:
+    # order-free keys keep the sides of "without": no "Migraine Aura without Headache"
+    assert norm.normalize("headache without aura", "disease").ontology_id is None
+    assert norm.normalize("aura without headache", "disease").normalized_name == (
+        "Migraine with Aura"
+    )
+    # the part offered is the head, not what is said to be absent
+    r = norm.normalize("hypertension without proteinuria", "disease")
+    assert (r.ontology_id, r.candidates) == (None, ("D006973",))  # Hypertension
+    # the words before an unaligned short form stop at "without"
+    text = "25 with major depression without panic attacks (MD) and 28 healthy volunteers."
+    assert norm.normalize("MD", "disease", text).ontology_id is None

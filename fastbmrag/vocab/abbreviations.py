@@ -60,6 +60,8 @@ class AbbreviationStages(Stages):
                 for n in range(len(words), 0, -1):
                     if n < len(words) and LOCANT_RE.match(words[-n - 1]):
                         break  # "2,2',4,4'-tetrabromodiphenyl ether": "ether" is the parent
+                    if n < len(words) and words[-n - 1].lower() == "without":
+                        break  # "major depression without panic attacks (MD)": absent
                     if n == 1 and (words[-1].lower() in GENERIC or _abbreviation_like(words[-1])):
                         continue  # a short form is no long form: "IL-13 (LpA)" qualifies it
                     phrase = " ".join(words[-n:])

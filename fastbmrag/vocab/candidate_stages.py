@@ -38,9 +38,14 @@ class CandidateStages(Stages):
         is no other substance there ("hydrogen cyanamide"; :data:`COUNTER_IONS`)."""
         index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
         n_all = len(toks)
+        # what follows "without" is said to be absent ("major depression without panic
+        # attacks"): no part of the name
+        free = toks.index("without") if "without" in toks[1:] else n_all
         found: list[tuple[Sequence[str], _Hit]] = []
         for n in range(n_all - 1, 0, -1):
             for start in range(n_all - n, -1, -1):
+                if start + n > free:
+                    continue
                 part = toks[start : start + n]
                 if n == 1 and (part[0] in GENERIC or len(part[0]) < 4):
                     continue

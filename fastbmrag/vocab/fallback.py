@@ -379,7 +379,7 @@ class MeshFallbacks(CandidateStages):
         return _Hit(DISEASE, chosen, "variant", VARIANT_SCORE, tuple(codes))
 
     def _superset_codes(self, words: Sequence[str]) -> int | list[int] | None:
-        codes = self._superset.get(" ".join(sorted(words)))
+        codes = self._superset.get(_bag_key(words))
         if isinstance(codes, int) and codes < 0:
             return list(self._mesh_multi[~codes])
         return codes if codes is None or isinstance(codes, int) else list(codes)

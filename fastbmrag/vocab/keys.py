@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 GREEK = {
     "α": "alpha",
@@ -254,4 +254,13 @@ def term_key(text: str) -> str:
 
 def bag_key(text: str) -> str:
     """Order-free key: sorted content tokens ("Cancer of the Breast" == "breast cancer")."""
-    return " ".join(sorted(t for t in tokens(text) if t not in BAG_STOP))
+    return bag_of([t for t in tokens(text) if t not in BAG_STOP])
+
+
+def bag_of(words: Sequence[str]) -> str:
+    """:func:`bag_key` of content tokens. "without" keeps its sides apart: what follows it is
+    absent ("aura without headache" is no "headache without aura")."""
+    if "without" not in words:
+        return " ".join(sorted(words))
+    i = words.index("without")
+    return " ".join([*sorted(words[:i]), "without", *sorted(words[i + 1 :])])

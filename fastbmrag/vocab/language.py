@@ -13,6 +13,7 @@ from fastbmrag.vocab.keys import (
     BAG_STOP,
     COMPLETION_HEADS,
     GENE_WORDS,
+    bag_of,
     token_form_tuples,
     tokens,
     word_set,
@@ -514,6 +515,4 @@ def _strip_gene_words(toks: list[str]) -> list[str]:
 
 def _bag_key(toks: Sequence[str]) -> str:
     """:func:`~fastbmrag.vocab.keys.bag_key` of a name's tokens."""
-    if BAG_STOP.isdisjoint(toks):
-        return " ".join(sorted(toks))
-    return " ".join(sorted([x for x in toks if x not in BAG_STOP]))
+    return bag_of(toks if BAG_STOP.isdisjoint(toks) else [x for x in toks if x not in BAG_STOP])
