@@ -228,6 +228,20 @@ def test_abbreviation_spelt_out_by_words_of_the_text(norm: DictionaryNormalizer)
     assert norm.normalize("ALF", "disease", "Liver tests in 40 ALF patients.").ontology_id is None
 
 
+def test_a_phrase_that_spells_a_short_form_only_by_chance_does_not_define_it(
+    norm: DictionaryNormalizer,
+) -> None:
+    # another short form spells none ("DOPAC" is no long form of "DA")
+    text = "No change in striatal DA and DOPAC concentration."
+    assert norm.normalize("DA", "chemical", text).ontology_id is None
+    # the phrase ends at the word holding the last letter: "kainate", not "kainate receptor"
+    r = norm.normalize("KA", "chemical", "Mice lacking the kainate receptor had seizures; KA.")
+    assert (r.normalized_name, r.via) == ("Kainic Acid", "kainate")
+    # and starts with no function word
+    r = norm.normalize("TPA", "chemical", "PAK2 binds to small GTPases; TPA activated it.")
+    assert r.via != "to small GTPases"
+
+
 def test_defined_short_form_inside_a_name(norm: DictionaryNormalizer) -> None:
     text = "Patients with hepatitis B virus (HBV) were followed for ten years."
     r = norm.normalize("HBV infection", "disease", text)

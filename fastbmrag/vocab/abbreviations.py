@@ -102,7 +102,9 @@ class AbbreviationStages(Stages):
         """An abbreviation the text uses without defining it in parentheses: the words of
         the text that spell it (Schwartz-Hearst alignment, first letter on a word start) and
         name a term of the type, the most frequent such phrase first ("... acute liver
-        failure ... 1223 consecutive ALF patients" -> Liver Failure, Acute)."""
+        failure ... 1223 consecutive ALF patients" -> Liver Failure, Acute). The phrase
+        starts with no function word nor the short form, ends with a word that holds the
+        last letter, and is no short form itself."""
         key = (short, t)
         if key in ctx.acronyms:
             return ctx.acronyms[key]
@@ -110,12 +112,17 @@ class AbbreviationStages(Stages):
         words = ctx.plain_words
         counts: dict[str, int] = {}
         for i, first in enumerate(words):
-            if first[:1].lower() != letters[0]:
-                continue
+            if first[:1].lower() != letters[0] or first.lower() in BAG_STOP or first == short:
+                continue  # nor with the short form itself ("HIV infection" for "HIV")
             for n in range(1, min(len(letters), len(words) - i) + 1):
                 span = " ".join(words[i : i + n])
-                if _best_long_form(short, span) == span and len(span) > len(short):
-                    counts[span] = counts.get(span, 0) + 1
+                if _best_long_form(short, span) != span or len(span) <= len(short):
+                    continue
+                if n == 1 and _acronym_like(span):
+                    continue  # a short form spells out no other ("DA" is no "DOPAC")
+                if n > 1 and letters[-1] not in words[i + n - 1].lower():
+                    continue  # its last word spells nothing ("kainate receptor" for "KA")
+                counts[span] = counts.get(span, 0) + 1
         found: _Hit | None = None
         for span in sorted(counts, key=lambda x: (-counts[x], -len(x))):
             hit = self._direct(span, t, None)
