@@ -331,6 +331,12 @@ def test_chemical_abbreviation_from_abstract(norm: DictionaryNormalizer) -> None
     )
 
 
+def test_a_function_word_parts_a_phrase_from_the_long_form(norm: DictionaryNormalizer) -> None:
+    text = "Lindane acts as an antagonist at the gamma-aminobutyric acid (GABA)-A receptor."
+    r = norm.normalize("GABA", "chemical", text)
+    assert (r.normalized_name, r.via) == ("gamma-Aminobutyric Acid", "gamma-aminobutyric acid")
+
+
 def test_a_misspelt_long_form_still_defines_its_short_form(norm: DictionaryNormalizer) -> None:
     text = "The novel immunosuppressive drug sirolmus (Srl) lacks nephrotoxic effects."
     r = norm.normalize("Srl", "chemical", text)

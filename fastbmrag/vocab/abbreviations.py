@@ -35,9 +35,11 @@ class AbbreviationStages(Stages):
         if not (window and long):
             return None
         words = window.split()
-        for n in range(len(words), len(long.split()) - 1, -1):
-            if n > len(long.split()) and words[-n].lower() in BAG_STOP:
-                continue  # "from cyclosporin A": a function word begins no longer name
+        aligned = len(long.split())
+        for n in range(len(words), aligned - 1, -1):
+            if not BAG_STOP.isdisjoint(w.lower() for w in words[-n : len(words) - aligned]):
+                continue  # "from cyclosporin A", "antagonist at the gamma-aminobutyric acid
+                # (GABA)": a function word parts what comes before it from the long form
             phrase = " ".join(words[-n:])
             hit = self._direct(phrase, t, ctx)
             if hit is not None and hit.item >= 0:
