@@ -187,3 +187,15 @@ def test_a_list_of_names_is_no_misspelling(norm: DictionaryNormalizer) -> None:
     # a comma between locants is no list
     r = norm.normalize("1,3-bis (2-chloroethyl)-1-nitrosoure", "chemical")
     assert (r.normalized_name, r.matched_by) == ("Carmustine", "spelling")
+
+
+def test_a_substituent_beside_a_parent_names_another_compound(norm: DictionaryNormalizer) -> None:
+    # methylscopolamine is no scopolamine; "nitro" is a group, not Nitroglycerin's "Nitro"
+    assert norm.normalize("methyl scopolamine", "chemical").ontology_id is None
+    assert norm.normalize("nitro-L-arginine methyl ester", "chemical").ontology_id is None
+
+
+def test_one_noun_for_a_class_of_drugs_for_another(norm: DictionaryNormalizer) -> None:
+    # MeSH: "Calcium Channel Blocking Drugs", an entry term of Calcium Channel Blockers
+    r = norm.normalize("calcium channel blocking agents", "chemical")
+    assert (r.ontology_id, r.via) == ("D002121", "calcium channel blocking drug")

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from fastbmrag.vocab.base import DISEASE
 from fastbmrag.vocab.candidates import WordWeights, partial_score, word_weights
-from fastbmrag.vocab.chemistry import ACTING_ON, COUNTER_IONS
+from fastbmrag.vocab.chemistry import ACTING_ON, COUNTER_IONS, SUBSTITUENTS
 from fastbmrag.vocab.context import _CAT, AMBIGUOUS_SCORE, SPELLING_SCORE, _Context, _Hit
 from fastbmrag.vocab.keys import BAG_STOP, term_key
 from fastbmrag.vocab.language import GENERIC, _bag_key
@@ -53,6 +53,10 @@ class CandidateStages(Stages):
                     continue
                 if not ACTING_ON.isdisjoint(toks[start + n :]):
                     continue  # the target of an agent named after it ("CYP3A4 inhibitors")
+                if t != DISEASE and not SUBSTITUENTS.isdisjoint(toks[:start]):
+                    continue  # another compound: "methyl scopolamine" is no scopolamine
+                if part[0] in SUBSTITUENTS and (n == 1 or start + n < n_all):
+                    continue  # a group, or a substituted compound's start ("nitro-L-arginine")
                 if "".join(part) not in index and (
                     n == 1 or not bag_words.issuperset(part) or _bag_key(part) not in bag
                 ):

@@ -39,8 +39,16 @@ ACTING_ON = frozenset(
 # Words for an agent's target, which MeSH leaves out of the agent's name ("muscarinic receptor
 # antagonist": Muscarinic Antagonists).
 TARGET_WORDS = frozenset(["receptor", "channel"])
-# Nouns for a class of drugs, which MeSH names "... Agents" ("antiinflammatory drugs").
-DRUG_WORDS = frozenset(["drug", "medication", "medicine", "medicament"])
+# Substituent prefixes (IUPAC) written as words of their own: beside a parent compound's name
+# they name another compound ("methyl scopolamine" is N-methylscopolamine, not scopolamine).
+SUBSTITUENTS = frozenset(
+    ["methyl", "ethyl", "propyl", "butyl", "phenyl", "benzyl", "acetyl", "hydroxy", "amino",
+     "nitro", "nitroso", "chloro", "fluoro", "bromo", "iodo", "methoxy", "ethoxy", "dimethyl",
+     "diethyl", "trimethyl", "carboxy", "oxo"]
+)  # fmt: skip
+# Nouns for a class of drugs, one for another: MeSH names most classes "... Agents"
+# ("antiinflammatory drugs"), some "... Drugs" ("Calcium Channel Blocking Drugs").
+DRUG_WORDS = frozenset(["agent", "drug", "medication", "medicine", "medicament"])
 # The elements whose molecules are diatomic, as formulae write them: "O2" is oxygen.
 DIATOMIC = frozenset(["H2", "N2", "O2", "F2", "Cl2", "Br2", "I2"])
 # Polyatomic anions (IUPAC names) as formulae write them, for salts: "ZnSO4" -> zinc sulfate.

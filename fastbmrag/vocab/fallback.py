@@ -113,7 +113,7 @@ class MeshFallbacks(CandidateStages):
         if t == CHEMICAL:
             tries += [(*body, *acid) for acid in acid_forms(toks[-1])]
             if toks[-1] in DRUG_WORDS and body:
-                tries.append((*body, "agent"))  # MeSH names drug classes "... Agents"
+                tries += [(*body, w) for w in ("agent", "drug") if w != toks[-1]]
             if len(body) > 1 and body[-1] in TARGET_WORDS:
                 # MeSH names an agent by its target's kind: "muscarinic receptor antagonist"
                 # -> Muscarinic Antagonists
