@@ -199,3 +199,8 @@ def test_one_noun_for_a_class_of_drugs_for_another(norm: DictionaryNormalizer) -
     # MeSH: "Calcium Channel Blocking Drugs", an entry term of Calcium Channel Blockers
     r = norm.normalize("calcium channel blocking agents", "chemical")
     assert (r.ontology_id, r.via) == ("D002121", "calcium channel blocking drug")
+
+
+def test_a_name_without_its_aside_says_so(norm: DictionaryNormalizer) -> None:
+    r = norm.normalize("Toll-like receptor (TLR) 4", "chemical")
+    assert (r.ontology_id, r.matched_by, r.via) == ("D051197", "variant", "toll-like receptor 4")

@@ -124,6 +124,8 @@ def test_normalize_bad_input_is_one_line_error(tmp_path: Path) -> None:
     )
     code, _, err = run("normalize")
     assert code == EXIT_CANNOT_START and "Nothing to normalise" in err
+    code, _, err = run("normalize", " ")  # a blank name, as a blank line of --input: none
+    assert code == EXIT_CANNOT_START and "Nothing to normalise" in err
     code, _, err = run("normalize", "--input", str(tmp_path / "missing.tsv"))
     assert code == EXIT_CANNOT_START and "No such file" in err
 

@@ -105,7 +105,7 @@ def normalize(
     """
     from fastbmrag.api import RAG
 
-    rows = [(n, type_.lower(), context) for n in names]
+    rows = [(n, type_.lower(), context) for n in names if n.strip()]  # as in --input
     if input_file is not None:
         if not input_file.is_file():
             raise InputError(f"No such file: {input_file}; check the --input path.")

@@ -99,7 +99,8 @@ class MeshFallbacks(CandidateStages):
                 if hit is not None and hit.item >= 0:
                     if hit.matched_by in _CONTEXT_SENSITIVE:
                         return hit
-                    return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+                    via = hit.via or bare
+                    return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates, via)
         if t == CHEMICAL and (spelt := formulae_spelt_out(clean)) is not None:
             hit = self._direct(spelt, t, ctx)
             if hit is not None and hit.item >= 0:
