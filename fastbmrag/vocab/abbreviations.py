@@ -10,7 +10,7 @@ from fastbmrag.vocab.base import GENE
 from fastbmrag.vocab.candidates import withheld
 from fastbmrag.vocab.chemistry import LOCANT_RE
 from fastbmrag.vocab.context import ABBREVIATION_FACTOR, _best_long_form, _Context, _Hit
-from fastbmrag.vocab.keys import BAG_STOP
+from fastbmrag.vocab.keys import FUNCTION_WORDS
 from fastbmrag.vocab.language import GENERIC, _abbreviation_like, _acronym_like
 from fastbmrag.vocab.stages import Stages
 
@@ -37,7 +37,7 @@ class AbbreviationStages(Stages):
         words = window.split()
         aligned = len(long.split())
         for n in range(len(words), aligned - 1, -1):
-            if not BAG_STOP.isdisjoint(w.lower() for w in words[-n : len(words) - aligned]):
+            if not FUNCTION_WORDS.isdisjoint(w.lower() for w in words[-n : len(words) - aligned]):
                 continue  # "from cyclosporin A", "antagonist at the gamma-aminobutyric acid
                 # (GABA)": a function word parts what comes before it from the long form
             phrase = " ".join(words[-n:])
@@ -114,7 +114,7 @@ class AbbreviationStages(Stages):
         words = ctx.plain_words
         counts: dict[str, int] = {}
         for i, first in enumerate(words):
-            if first[:1].lower() != letters[0] or first.lower() in BAG_STOP or first == short:
+            if first[:1].lower() != letters[0] or first.lower() in FUNCTION_WORDS or first == short:
                 continue  # nor with the short form itself ("HIV infection" for "HIV")
             for n in range(1, min(len(letters), len(words) - i) + 1):
                 span = " ".join(words[i : i + n])

@@ -71,8 +71,10 @@ def word_set(text: str) -> frozenset[str]:
 # Head nouns MeSH disease names often carry that writers leave out ("neurotoxicity" ->
 # Neurotoxicity Syndromes, "parkinson" -> Parkinson Disease); see completion_tables.
 COMPLETION_HEADS = ("syndrome", "disease", "disorder", "infection")
-# Function words dropped from order-free (bag) keys: "cancer of the breast" ~ "breast cancer".
-BAG_STOP = word_set("of the a an and in on by with for to from or as at induced associated due")
+# Prepositions, articles and conjunctions: they part phrases ("an antagonist at the ...").
+FUNCTION_WORDS = word_set("of the a an and in on by with for to from or as at")
+# Words dropped from order-free (bag) keys: "cancer of the breast" ~ "breast cancer".
+BAG_STOP = FUNCTION_WORDS | word_set("induced associated due")
 # Words after which a name names something related to what precedes, not a kind of it
 # (genes: "tumor necrosis factor alpha induced protein 1", "huntingtin interacting protein 1",
 # "angiotensin I converting enzyme", "interleukin 1 receptor").
