@@ -447,3 +447,12 @@ def test_what_follows_without_is_absent(norm: DictionaryNormalizer) -> None:
     # the words before an unaligned short form stop at "without"
     text = "25 with major depression without panic attacks (MD) and 28 healthy volunteers."
     assert norm.normalize("MD", "disease", text).ontology_id is None
+
+
+@pytest.mark.parametrize(
+    "name", ["heart rate", "blood pressure", "renal blood flow", "liver weight"]
+)
+def test_a_measure_of_a_site_is_no_disease_of_it(norm: DictionaryNormalizer, name: str) -> None:
+    assert norm.normalize(name, "disease").ontology_id is None
+    # while a pathologic process at the site is: "bladder inflammation" -> bladder disease
+    assert norm.normalize("bladder inflammation", "disease").ontology_id == "D001745"

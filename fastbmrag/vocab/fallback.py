@@ -32,6 +32,7 @@ from fastbmrag.vocab.language import (
     DISEASE_SYNONYMS,
     FREE_CACHE_SIZE,
     LOSS_HEADS,
+    MEASURES,
     ORGAN_ADJECTIVES,
     SIGN_HEADS,
     SITE_SPELLINGS,
@@ -292,8 +293,8 @@ class MeshFallbacks(CandidateStages):
         diseased ("bladder inflammation" -> bladder disease, "bone marrow necrosis" -> bone
         marrow disease, "cardiovascular toxicity" -> cardiovascular disease); not when the
         name ends in a term of two or more words ("acute myocardial infarction")."""
-        if toks[-1] in DISEASE_SYNONYMS or not self._site_head(toks[-1]):
-            return None
+        if toks[-1] in DISEASE_SYNONYMS or toks[-1] in MEASURES or not self._site_head(toks[-1]):
+            return None  # a measure of the site is no disease of it ("heart rate")
         for k in range(len(toks) - 1):
             if self._is_key(toks[k:]) and self._mesh_tokens(toks[k:], DISEASE, None):
                 return None

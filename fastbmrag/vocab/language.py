@@ -170,6 +170,8 @@ QUANTITY = {
 }  # fmt: skip
 # Nouns naming what is measured, which MeSH terms leave out ("QT interval", "blood level").
 MEASURE_WORDS = word_set("interval level concentration count value")
+# A site's measures: "heart rate", "blood pressure", "renal blood flow" name no disease.
+MEASURES = MEASURE_WORDS | word_set("rate pressure output flow weight size volume function")
 # Words saying that an organ's function is impaired: "decreased renal function" -> Renal
 # Insufficiency, "impaired heart function" -> Heart Diseases.
 IMPAIRED = word_set(
