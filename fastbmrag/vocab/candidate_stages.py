@@ -35,12 +35,16 @@ class CandidateStages(Stages):
         Two chemicals written together, not ``listed`` ("and", "or", a comma or a slash), name
         a compound, complex or combination of the two, neither alone ("iron dextran",
         "simvastatin-ezetimibe", "blood urea nitrogen"): ambiguous. Only a salt's counter-ion
-        is no other substance there ("hydrogen cyanamide"; :data:`COUNTER_IONS`)."""
+        is no other substance there ("hydrogen cyanamide"; :data:`COUNTER_IONS`).
+
+        Never a part: what follows "without"; the target before "inhibitors", "antagonist" ...
+        (:data:`~fastbmrag.vocab.chemistry.ACTING_ON`); a chemical's parent after a substituent
+        word, or the substituent itself (:data:`~fastbmrag.vocab.chemistry.SUBSTITUENTS`)."""
         index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
         n_all = len(toks)
         # what follows "without" is said to be absent ("major depression without panic
         # attacks"): no part of the name
-        free = toks.index("without") if "without" in toks[1:] else n_all
+        free = toks.index("without", 1) if "without" in toks[1:] else n_all
         found: list[tuple[Sequence[str], _Hit]] = []
         for n in range(n_all - 1, 0, -1):
             for start in range(n_all - n, -1, -1):

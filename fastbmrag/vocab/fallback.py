@@ -88,7 +88,9 @@ class MeshFallbacks(CandidateStages):
     def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         """The MeSH stages for a name that is no term as written, in order: the name without a
         parenthesised aside; derived forms and rewrites towards MeSH's wording (adjective to
-        noun, organ adjective to organ, tumour to neoplasm ...: :mod:`fastbmrag.vocab.language`);
+        noun, organ adjective to organ, tumour to neoplasm ...: :mod:`fastbmrag.vocab.language`;
+        for chemicals, formulae among the words written out, an anion as its acid, a class of
+        drugs and an agent as MeSH names them: :mod:`fastbmrag.vocab.chemistry`);
         for diseases, a head noun's descriptor name, a term one word longer, one conjunct of a
         coordination, the disease of a site; a one-word completion; a part of the name
         (:meth:`_partial`); a head word's completion."""
