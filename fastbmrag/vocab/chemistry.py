@@ -117,7 +117,7 @@ def is_formula(text: str) -> bool:
 def _salt_name(core: str) -> str | None:
     """A salt's name, as IUPAC names salts (no multipliers: the charges fix the counts):
     "ZnSO4", "ZnSO(4)" -> zinc sulfate, "NaHCO3" -> sodium bicarbonate, "Ca(OH)2" -> calcium
-    hydroxide, "NH4Cl" is binary (ammonium chloride is named below)."""
+    hydroxide; ammonium with a monatomic anion too ("NH4Cl" -> ammonium chloride)."""
     m = _SALT_RE.match(_SUBSCRIPT_RE.sub(r"\1", core) if "(" in core else core)
     if m is None:
         return None
