@@ -456,3 +456,11 @@ def test_a_measure_of_a_site_is_no_disease_of_it(norm: DictionaryNormalizer, nam
     assert norm.normalize(name, "disease").ontology_id is None
     # while a pathologic process at the site is: "bladder inflammation" -> bladder disease
     assert norm.normalize("bladder inflammation", "disease").ontology_id == "D001745"
+
+
+def test_a_process_in_tissue_is_no_mental_disorder(norm: DictionaryNormalizer) -> None:
+    # "reactive disorder" is an entry term of Adjustment Disorders; "reactive" names no site
+    # of the gliosis, so the site stage gives nothing and the part does
+    r = norm.normalize("reactive astrogliosis", "disease")
+    assert (r.ontology_id, r.normalized_name) == ("D005911", "Gliosis")
+    assert norm.normalize("reactive disorder", "disease").normalized_name == "Adjustment Disorders"

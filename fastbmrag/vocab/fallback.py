@@ -309,6 +309,8 @@ class MeshFallbacks(CandidateStages):
             DISEASE,
             ctx,
         )
+        if hit is not None and "F" in self._desc[hit.item][2] and self._is_process(toks[-1]):
+            return None  # a tissue's process has a body site, no mind: "reactive gliosis"
         if hit is not None:
             return hit
         if (
@@ -344,6 +346,11 @@ class MeshFallbacks(CandidateStages):
                 self._site_heads.clear()
             self._site_heads[word] = known
         return known
+
+    def _is_process(self, word: str) -> bool:
+        """Whether the word names a pathologic process (MeSH C23.550: gliosis, necrosis)."""
+        hit = self._mesh_tokens([word], DISEASE, None)
+        return hit is not None and hit.item in self._processes
 
     def _site_head_uncached(self, word: str) -> bool:
         hit = self._mesh_tokens([word], DISEASE, None)
