@@ -104,6 +104,7 @@ class RAG:
             num_ctx=s.num_ctx,
             cache=ResponseCache.for_working_dir(s.working_dir) if use_cache else None,
             api_key=s.api_key,
+            preflight_timeout=s.preflight_timeout,
         )
 
     def normalizer(self) -> Normalizer:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from fastbmrag.errors import ConfigError
 
 DEFAULT_HOME = "~/.fastbmrag"
 DEFAULT_OLLAMA_HOST = "http://localhost:11434"
@@ -16,6 +21,7 @@ DEFAULT_EMBED_BATCH = 64
 DEFAULT_NUM_CTX = 8192
 DEFAULT_LLM_BACKEND = "ollama"
 DEFAULT_OPENAI_BASE_URL = "http://localhost:8000/v1"  # vLLM's default
+DEFAULT_PREFLIGHT_TIMEOUT = 15.0  # seconds for each request of the preflight
 
 # Environment variables (the ecosystem's own where one exists).
 ENV_HOME = "FASTBMRAG_HOME"
@@ -29,6 +35,7 @@ ENV_NUM_PREDICT = "FASTBMRAG_NUM_PREDICT"
 ENV_QDRANT_API_KEY = "QDRANT_API_KEY"
 ENV_OPENAI_BASE_URL = "OPENAI_BASE_URL"
 ENV_OPENAI_API_KEY = "OPENAI_API_KEY"
+ENV_PREFLIGHT_TIMEOUT = "FASTBMRAG_PREFLIGHT_TIMEOUT"
 
 
 def home() -> Path:
@@ -40,11 +47,35 @@ def working_dir(value: str | os.PathLike[str] | None = None) -> Path:
     return Path(value).expanduser() if value else home()
 
 
-def ollama_host(value: str | None = None) -> str:
-    host = value or os.environ.get(ENV_OLLAMA_HOST) or DEFAULT_OLLAMA_HOST
+def _each(value: str, one: Callable[[str], str]) -> str:
+    """Every server of a comma-separated list through ``one``."""
+    return ",".join(one(p.strip()) for p in value.split(",") if p.strip())
+
+
+def _ollama_url(host: str) -> str:
     if "://" not in host:  # OLLAMA_HOST is often given as host:port
         host = "http://" + host
     return host.rstrip("/")
+
+
+def ollama_host(value: str | None = None) -> str:
+    """The Ollama server(s): a URL, ``host:port``, or a comma-separated list of them."""
+    return _each(value or os.environ.get(ENV_OLLAMA_HOST) or DEFAULT_OLLAMA_HOST, _ollama_url)
+
+
+@contextlib.contextmanager
+def ollama_import_environment() -> Iterator[None]:
+    """While the ``ollama`` package is imported, ``OLLAMA_HOST`` names one server: the package
+    builds a module-level client from it at import and cannot parse a comma-separated list."""
+    raw = os.environ.get(ENV_OLLAMA_HOST)
+    if raw is None or "," not in raw:
+        yield
+        return
+    os.environ[ENV_OLLAMA_HOST] = ollama_host(raw).split(",")[0]
+    try:
+        yield
+    finally:
+        os.environ[ENV_OLLAMA_HOST] = raw
 
 
 def llm_model(value: str | None = None) -> str:
@@ -63,13 +94,36 @@ def qdrant_api_key(value: str | None = None) -> str | None:
     return value or os.environ.get(ENV_QDRANT_API_KEY) or None
 
 
+def _openai_url(url: str) -> str:
+    url = url.rstrip("/")
+    url = url if url.endswith("/v1") else url + "/v1"
+    return url if "://" in url else "http://" + url
+
+
 def openai_base_url(value: str | None = None) -> str:
-    url = (value or os.environ.get(ENV_OPENAI_BASE_URL) or DEFAULT_OPENAI_BASE_URL).rstrip("/")
-    return url if url.endswith("/v1") else url + "/v1"
+    """The OpenAI-compatible server(s)' /v1 URL, or a comma-separated list of them."""
+    return _each(
+        value or os.environ.get(ENV_OPENAI_BASE_URL) or DEFAULT_OPENAI_BASE_URL, _openai_url
+    )
 
 
 def openai_api_key(value: str | None = None) -> str | None:
     return value or os.environ.get(ENV_OPENAI_API_KEY) or None
+
+
+def preflight_timeout(value: float | str | None = None) -> float:
+    raw = value if value is not None else os.environ.get(ENV_PREFLIGHT_TIMEOUT)
+    if raw in (None, ""):
+        return DEFAULT_PREFLIGHT_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise ConfigError(
+            f"{ENV_PREFLIGHT_TIMEOUT}={raw!r} is not a number of seconds: set it to, e.g., 15"
+        )
+    return seconds
 
 
 def num_predict(value: int | str | None = None) -> int | None:
@@ -98,6 +152,7 @@ class Settings:
     embed_batch: int = DEFAULT_EMBED_BATCH
     num_ctx: int = DEFAULT_NUM_CTX
     num_predict: int | None = None  # completion cap of the draft and refine calls
+    preflight_timeout: float = DEFAULT_PREFLIGHT_TIMEOUT  # each request of the server check
     use_cache: bool = True
     normalize: bool = True
 
@@ -105,12 +160,6 @@ class Settings:
     def hosts(self) -> tuple[str, ...]:
         """The model servers (``host`` may list several, comma-separated)."""
         return tuple(h for h in self.host.split(",") if h)
-
-
-def _each(value: str | None, one: Any) -> str:
-    """Every host of a comma-separated list through ``one`` (which applies env and default)."""
-    parts = [p.strip() for p in value.split(",") if p.strip()] if value else []
-    return ",".join(one(p) for p in parts) if parts else one(None)
 
 
 FLAGS = (
@@ -129,6 +178,7 @@ FLAGS = (
     "embed_batch",
     "num_ctx",
     "num_predict",
+    "preflight_timeout",
     "use_cache",
     "normalize",
 )
@@ -160,6 +210,7 @@ def resolve(**given: Any) -> Settings:
         embed_batch=flag("embed_batch") or DEFAULT_EMBED_BATCH,
         num_ctx=flag("num_ctx") or DEFAULT_NUM_CTX,
         num_predict=num_predict(flag("num_predict")),
+        preflight_timeout=preflight_timeout(flag("preflight_timeout")),
         use_cache=flag("use_cache", True) is not False,
         normalize=flag("normalize", True) is not False,
     )

@@ -67,16 +67,17 @@ def make_llm(
         raise ConfigError(f"Unknown LLM backend '{backend}': choose one of {', '.join(BACKENDS)}")
     if backend == "ollama" and api_key:
         raise ConfigError("--openai-api-key only applies to --llm-backend openai")
-    hosts = [h.strip() for h in host.split(",") if h.strip()] if host else []
+    resolve = config.ollama_host if backend == "ollama" else config.openai_base_url
+    hosts = resolve(host).split(",")
 
-    def one(h: str | None) -> BaseLLM:
+    def one(h: str) -> BaseLLM:
         if backend == "ollama":
             return OllamaClient(h, **common)
         return OpenAICompatClient(h, api_key=api_key, **common)
 
     if len(hosts) > 1:  # several servers: one client each, behind a pool
         return ServerPool([one(h) for h in hosts])
-    return one(hosts[0] if hosts else None)
+    return one(hosts[0])
 
 
 __all__ = [

@@ -41,7 +41,6 @@ DEFAULT_BACKOFF = 0.5  # seconds before the first retry; doubles each time
 MAX_BACKOFF = 30.0
 DEFAULT_CHAT_TIMEOUT = 300.0
 DEFAULT_EMBED_TIMEOUT = 120.0
-DEFAULT_PREFLIGHT_TIMEOUT = 15.0
 
 CHARS_PER_TOKEN = 4
 PROBE_TEXT = "embedding size probe"
@@ -188,7 +187,7 @@ class BaseLLM(LLMClient):
         backoff: float = DEFAULT_BACKOFF,
         chat_timeout: float = DEFAULT_CHAT_TIMEOUT,
         embed_timeout: float = DEFAULT_EMBED_TIMEOUT,
-        preflight_timeout: float = DEFAULT_PREFLIGHT_TIMEOUT,
+        preflight_timeout: float = config.DEFAULT_PREFLIGHT_TIMEOUT,
     ) -> None:
         if concurrency < 1:
             raise LLMError(f"--concurrency must be at least 1, got {concurrency}")
@@ -234,8 +233,53 @@ class BaseLLM(LLMClient):
     async def _send_embed(self, model: str, texts: list[str]) -> RawEmbed:
         """Send one embedding request for ``texts``. Raise Transient, Permanent or ModelNotFound."""
 
+    @abstractmethod
+    async def _check_models(self, wanted: Sequence[str]) -> None:
+        """Check the server answers and serves ``wanted``, each request bounded by the preflight
+        timeout. Raise LLMUnavailable or ModelNotFound."""
+
     def unreachable_message(self) -> str:
         return f"Cannot reach the model server at {self.where}"
+
+    # --- preflight ----------------------------------------------------------------------------
+
+    async def preflight(
+        self, *, chat: bool = True, embed: bool = True, also: Sequence[str] = ()
+    ) -> None:
+        """Check the server answers, serves the chat/embedding models (and ``also``) and, with
+        ``embed``, learn the embedding size from one probe. Every request is bounded by the
+        preflight timeout and none is retried, so a server that hangs is named within it."""
+        wanted = [m for m, on in ((self.model, chat), (self.embed_model, embed)) if on]
+        await self._check_models(wanted + [m for m in also if m not in wanted])
+        if embed and self._dim is None:
+            self._dim = await self._probe_embedding()
+
+    async def _probe_embedding(self) -> int:
+        started = time.perf_counter()
+        raw: RawEmbed | None = None
+        try:
+            async with asyncio.timeout(self.preflight_timeout):
+                raw = await self._send_embed(self.embed_model, [PROBE_TEXT])
+        except TimeoutError:
+            raise LLMUnavailable(
+                f"{self.where} accepted an embedding request and did not answer within "
+                f"{self.preflight_timeout:g} s: the server hangs; restart it or leave it out"
+            ) from None
+        except (Transient, Permanent) as err:
+            raise LLMUnavailable(
+                f"{self.where} failed an embedding request with '{self.embed_model}' ({err}): "
+                "check the server's log"
+            ) from None
+        finally:
+            self.accounting.add(
+                KIND_EMBED,
+                calls=1,
+                prompt_tokens=raw.prompt_tokens if raw else 0,
+                seconds=time.perf_counter() - started,
+            )
+        if len(raw.vectors) != 1 or not raw.vectors[0]:
+            raise LLMUnavailable(f"{self.where} answered an embedding request without a vector")
+        return len(raw.vectors[0])
 
     async def __aenter__(self) -> Self:
         return self

@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import httpx
-from ollama import AsyncClient, ResponseError
 from pydantic import ValidationError
 
 from fastbmrag import config
+
+with config.ollama_import_environment():
+    from ollama import AsyncClient, ResponseError
 from fastbmrag.errors import LLMUnavailable, ModelNotFound
 from fastbmrag.llm.common import (
     DEFAULT_KEEP_ALIVE,
@@ -137,15 +139,16 @@ class OllamaClient(BaseLLM):
             vectors=[list(v) for v in resp.embeddings], prompt_tokens=resp.prompt_eval_count or 0
         )
 
-    async def preflight(
-        self, *, chat: bool = True, embed: bool = True, also: Sequence[str] = ()
-    ) -> None:
-        """Check the server answers and that the chat/embedding models (and ``also``) are pulled."""
-        wanted = [m for m, on in ((self.model, chat), (self.embed_model, embed)) if on]
-        wanted += [m for m in also if m not in wanted]
+    async def _check_models(self, wanted: Sequence[str]) -> None:
+        """Check the server answers and that the ``wanted`` models are pulled."""
         try:
             async with asyncio.timeout(self.preflight_timeout):
                 tags = await self.client.list()
+        except ValueError:  # 200 with a body that is not JSON: an HTML page, another server
+            raise LLMUnavailable(
+                f"{self.host}/api/tags did not answer as Ollama does: is {self.host} an Ollama "
+                "server? Set --ollama-host or OLLAMA_HOST to one"
+            ) from None
         except ResponseError as err:
             raise LLMUnavailable(
                 f"Ollama at {self.host} answered /api/tags with HTTP {err.status_code} "

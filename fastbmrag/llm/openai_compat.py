@@ -24,8 +24,7 @@ from fastbmrag.llm.common import BaseLLM, Permanent, RawChat, RawEmbed, Transien
 
 def normalize_base_url(url: str | None) -> str:
     """The server's /v1 URL (``OPENAI_BASE_URL`` and the default when none is given)."""
-    url = config.openai_base_url(url)
-    return url if "://" in url else "http://" + url
+    return config.openai_base_url(url)
 
 
 def _same_model(wanted: str, served: str) -> bool:
@@ -155,12 +154,8 @@ class OpenAICompatClient(BaseLLM):
         usage = data.get("usage") or {}
         return RawEmbed(vectors=vectors, prompt_tokens=int(usage.get("prompt_tokens") or 0))
 
-    async def preflight(
-        self, *, chat: bool = True, embed: bool = True, also: Sequence[str] = ()
-    ) -> None:
-        """Check ``/v1/models`` answers and lists the chat/embedding models (and ``also``)."""
-        wanted = [m for m, on in ((self.model, chat), (self.embed_model, embed)) if on]
-        wanted += [m for m in also if m not in wanted]
+    async def _check_models(self, wanted: Sequence[str]) -> None:
+        """Check ``/v1/models`` answers and lists the ``wanted`` models."""
         try:
             async with asyncio.timeout(self.preflight_timeout):
                 resp = await self.client.get("models")

@@ -19,6 +19,7 @@ server for the run summary.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -135,14 +136,17 @@ class ServerPool(LLMClient):
         return await self._call(lambda c: c.embedding_dim(), lambda r: False)
 
     async def preflight(self, *, chat: bool = True, embed: bool = True) -> None:
-        """Check every server; fine when one is (the others are named and left out)."""
+        """Check every server at once; fine when one is (the others are named and left out)."""
         errors: list[str] = []
-        for i, c in enumerate(self.clients):
-            try:
-                await c.preflight(chat=chat, embed=embed)
-            except (LLMUnavailable, ModelNotFound) as err:
+        results = await asyncio.gather(
+            *(c.preflight(chat=chat, embed=embed) for c in self.clients), return_exceptions=True
+        )
+        for i, err in enumerate(results):
+            if isinstance(err, LLMUnavailable | ModelNotFound):
                 errors.append(str(err))
                 self._fail(i, str(err), say=False)
+            elif isinstance(err, BaseException):
+                raise err
         if len(errors) == len(self.clients):
             raise LLMUnavailable("No model server can be used: " + " | ".join(errors))
         for message in errors:

@@ -1,0 +1,244 @@
+"""What a new user runs into, tried through the command line: server lists in the environment,
+servers that hang or are not model servers, and the other failures a nightly job must survive.
+Servers are real sockets started by the tests."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from fastbmrag.cli import cli
+from fastbmrag.papers import Paper, write_papers_csv
+from fastbmrag.testing.fake_ollama import FakeOllama
+from fastbmrag.testing.responders import responder as pipeline_responder
+
+DATA = Path(__file__).parent / "data"
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+
+
+def one_line(text: str) -> str:
+    [line] = text.strip().splitlines()
+    return line
+
+
+@pytest.fixture
+def papers_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "papers.csv"
+    papers = [
+        Paper(
+            paper_id=f"P{i}",
+            title=f"IL1B and endometriosis {i}",
+            abstract="IL1B is upregulated in endometriosis lesions. "
+            "TNF promotes inflammation in endometriosis.",
+        )
+        for i in range(3)
+    ]
+    write_papers_csv(papers, path)
+    return path
+
+
+@contextlib.contextmanager
+def silent_server() -> Iterator[str]:
+    """A socket that accepts connections and never answers (a hung GPU server's process)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        sock.settimeout(0.1)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError, OSError):
+                held.append(sock.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        sock.close()
+
+
+@contextlib.contextmanager
+def html_server() -> Iterator[str]:
+    """A web server that answers every request with an HTML page (a proxy's login page)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def _page(self) -> None:
+            body = b"<!doctype html><html><body>Welcome to nginx!</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = _page
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+# --- 1: a comma-separated OLLAMA_HOST ---------------------------------------------------------
+
+
+def test_a_server_list_in_ollama_host_works_for_every_command(
+    papers_csv: Path, tmp_path: Path
+) -> None:
+    with (
+        FakeOllama(responder=pipeline_responder) as one,
+        FakeOllama(responder=pipeline_responder) as two,
+    ):
+        env = {
+            **os.environ,
+            "OLLAMA_HOST": f"{one.host},{two.host}",
+            "FASTBMRAG_HOME": str(tmp_path / "home"),
+        }
+        cmd = [sys.executable, "-m", "fastbmrag"]
+        update = subprocess.run(
+            [*cmd, "update", "-c", "m", "-q", "--json", str(papers_csv)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert update.returncode == 0, update.stderr
+        assert json.loads(update.stdout)["indexed"] == 3
+        assert one.counts["/api/chat"] + two.counts["/api/chat"] == 3
+        query = subprocess.run(
+            [*cmd, "query", "-c", "m", "IL1B in endometriosis", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert query.returncode == 0, query.stderr
+    assert json.loads(query.stdout)["edges"]
+
+
+# --- 2: a server that hangs -------------------------------------------------------------------
+
+
+def test_a_hanging_server_is_named_within_the_preflight_timeout(
+    papers_csv: Path, tmp_path: Path
+) -> None:
+    with silent_server() as url:
+        started = time.monotonic()
+        result = run(
+            "update",
+            "-c",
+            "m",
+            "--ollama-host",
+            url,
+            str(papers_csv),
+            env={"FASTBMRAG_PREFLIGHT_TIMEOUT": "1", "FASTBMRAG_HOME": str(tmp_path / "home")},
+        )
+        took = time.monotonic() - started
+    assert result.exit_code == 2
+    assert one_line(result.stderr) == (
+        f"Error: Cannot reach Ollama at {url}: run `ollama serve` or set OLLAMA_HOST"
+    )
+    assert took < 10
+    assert not (tmp_path / "home").exists()
+
+
+def test_a_server_whose_embeddings_hang_is_left_out_of_a_pool(
+    papers_csv: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with (
+        FakeOllama(responder=pipeline_responder, hang_seconds=60) as hung,
+        FakeOllama(responder=pipeline_responder) as good,
+    ):
+        hung.set_fault_rates(hang=1.0)  # /api/tags answers, every embedding and chat hangs
+        started = time.monotonic()
+        result = run(
+            "update",
+            "-c",
+            "m",
+            "--ollama-host",
+            f"{hung.url},{good.url}",
+            "--no-normalize",
+            "--json",
+            str(papers_csv),
+            env={"FASTBMRAG_PREFLIGHT_TIMEOUT": "1"},
+        )
+        took = time.monotonic() - started
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["indexed"] == 3
+    assert (
+        f"{hung.url} accepted an embedding request and did not answer within 1 s: the server "
+        "hangs; restart it or leave it out; going on with the other servers"
+    ) in [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert hung.counts["/api/chat"] == 0
+    assert took < 15
+
+
+def test_a_single_server_whose_embeddings_hang_stops_the_run_at_once(
+    papers_csv: Path, tmp_path: Path
+) -> None:
+    with FakeOllama(responder=pipeline_responder, hang_seconds=60) as hung:
+        hung.set_fault_rates(hang=1.0)
+        result = run(
+            "update",
+            "-c",
+            "m",
+            "--ollama-host",
+            hung.url,
+            str(papers_csv),
+            env={"FASTBMRAG_PREFLIGHT_TIMEOUT": "1"},
+        )
+    assert result.exit_code == 2
+    assert one_line(result.stderr) == (
+        f"Error: {hung.url} accepted an embedding request and did not answer within 1 s: "
+        "the server hangs; restart it or leave it out"
+    )
+
+
+def test_a_bad_preflight_timeout_is_a_setting_error(papers_csv: Path) -> None:
+    result = run("update", "-c", "m", str(papers_csv), env={"FASTBMRAG_PREFLIGHT_TIMEOUT": "soon"})
+    assert result.exit_code == 2
+    assert one_line(result.stderr) == (
+        "Error: FASTBMRAG_PREFLIGHT_TIMEOUT='soon' is not a number of seconds: set it to, e.g., 15"
+    )
+
+
+# --- 6: a server that is no model server ------------------------------------------------------
+
+
+def test_a_web_page_at_ollama_host_is_a_setting_error(papers_csv: Path, tmp_path: Path) -> None:
+    with html_server() as url:
+        result = run("update", "-c", "m", "--ollama-host", url, str(papers_csv))
+    assert result.exit_code == 2
+    assert one_line(result.stderr) == (
+        f"Error: {url}/api/tags did not answer as Ollama does: is {url} an Ollama server? "
+        "Set --ollama-host or OLLAMA_HOST to one"
+    )
