@@ -36,7 +36,7 @@ from fastbmrag.refine import (
     refine_query,
     refine_relations,
 )
-from fastbmrag.sentences import abstract_sentences
+from fastbmrag.sentences import Sentence, abstract_sentences, opening_sentences
 from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
 from fastbmrag.store.collection import Collection, PaperEdges
 from fastbmrag.store.payload import CITED, REFINED, EdgePayload
@@ -76,6 +76,7 @@ class PaperOutcome:
     refined: int = 0
     dropped: int = 0  # drafted relations that did not validate or cited no valid sentence
     uncited: int = 0  # refined descriptions that cited no listed sentence (the cited one stays)
+    from_main_text: bool = False  # no abstract: drafted from the opening of the main text
 
 
 # Paper.metadata() keys that are declared EdgePayload fields; the rest travel as its ``extra``.
@@ -102,6 +103,7 @@ class RunSummary:
     refined_edges: int = 0
     dropped_relations: int = 0  # drafted relations dropped (invalid, or citing no valid sentence)
     uncited_refinements: int = 0  # refined descriptions without a valid citation, not used
+    drafted_from_main_text: int = 0  # papers without an abstract, drafted from their opening
     wall_seconds: float = 0.0
     dry_run: bool = False
     would_index: dict[str, int] = field(default_factory=dict)  # dry run: reason -> papers
@@ -151,6 +153,8 @@ class RunSummary:
 
     def _drops(self) -> str:
         out = ""
+        if self.drafted_from_main_text:
+            out += f"; {self.drafted_from_main_text:,} papers without an abstract drafted from main text"
         if self.dropped_relations:
             out += f"; {self.dropped_relations:,} drafted relations dropped (invalid or uncited)"
         if self.uncited_refinements:
@@ -187,11 +191,17 @@ def _entities(normalizer: Normalizer, name: str, etype: str, context: str) -> li
 
 
 def build_edges(
-    paper: Paper, relations: list[Relation], normalizer: Normalizer
+    paper: Paper,
+    relations: list[Relation],
+    normalizer: Normalizer,
+    drafted: list[Sentence] | None = None,
 ) -> list[tuple[Relation, _Entity, _Entity]]:
     """Normalise both ends (a coordination gives one edge per gene it names); drop self-loops;
-    one edge per (source, type, target) in a paper."""
+    one edge per (source, type, target) in a paper. The context is the title and abstract, or
+    the ``drafted`` sentences of a paper without an abstract."""
     context = f"{paper.title}\n{paper.abstract}"
+    if drafted and not paper.abstract.strip():
+        context = "\n".join(s.text for s in drafted)
     seen: set[tuple[str, str, str]] = set()
     out = []
     for rel in relations:
@@ -225,6 +235,9 @@ async def index_paper(
     """
     out = PaperOutcome(paper.paper_id, "failed")
     sentences = abstract_sentences(paper.title, paper.abstract)
+    if not paper.abstract.strip() and paper.has_main_text:
+        sentences += opening_sentences(paper.paragraphs)
+        out.from_main_text = True
     cap = {"num_predict": opts.num_predict} if opts.num_predict else None
     draft = await draft_relations(sentences, llm, options=cap)
     _add_chat(out, draft)
@@ -233,7 +246,7 @@ async def index_paper(
         return out, [], []
 
     relations, out.dropped = resolve_draft(draft.value, sentences)
-    edges = build_edges(paper, relations, normalizer)
+    edges = build_edges(paper, relations, normalizer, sentences)
     if not edges:
         out.status = "done"
         return out, [], []
@@ -454,6 +467,7 @@ async def _work(
                 summary.refined_edges += outcome.refined
                 summary.dropped_relations += outcome.dropped
                 summary.uncited_refinements += outcome.uncited
+                summary.drafted_from_main_text += outcome.from_main_text
                 if (
                     len(group) >= opts.commit_every
                     or time.monotonic() - last_commit >= opts.commit_seconds

@@ -96,6 +96,25 @@ def abstract_sentences(title: str, abstract: str) -> list[Sentence]:
     return out
 
 
+# What the draft reads of a paper without an abstract: its opening passages, up to the size of a
+# long structured abstract (PubMed's run to about 3,000 characters).
+OPENING_CHARS = 3000
+
+
+def opening_sentences(paragraphs: list[str], limit: int = OPENING_CHARS) -> list[Sentence]:
+    """The main text's first sentences, passage after passage, while they fit in ``limit``
+    characters (at least one): a paper without an abstract is drafted from them."""
+    out: list[Sentence] = []
+    used = 0
+    for number, paragraph in enumerate(paragraphs, 1):
+        for sentence in passage_sentences(number, paragraph):
+            used += len(sentence.text) + 1
+            if out and used > limit:
+                return out
+            out.append(sentence)
+    return out
+
+
 def passage_sentences(number: int, paragraph: str) -> list[Sentence]:
     """The sentences of main-text passage ``number`` (1-based), offsets into ``paragraph``."""
     section = ""

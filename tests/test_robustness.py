@@ -242,3 +242,34 @@ def test_a_web_page_at_ollama_host_is_a_setting_error(papers_csv: Path, tmp_path
         f"Error: {url}/api/tags did not answer as Ollama does: is {url} an Ollama server? "
         "Set --ollama-host or OLLAMA_HOST to one"
     )
+
+
+# --- 3: a paper without an abstract -----------------------------------------------------------
+
+
+def test_a_full_text_without_an_abstract_is_drafted_from_its_opening(tmp_path: Path) -> None:
+    import re
+
+    source = (DATA / "pmc" / "PMC2768302.nxml").read_text(encoding="utf-8")
+    no_abstract = re.sub(r"<abstract[ >].*?</abstract>", "", source, flags=re.S)
+    assert "<abstract" not in no_abstract
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "PMC2768302.nxml").write_text(no_abstract, encoding="utf-8")
+    with FakeOllama(responder=pipeline_responder) as fake:
+        result = run("update", "-c", "m", "--ollama-host", fake.url, "--json", str(tmp_path / "in"))
+        draft = fake.requests_to("/api/chat")[0].json["messages"][-1]["content"]
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["indexed"] == 1 and summary["edges"] > 0
+    assert summary["drafted_from_main_text"] == 1
+    assert "1 papers without an abstract drafted from main text" in summary["line"]
+    # the draft read the opening passages, numbered like an abstract, and no more than ~3,000
+    # characters of them
+    assert "[2] " in draft and 1000 < len(draft) < 4000
+    from fastbmrag.store.collection import Collection
+
+    with Collection.reader(tmp_path / "home", "m") as coll:
+        edges = [hit.payload for hit in coll.store.scroll()]
+    assert edges and all(e["evidence"][0]["where"] == "passage" for e in edges)
+    first = edges[0]["evidence"][0]
+    assert first["text"] in draft or first["section"]  # evidence is a passage sentence
