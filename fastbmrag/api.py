@@ -120,9 +120,12 @@ class RAG:
             self.working_dir, self.collection_name, command=command, **self._where()
         )
 
-    def writer(self, *, create: bool = False, command: str | None = None) -> Collection:
+    def writer(
+        self, *, create: bool = False, command: str | None = None, repair: bool = False
+    ) -> Collection:
         """The collection opened for writing: takes its lock (LockedError: exit 3) and finishes
-        what a killed writer left; ``create`` makes it when missing."""
+        what a killed writer left; ``create`` makes it when missing; ``repair`` sets papers whose
+        edges the store lost back to pending (else StoreLost)."""
         name = self.settings.collection if create else self.collection_name
         if not name:
             raise ConfigError(
@@ -130,7 +133,7 @@ class RAG:
                 f"{config.ENV_COLLECTION}"
             )
         return Collection.writer(
-            self.working_dir, name, create=create, command=command, **self._where()
+            self.working_dir, name, create=create, command=command, repair=repair, **self._where()
         )
 
     def ledger(self) -> Collection:
@@ -158,13 +161,16 @@ class RAG:
         return asyncio.run(run())
 
     @contextlib.contextmanager
-    def open_for_writing(self, read_input: Callable[[], T]) -> Iterator[tuple[Collection, T]]:
+    def open_for_writing(
+        self, read_input: Callable[[], T], *, repair: bool = False
+    ) -> Iterator[tuple[Collection, T]]:
         """The collection opened for writing, with the errors in the order a user wants them.
 
-        First the lock of an existing collection (exit 3 at once) or, for a new one, whether its
+        First the collection's name, then the lock of an existing collection (exit 3 at once) or, for a new one, whether its
         folder can be created (exit 2), then the model server, its models and the embedding
         size (exit 2), then ``read_input`` (bad input: exit 2), and only then is a new
-        collection created: a run that cannot start leaves nothing on disk.
+        collection created: a run that cannot start leaves nothing on disk. ``repair``: as for
+        :meth:`writer` (``update --force``).
         """
         s = self.settings
         if not s.collection:
@@ -172,7 +178,7 @@ class RAG:
         with contextlib.ExitStack() as stack:
             coll = None
             if Collection.exists(s.working_dir, s.collection):
-                coll = stack.enter_context(self.writer())
+                coll = stack.enter_context(self.writer(repair=repair))
             else:
                 ensure_creatable(s.working_dir / s.collection)
             dim = self.check_model_server()
@@ -232,7 +238,7 @@ class RAG:
                 return self.index(records, None, opts, progress=progress)
             with self.reader() as coll:
                 return self.index(records, coll, opts, progress=progress)
-        with self.open_for_writing(lambda: None) as (coll, _):
+        with self.open_for_writing(lambda: None, repair=force) as (coll, _):
             return self.index(records, coll, opts, progress=progress)
 
     def sync(

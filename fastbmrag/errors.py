@@ -12,6 +12,7 @@ Hierarchy::
     ├── StoreError                 exit 2  Qdrant refused an operation
     │   ├── CollectionNotFound     exit 2  no such collection in the working dir / server
     │   ├── DimensionMismatch      exit 2  embedding size differs from the collection's
+    │   ├── StoreLost              exit 2  the ledger lists edges the store does not hold
     │   └── StoreBusy              exit 3  another process has the embedded shard open
     ├── LockedError                exit 3  another update/sync holds the collection lock
     ├── VocabError                 exit 2  the vocabularies cannot be loaded or built
@@ -32,6 +33,12 @@ Messages are one line and name the fix.
 """
 
 from __future__ import annotations
+
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -83,6 +90,11 @@ class DimensionMismatch(StoreError):
     """The embedding model's vector size differs from the collection's."""
 
 
+class StoreLost(StoreError):
+    """The collection's ledger lists edges that its store does not hold (a deleted or damaged
+    shard, a dropped server collection)."""
+
+
 class StoreBusy(StoreError):
     """The embedded shard is open in another process."""
 
@@ -101,3 +113,23 @@ class VocabError(FastbmragError):
 
 class FetchError(FastbmragError):
     """PubMed or the full-text service failed."""
+
+
+def crash_log(err: BaseException) -> str:
+    """Append ``err``'s traceback to ``<home>/logs/crash.log`` (else a file in the temporary
+    directory) and return the file's path."""
+    from fastbmrag import config
+
+    text = "".join(traceback.format_exception(err))
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    candidates = [config.working_dir(None) / "logs", Path(tempfile.gettempdir())]
+    for folder in candidates:
+        path = folder / "crash.log" if folder != candidates[-1] else folder / "fastbmrag-crash.log"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8", errors="backslashreplace") as fh:
+                fh.write(f"--- {stamp} {' '.join(sys.argv)}\n{text}\n")
+            return str(path)
+        except OSError:
+            continue
+    return "nowhere (no writable log folder)"

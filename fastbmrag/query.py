@@ -139,6 +139,10 @@ class QueryOptions:
             raise InputError(f"--since {self.since} is after --until {self.until}: swap them")
         if self.min_weight is not None and not 0.0 <= self.min_weight <= 1.0:
             raise InputError(f"--min-weight must be between 0 and 1, got {self.min_weight}")
+        if self.min_score is not None and not -1.0 <= self.min_score <= 1.0:
+            raise InputError(
+                f"--min-score must be a cosine similarity between -1 and 1, got {self.min_score}"
+            )
 
     @classmethod
     def field_names(cls) -> set[str]:
@@ -817,6 +821,8 @@ async def aquery(
         return vec
 
     parse, vector = await asyncio.gather(do_parse(), do_embed())
+    if vector is not None:
+        collection.check_vector_size(len(vector))
     calls.chat += parse.calls
     if llm is not None:
         embed_requests += 1

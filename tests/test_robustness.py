@@ -273,3 +273,132 @@ def test_a_full_text_without_an_abstract_is_drafted_from_its_opening(tmp_path: P
     assert edges and all(e["evidence"][0]["where"] == "passage" for e in edges)
     first = edges[0]["evidence"][0]
     assert first["text"] in draft or first["section"]  # evidence is a passage sentence
+
+
+# --- 4: a lost store --------------------------------------------------------------------------
+
+
+def test_a_lost_store_is_named_by_every_command_and_update_force_rebuilds_it(
+    papers_csv: Path, tmp_path: Path
+) -> None:
+    import shutil
+
+    wd = tmp_path / "wd"
+    with FakeOllama(responder=pipeline_responder) as fake:
+        host = ("--ollama-host", fake.url)
+        first = run("update", "-c", "m", "--working-dir", str(wd), *host, "--json", str(papers_csv))
+        assert first.exit_code == 0, first.output
+        edges = json.loads(first.stdout)["edges"]
+        assert edges > 0
+        shutil.rmtree(wd / "m" / "shard")
+        expected = (
+            f"Error: Collection 'm' lists {edges:,} edges but its store at {wd / 'm' / 'shard'} "
+            f"holds 0: the store was deleted or damaged. Index the papers again with "
+            f"`fastbmrag update --force -c m INPUTS`, or start afresh by removing {wd / 'm'}"
+        )
+        for args in (
+            ("status", "-c", "m", "--working-dir", str(wd)),
+            ("query", "-c", "m", "--working-dir", str(wd), *host, "IL1B in endometriosis"),
+            ("update", "-c", "m", "--working-dir", str(wd), *host, str(papers_csv)),
+            ("export", "-c", "m", "--working-dir", str(wd), "--format", "csv", "-o", "-"),
+        ):
+            result = run(*args)
+            assert result.exit_code == 2, (args, result.output)
+            assert one_line(result.stderr) == expected, args
+        assert not (wd / "m" / "shard").exists()  # nothing was written by the refused update
+        again = run(
+            "update",
+            "-c",
+            "m",
+            "--working-dir",
+            str(wd),
+            *host,
+            "--force",
+            "--json",
+            str(papers_csv),
+        )
+        assert again.exit_code == 0, again.output
+        assert json.loads(again.stdout)["indexed"] == 3
+        status = run("status", "-c", "m", "--working-dir", str(wd), "--json")
+        assert status.exit_code == 0, status.output
+        assert json.loads(status.stdout)["edges"] == edges
+        query = run(
+            "query", "-c", "m", "--working-dir", str(wd), *host, "--no-answer", "IL1B", "--json"
+        )
+    assert query.exit_code == 0, query.output
+    assert json.loads(query.stdout)["edges"]
+
+
+# --- 5: bytes that are not UTF-8 ----------------------------------------------------------------
+
+
+def test_bytes_that_are_not_utf8_in_a_question_are_answered(
+    papers_csv: Path, tmp_path: Path
+) -> None:
+    with FakeOllama(responder=pipeline_responder) as fake:
+        env = {**os.environ, "FASTBMRAG_HOME": str(tmp_path / "home"), "OLLAMA_HOST": fake.url}
+        first = run("update", "-c", "endo", "--ollama-host", fake.url, str(papers_csv),
+                    env={"FASTBMRAG_HOME": str(tmp_path / "home")})  # fmt: skip
+        assert first.exit_code == 0, first.output
+        result = subprocess.run(
+            [sys.executable, "-m", "fastbmrag", "query", "-c", "endo", "--json",
+             b"STAT3 \xff\xfe in endometriosis"],
+            env=env, capture_output=True, timeout=120,
+        )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert b"Traceback" not in result.stderr
+    out = json.loads(result.stdout)
+    assert out["question"] == "STAT3 \ufffd\ufffd in endometriosis"
+
+
+def test_a_score_that_is_not_a_number_is_a_bad_option(papers_csv: Path, tmp_path: Path) -> None:
+    with FakeOllama(responder=pipeline_responder) as fake:
+        assert run("update", "-c", "m", "--ollama-host", fake.url, str(papers_csv)).exit_code == 0
+        result = run("query", "-c", "m", "--ollama-host", fake.url, "--min-score", "nan", "IL1B")
+    assert result.exit_code == 2
+    assert one_line(result.stderr) == (
+        "Error: --min-score must be a cosine similarity between -1 and 1, got nan"
+    )
+
+
+# --- 7: serve ---------------------------------------------------------------------------------
+
+
+def test_serve_checks_the_collection_and_the_port_before_it_says_it_serves(
+    tmp_path: Path,
+) -> None:
+    from fastbmrag.store.collection import Collection
+
+    result = run("serve", "-c", "nope", "--port", "8123")
+    assert result.exit_code == 2
+    assert one_line(result.stderr).startswith("Error: No collection 'nope' in ")
+    Collection.writer(tmp_path / "home", "m", create=True).close()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = run("serve", "-c", "m", "--port", str(port))
+    assert result.exit_code == 2
+    assert one_line(result.stderr) == (
+        f"Error: Cannot serve on 127.0.0.1:{port}: Address already in use: choose another "
+        "--port, or stop the program that uses it"
+    )
+
+
+def test_a_query_with_an_embedding_model_of_another_size_names_the_fix(
+    papers_csv: Path, tmp_path: Path
+) -> None:
+    with FakeOllama(
+        responder=pipeline_responder,
+        models={"phi4", "mxbai-embed-large", "nomic-embed-text"},
+        dims={"mxbai-embed-large": 64, "nomic-embed-text": 32},
+    ) as fake:
+        assert run("update", "-c", "m", "--ollama-host", fake.url, str(papers_csv)).exit_code == 0
+        result = run("query", "-c", "m", "--ollama-host", fake.url, "--embed-model",
+                     "nomic-embed-text", "IL1B in endometriosis")  # fmt: skip
+    assert result.exit_code == 2
+    assert one_line(result.stderr) == (
+        "Error: Collection 'm' holds 64-d vectors but the embedding model gives 32-d vectors: "
+        "use the embedding model the collection was built with (--embed-model / "
+        "FASTBMRAG_EMBED_MODEL), or index into a new --collection"
+    )

@@ -62,7 +62,10 @@ def test_query_api_answers_with_citations(client: TestClient) -> None:
     ("body", "message"),
     [
         ({"question": ""}, "'question' must be a non-empty text"),
-        ({"question": "x", "since": "soon"}, "'since' must be a int"),
+        ({"question": "x", "since": "soon"}, "'since' must be a whole number"),
+        ({"question": "x", "since": 2019.5}, "'since' must be a whole number"),
+        ({"question": "x", "min_score": 7}, "--min-score must be a cosine similarity between"),
+        ({"question": "x", "top_k": 0}, "--top-k must be at least 1"),
         ({"question": "x", "entities": "IL1B"}, "'entities' must be a list of texts"),
         ({"question": "x", "password": "1"}, "Unknown field(s): password"),
         ({"question": "x", "relationship_types": ["cures"]}, "Unknown relationship type 'cures'"),
@@ -86,6 +89,46 @@ def test_entity_path_contradictions_and_status(client: TestClient) -> None:
     assert client.get("/api/contradictions").json() == []
     status = client.get("/api/status").json()
     assert status["collection"] == "papers" and status["papers"]["done"] == 5
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("/api/neighbours?name=IL1B&limit=-5", "'limit' must be a whole number from 1 to 200, got '-5'"),
+        ("/api/neighbours?name=IL1B&limit=abc", "'limit' must be a whole number from 1 to 200, got 'abc'"),
+        ("/api/path?start=IL1B&end=ESR2&max_hops=99", "'max_hops' must be a whole number from 1 to 6, got '99'"),
+        ("/api/path?start=IL1B&end=ESR2&max_hops=0", "'max_hops' must be a whole number from 1 to 6, got '0'"),
+        ("/api/path?start=IL1B&end=ESR2&max_hops=-3", "'max_hops' must be a whole number from 1 to 6, got '-3'"),
+    ],
+)  # fmt: skip
+def test_bad_parameters_are_400_naming_the_parameter(
+    client: TestClient, url: str, message: str
+) -> None:
+    r = client.get(url)
+    assert r.status_code == 400 and r.json() == {"error": message}
+
+
+def test_a_lone_surrogate_in_a_question_is_answered_as_json(client: TestClient) -> None:
+    body = b'{"question": "STAT3 \\ud800 in endometriosis", "min_score": -1}'
+    r = client.post("/api/query", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("application/json")
+    body = b'{"question": "x", "min_score": NaN}'
+    r = client.post("/api/query", content=body, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400
+    assert r.json()["error"] == "--min-score must be a cosine similarity between -1 and 1, got nan"
+    r = client.get("/api/entity?name=IL1B%ff%fe")  # bytes that are not UTF-8 in a parameter
+    assert r.status_code == 200 and r.json()["id"] == "HGNC:5992"
+
+
+def test_a_model_server_that_is_down_is_503(served: tuple[RAG, FakeOllama], tmp_path: Path) -> None:
+    rag, _ = served
+    down = RAG(rag.working_dir, "papers", ollama_host="http://127.0.0.1:9")
+    question = "Which genes does TNF regulate?"  # not cached by the other tests
+    r = TestClient(create_app(down)).post("/api/query", json={"question": question})
+    assert r.status_code == 503, r.text
+    assert r.json()["error"].startswith("Cannot reach Ollama at http://127.0.0.1:9")
+    assert r.json()["retry"] is False
 
 
 def test_an_update_holding_the_store_is_503_with_retry(

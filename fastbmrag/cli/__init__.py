@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import sys
 
 import click
@@ -68,4 +69,15 @@ def cli(verbose: int) -> None:
 
 
 def main() -> None:
-    cli(prog_name="fastbmrag")
+    cli(args=[_utf8(arg) for arg in sys.argv[1:]], prog_name="fastbmrag")
+
+
+def _utf8(arg: str) -> str:
+    """An argument as valid UTF-8 text: bytes that are not UTF-8 (which Python keeps as lone
+    surrogates) become U+FFFD, except in the name of a file that exists."""
+    try:
+        arg.encode("utf-8")
+    except UnicodeEncodeError:
+        if not os.path.exists(arg):
+            return arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return arg

@@ -7,9 +7,6 @@ import errno
 import logging
 import re
 import sys
-import tempfile
-import time
-import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,6 +19,7 @@ from fastbmrag.errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     FastbmragError,
+    crash_log,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -75,24 +73,6 @@ def path_error(err: OSError) -> str:
         f"(--working-dir or {config.ENV_HOME} for collections and caches, -o for output files, "
         "--log-file for logs) or fix its permissions"
     )
-
-
-def crash_log(err: BaseException) -> str:
-    """Append ``err``'s traceback to ``<home>/logs/crash.log`` (else a file in the temporary
-    directory) and return the file's path."""
-    text = "".join(traceback.format_exception(err))
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-    candidates = [config.working_dir(None) / "logs", Path(tempfile.gettempdir())]
-    for folder in candidates:
-        path = folder / "crash.log" if folder != candidates[-1] else folder / "fastbmrag-crash.log"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write(f"--- {stamp} {' '.join(sys.argv)}\n{text}\n")
-            return str(path)
-        except OSError:
-            continue
-    return "nowhere (no writable log folder)"
 
 
 def working_dir_option(f: F) -> F:

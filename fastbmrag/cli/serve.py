@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 from typing import Any
 
 import click
@@ -52,7 +53,18 @@ def serve(host: str, port: int, public: bool, **opts: Any) -> None:
     from fastbmrag.web import create_app
 
     rag = RAG.from_options(opts)
-    name = rag.collection_name  # fails now, not on the first request, when there is none
+    with rag.ledger() as coll:  # fails now, not on the first request: no such collection
+        name = coll.name
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as err:
+        sock.close()
+        raise ConfigError(
+            f"Cannot serve on {host}:{port}: {err.strerror or err}: choose another --port, or "
+            "stop the program that uses it"
+        ) from None
     if public:
         click.echo(
             f"Warning: serving collection '{name}' on {host}:{port} to anyone who can reach it, "
@@ -60,4 +72,5 @@ def serve(host: str, port: int, public: bool, **opts: Any) -> None:
             err=True,
         )
     click.echo(f"Serving collection '{name}' on http://{host}:{port} (Ctrl-C to stop)", err=True)
-    uvicorn.run(create_app(rag), host=host, port=port, log_level="warning")
+    server = uvicorn.Server(uvicorn.Config(create_app(rag), log_level="warning"))
+    server.run(sockets=[sock])

@@ -202,7 +202,9 @@ def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
             else:  # every paper is new
                 summary = rag.index(papers(), None, options, progress=progress, total=first.read)
         else:
-            with rag.open_for_writing(lambda: count_input(inputs, opts["quiet"])) as (coll, first):
+            with rag.open_for_writing(
+                lambda: count_input(inputs, opts["quiet"]), repair=opts["force"]
+            ) as (coll, first):
                 summary = rag.index(papers(), coll, options, progress=progress, total=first.read)
         report_summary(summary, as_json=opts["as_json"], quiet=opts["quiet"])
     raise SystemExit(strict_exit(summary.exit_code, len(first.skipped), opts["strict"]))

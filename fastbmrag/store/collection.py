@@ -57,6 +57,7 @@ from fastbmrag.errors import (
     LockedError,
     StoreBusy,
     StoreError,
+    StoreLost,
 )
 from fastbmrag.store.base import EdgeRef, Filter, Match, Point, Range, Store
 from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
@@ -238,7 +239,9 @@ class Collection:
     # -- opening ----------------------------------------------------------------------------
     @staticmethod
     def exists(working_dir: Path, name: str) -> bool:
-        """Whether collection ``name`` is under ``working_dir`` (nothing is created)."""
+        """Whether collection ``name`` is under ``working_dir`` (nothing is created); an invalid
+        name is InputError."""
+        check_name(name)
         return (Path(working_dir).expanduser() / name / LEDGER_FILE).is_file()
 
     @classmethod
@@ -279,10 +282,13 @@ class Collection:
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         optimize_min_points: int = DEFAULT_OPTIMIZE_MIN_POINTS,
         defer_min_degree: int = DEFAULT_DEFER_MIN_DEGREE,
+        repair: bool = False,
     ) -> Collection:
         """Open (or with ``create``, create) collection ``name`` under ``working_dir``: the one
         opener behind :meth:`reader`, :meth:`writer` and :meth:`ledger_only`. ``store`` injects a
         ready store (tests, custom backends) instead of the embedded shard or ``qdrant_url``.
+        A store that lost edges the ledger lists is StoreLost, unless a writer opens it with
+        ``repair`` (:meth:`check_intact`).
         """
         check_name(name)
         working_dir = Path(working_dir).expanduser()
@@ -359,13 +365,47 @@ class Collection:
             raise
         if qdrant_url and opened is None:
             coll._location = f"{qdrant_url.rstrip('/')}/collections/{name}"
-        if write and opened is not None:
-            try:
+        try:
+            if write and opened is not None:
                 coll.recover()
-            except BaseException:
-                coll.close()
-                raise
+            coll.check_intact(repair=repair and write)
+        except BaseException:
+            coll.close()
+            raise
         return coll
+
+    def check_intact(self, *, repair: bool = False) -> None:
+        """StoreLost when the ledger lists edges that the store does not hold: the shard folder
+        was deleted or damaged, the server collection dropped. With ``repair`` (a writer asked to
+        re-index, ``update --force``), the papers whose edges are gone are set back to pending
+        instead, so that the run indexes them again."""
+        listed = self.ledger.edge_count()
+        if not listed or self.ledger.journal():  # a half-done commit: recover() finishes it
+            return
+        if self._store is None:  # ledger only: an embedded shard must at least be there
+            if self.backend != "embedded" or (self.directory / SHARD_DIR).is_dir():
+                return
+            held = 0
+        else:
+            held = self._store.count()
+        if held >= listed:
+            return
+        if not repair:
+            raise StoreLost(
+                f"Collection '{self.name}' lists {listed:,} edges but its store at "
+                f"{self.location} holds {held:,}: the store was deleted or damaged. Index the "
+                f"papers again with `fastbmrag update --force -c {self.name} INPUTS`, or start "
+                f"afresh by removing {self.directory}"
+            )
+        present = self.store.paper_ids() if held else set()
+        lost = [p.paper_id for p in self.ledger.papers("done") if p.paper_id not in present]
+        self.ledger.remove_papers(lost, keep_as_pending=True)
+        log.warning(
+            "Collection '%s': the edges of %d papers were missing from its store; they are "
+            "indexed again when they are in the input",
+            self.name,
+            len(lost),
+        )
 
     @staticmethod
     def _take_shard(directory: Path, name: str, info: dict[str, Any], timeout: float) -> FileLock:
@@ -429,18 +469,24 @@ class Collection:
         self.close()
 
     # -- schema -----------------------------------------------------------------------------
+    def check_vector_size(self, dim: int) -> int | None:
+        """The store's vector size (None: no vectors yet); DimensionMismatch when it is not
+        ``dim``, the embedding model's."""
+        current = self.store.vector_size()
+        if current is not None and current != dim:
+            raise DimensionMismatch(
+                f"Collection '{self.name}' holds {current}-d vectors but the embedding model "
+                f"gives {dim}-d vectors: use the embedding model the collection was built with "
+                "(--embed-model / FASTBMRAG_EMBED_MODEL), or index into a new --collection"
+            )
+        return current
+
     def ensure_vector_size(self, dim: int) -> None:
         """Create the store for ``dim``-d vectors, or check it holds them (DimensionMismatch)."""
         with self._mutex:
             if self._dim == dim:
                 return
-            current = self.store.vector_size()
-            if current is not None and current != dim:
-                raise DimensionMismatch(
-                    f"Collection '{self.name}' holds {current}-d vectors but the embedding model "
-                    f"gives {dim}-d vectors: use the embedding model the collection was built with "
-                    "(--embed-model / FASTBMRAG_EMBED_MODEL), or index into a new --collection"
-                )
+            current = self.check_vector_size(dim)
             if current is None:
                 self._require_write()
                 self.store.ensure_collection(dim)

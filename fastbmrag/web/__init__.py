@@ -29,7 +29,14 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from fastbmrag.errors import FastbmragError, InputError, StoreBusy
+from fastbmrag.errors import (
+    FastbmragError,
+    InputError,
+    LLMUnavailable,
+    ModelNotFound,
+    StoreBusy,
+    crash_log,
+)
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG
@@ -51,9 +58,25 @@ MAX_TEXT = 1000  # characters of a question or a name
 
 
 def _text(value: Any, name: str) -> str:
+    """A non-empty text of at most MAX_TEXT characters; what is not UTF-8 in it (a JSON escape
+    of a lone surrogate) becomes U+FFFD."""
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_TEXT:
         raise InputError(f"'{name}' must be a non-empty text of at most {MAX_TEXT} characters")
-    return value.strip()
+    return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace").strip()
+
+
+def _whole(request: Request, name: str, default: int, low: int, high: int) -> int:
+    """A whole-number query parameter within [low, high] (InputError naming it)."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise InputError(f"'{name}' must be a whole number from {low} to {high}, got {raw!r}")
+    return value
 
 
 def query_options(body: Any) -> tuple[str, dict[str, Any]]:
@@ -75,10 +98,12 @@ def query_options(body: Any) -> tuple[str, dict[str, Any]]:
         elif kind is bool:
             options[name] = bool(value)
         else:
-            try:
-                options[name] = kind(value)
-            except (TypeError, ValueError):
-                raise InputError(f"'{name}' must be a {kind.__name__}") from None
+            number = (
+                value if isinstance(value, int | float) and not isinstance(value, bool) else None
+            )
+            if number is None or (kind is int and number != int(number)):
+                raise InputError(f"'{name}' must be a {'whole ' if kind is int else ''}number")
+            options[name] = kind(number)
     return _text(body.get("question"), "question"), options
 
 
@@ -97,10 +122,16 @@ def create_app(rag: RAG) -> Starlette:
     async def call(fn: Any, *args: Any, **kwargs: Any) -> Response:
         try:
             return JSON(await run_in_threadpool(fn, *args, **kwargs))
-        except StoreBusy as err:
-            return JSON({"error": str(err), "retry": True}, status_code=503)
+        except (StoreBusy, LLMUnavailable, ModelNotFound) as err:
+            return JSON({"error": str(err), "retry": isinstance(err, StoreBusy)}, status_code=503)
         except FastbmragError as err:
             return JSON({"error": str(err)}, status_code=400)
+        except Exception as err:  # a bug: JSON still, the traceback in the crash log
+            log = crash_log(err)
+            return JSON(
+                {"error": f"internal error ({type(err).__name__}); the traceback is in {log}"},
+                status_code=500,
+            )
 
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
@@ -140,8 +171,8 @@ def create_app(rag: RAG) -> Starlette:
     async def neighbours(request: Request) -> Response:
         try:
             wanted = name(request)
-            limit = min(int(request.query_params.get("limit", "30")), 200)
-        except (InputError, ValueError) as err:
+            limit = _whole(request, "limit", 30, 1, 200)
+        except InputError as err:
             return JSON({"error": str(err)}, status_code=400)
 
         def edges() -> Any:
@@ -156,13 +187,16 @@ def create_app(rag: RAG) -> Starlette:
     async def path(request: Request) -> Response:
         try:
             start, end = name(request, "start"), name(request, "end")
-            hops = max(1, min(int(request.query_params.get("max_hops", "3")), 6))
-        except (InputError, ValueError) as err:
+            hops = _whole(request, "max_hops", 3, 1, 6)
+        except InputError as err:
             return JSON({"error": str(err)}, status_code=400)
         return await call(rag.path, start, end, max_hops=hops)
 
     async def contradictions(request: Request) -> Response:
-        wanted = request.query_params.get("entity") or None
+        try:
+            wanted = name(request, "entity") if request.query_params.get("entity") else None
+        except InputError as err:
+            return JSON({"error": str(err)}, status_code=400)
         return await call(rag.contradictions, wanted)
 
     return Starlette(
@@ -175,5 +209,5 @@ def create_app(rag: RAG) -> Starlette:
             Route("/api/path", path),
             Route("/api/contradictions", contradictions),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        ]
+        ],
     )
