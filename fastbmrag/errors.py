@@ -4,6 +4,7 @@ Hierarchy::
 
     FastbmragError                 exit 2  cannot start / cannot continue
     ├── InputError                 exit 2  a papers file, XML file or option value is unusable
+    │   └── TruncatedInput         exit 2  a file ends inside a value: cut short (stops the run)
     ├── ConfigError                exit 2  a setting is missing or inconsistent
     ├── LLMError                           a call to the model server failed after retries
     │   ├── LLMUnavailable         exit 2  the server cannot be reached (preflight)
@@ -56,6 +57,11 @@ class FastbmragError(Exception):
 
 class InputError(FastbmragError):
     """An input file or value cannot be used."""
+
+
+class TruncatedInput(InputError):
+    """A file ends in the middle of a value (a quoted CSV cell): it was cut short. Unlike other
+    unreadable files, which are skipped, it stops the run before anything is indexed."""
 
 
 class ConfigError(FastbmragError):

@@ -176,7 +176,7 @@ def test_pandas_artifacts_and_repairs(tmp_path: Path) -> None:
         ("p3", "", None, None, {}),
     ]
     assert report.repaired == [
-        ("pandas.csv row 3 (paper_id p2)", "year not a number, left empty"),
+        ("pandas.csv row 3 (paper_id p2)", "year not a whole number from 1800 to 2100, left empty"),
         ("pandas.csv row 3 (paper_id p2)", "weight not a number, left empty"),
         ("pandas.csv row 4 (paper_id p3)", "row length differs from the header"),
     ]

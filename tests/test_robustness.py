@@ -402,3 +402,93 @@ def test_a_query_with_an_embedding_model_of_another_size_names_the_fix(
         "use the embedding model the collection was built with (--embed-model / "
         "FASTBMRAG_EMBED_MODEL), or index into a new --collection"
     )
+
+
+# --- 10: papers CSV ------------------------------------------------------------------------------
+
+HEADER = "paper_id,title,abstract,main_text,year\n"
+
+
+def csv_file(tmp_path: Path, body: str, *, encoding: str = "utf-8") -> Path:
+    path = tmp_path / "papers.csv"
+    path.write_text(HEADER + body, encoding=encoding)
+    return path
+
+
+def test_an_unbalanced_quote_names_the_rows_it_swallowed(tmp_path: Path) -> None:
+    path = csv_file(
+        tmp_path,
+        'P1,One,"IL1B is raised in endometriosis.,,2019\n'
+        "P2,Two,TNF is raised in endometriosis.,,2020\n"
+        'P3,Three,IL6 is raised in endometriosis.",,2021\n'
+        "P4,Four,VEGF is raised in endometriosis.,,2022\n",
+    )
+    result = run("update", "-c", "m", "--dry-run", str(path))
+    assert result.exit_code == 0, result.output
+    assert (
+        "  skipped papers.csv row 2 (line 2): unbalanced quote: a quoted cell swallowed lines "
+        "3-4; nothing was indexed from them: fix the quote"
+    ) in result.stderr.splitlines()
+    assert "would index 1 (1 new)" in result.stderr
+
+
+def test_a_file_cut_inside_a_quoted_cell_is_an_error(tmp_path: Path) -> None:
+    path = csv_file(
+        tmp_path,
+        "P1,One,IL1B is raised in endometriosis.,,2019\n"
+        "P2,Two,TNF is raised in endometriosis.,\"['first paragraph', 'second par",
+    )
+    result = run("update", "-c", "m", "--dry-run", str(path))
+    assert result.exit_code == 2
+    assert one_line(result.stderr) == (
+        "Error: papers.csv: the file ends inside a quoted cell that starts on line 3: the file "
+        "was cut short, or a quote there is unbalanced; fix it and run again"
+    )
+
+
+@pytest.mark.parametrize(
+    ("year", "kept"),
+    [("2019", 2019), ("2019.0", 2019), ("2019.7", None), ("1e99", None), ("-5", None),
+     ("99999", None)],
+)  # fmt: skip
+def test_years_are_whole_numbers_from_1800_to_2100(tmp_path: Path, year: str, kept: Any) -> None:
+    from fastbmrag.papers import ReadReport, iter_papers
+
+    path = csv_file(tmp_path, f"P1,One,IL1B is raised in endometriosis.,,{year}\n")
+    report = ReadReport()
+    [paper] = iter_papers([path], report)
+    assert paper.year == kept
+    if kept is None:
+        assert report.repaired == [
+            (
+                "papers.csv row 2 (paper_id P1)",
+                "year not a whole number from 1800 to 2100, left empty",
+            )
+        ]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig"])
+def test_utf16_and_utf8_with_a_byte_order_mark_are_read(tmp_path: Path, encoding: str) -> None:
+    from fastbmrag.papers import ReadReport, iter_papers
+
+    path = csv_file(tmp_path, "P1,Interleukin-1β,IL1B is raised in endometriosis.,,2019\n",
+                    encoding=encoding)  # fmt: skip
+    report = ReadReport()
+    [paper] = iter_papers([path], report)
+    assert (paper.paper_id, paper.title, paper.year) == ("P1", "Interleukin-1β", 2019)
+    assert not report.decode_errors
+
+
+def test_the_reference_projects_csv_keeps_its_titles(tmp_path: Path) -> None:
+    from fastbmrag.papers import ReadReport, iter_papers
+
+    path = tmp_path / "demo1.csv"
+    path.write_text(
+        ",paper_id,year,journal,weight,articletitle,abstract,main_text\n"
+        "6011,35012617,2022,Journal of ovarian research,4.0,Predictive factors of endometriosis "
+        'progression into ovarian cancer.,"CTNNB1 and HIF1A in endometriosis.","[\'Body.\']"\n',
+        encoding="utf-8",
+    )
+    [paper] = iter_papers([path], ReadReport())
+    assert paper.title == "Predictive factors of endometriosis progression into ovarian cancer."
+    assert (paper.paper_id, paper.year, paper.weight, paper.extra) == ("35012617", 2022, 4.0, {})

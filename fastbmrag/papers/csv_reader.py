@@ -3,9 +3,16 @@
 Required columns: ``abstract``, ``main_text``, ``paper_id``. ``main_text`` is a Python list
 literal (``['para 1', 'para 2']``), or plain text with paragraphs separated by blank lines
 (or, when it has no blank line, by newlines); an empty cell means an abstract-only paper.
-Known optional columns: ``article_title`` (alias ``title``), ``year``, ``author``/``authors``,
-``journal``, ``weight``, ``pmid``, ``pmcid``, ``doi``. Every other column goes to
+Known optional columns: ``article_title`` (aliases ``title``, ``articletitle``, ``article
+title``), ``year`` (``publication year``), ``author``/``authors``, ``journal`` (``journal/book``),
+``weight``, ``pmid``, ``pmcid``, ``doi``; the aliases are the column names of the reference
+fastbmRAG project's CSV and of PubMed's CSV export. Every other column goes to
 ``Paper.extra``. Column names match case-insensitively.
+
+The file may be UTF-8 (with or without a byte-order mark) or UTF-16 with its byte-order mark.
+A quoted cell that does not close before the end of the file is an error (the file was cut
+short, or a quote is unbalanced); one that swallows later lines and leaves a row of the wrong
+width skips that row, naming the lines it swallowed.
 
 The file is streamed row by row with the ``csv`` module, so memory stays flat however many
 rows it has. Row numbers in messages count the header as row 1, as a spreadsheet shows them.
@@ -14,7 +21,10 @@ rows it has. Row numbers in messages count the header as row 1, as a spreadsheet
 from __future__ import annotations
 
 import ast
+import codecs
+import contextlib
 import csv
+import io
 import logging
 import math
 import re
@@ -22,7 +32,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from fastbmrag.errors import InputError
+from fastbmrag.errors import InputError, TruncatedInput
 from fastbmrag.papers.model import Paper
 from fastbmrag.papers.report import (
     BAD_WEIGHT,
@@ -31,6 +41,7 @@ from fastbmrag.papers.report import (
     NO_PAPER_ID,
     RAGGED_ROW,
     TOO_LARGE,
+    UNBALANCED_QUOTE,
     ReadReport,
 )
 
@@ -41,10 +52,16 @@ REQUIRED_COLUMNS = ("abstract", "main_text", "paper_id")
 KNOWN_COLUMNS: dict[str, str] = {
     "article_title": "title",
     "title": "title",
+    "articletitle": "title",  # the reference fastbmRAG project's CSV
+    "article title": "title",
     "year": "year",
+    "publication year": "year",  # PubMed's CSV export
+    "pub_year": "year",
     "author": "authors",
     "authors": "authors",
     "journal": "journal",
+    "journal/book": "journal",  # PubMed's CSV export
+    "journal_title": "journal",
     "weight": "weight",
     "pmid": "pmid",
     "pmcid": "pmcid",
@@ -82,7 +99,19 @@ def _delimiter(path: Path, header_line: str) -> str:
 
 
 def _decoded_lines(fh: IO[bytes], name: str, report: ReadReport) -> Iterator[str]:
-    """UTF-8 lines of a binary file; undecodable bytes become U+FFFD and are reported."""
+    """Text lines of a binary file: UTF-16 where it starts with a UTF-16 byte-order mark, else
+    UTF-8 (undecodable bytes become U+FFFD and are reported)."""
+    if isinstance(fh, io.BufferedReader) and fh.peek(2)[:2] in (
+        codecs.BOM_UTF16_LE,
+        codecs.BOM_UTF16_BE,
+    ):
+        text = io.TextIOWrapper(fh, encoding="utf-16", errors="replace", newline="")
+        try:
+            yield from text
+        finally:
+            with contextlib.suppress(ValueError):  # the caller closes the file itself
+                text.detach()
+        return
     for lineno, raw in enumerate(fh, start=1):
         try:
             line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
@@ -131,7 +160,7 @@ def _parse_year(value: str) -> int | None:
         number = float(value)
     except ValueError:
         raise ValueError(value) from None
-    if not math.isfinite(number) or number != int(number):
+    if not math.isfinite(number) or number != int(number) or not 1800 <= number <= 2100:
         raise ValueError(value)
     return int(number)
 
@@ -231,6 +260,22 @@ def _row_to_paper(row: list[str], cols: _Columns, where: str, report: ReadReport
     return paper
 
 
+def _holds_rows(row: list[str], cols: _Columns, delimiter: str) -> bool:
+    """Whether a cell of ``row`` holds lines that read as rows of their own (as wide as the
+    header, with a paper_id that is one word): what an unbalanced quote swallows."""
+    at = cols.required["paper_id"]
+    for cell in row:
+        for line in cell.split("\n")[1:]:
+            fields = next(csv.reader([line], delimiter=delimiter), [])
+            if (
+                len(fields) == cols.width
+                and fields[at].strip()
+                and not any(c.isspace() for c in fields[at].strip())
+            ):
+                return True
+    return False
+
+
 def _iter_rows(
     path: Path, report: ReadReport, fh: IO[bytes]
 ) -> Iterator[tuple[list[str], _Columns, str]]:
@@ -245,17 +290,38 @@ def _iter_rows(
             f"naming at least {', '.join(REQUIRED_COLUMNS)}"
         )
 
+    ended = False
+
     def all_lines() -> Iterator[str]:
+        nonlocal ended
         yield first
         yield from lines
+        ended = True
 
-    reader = csv.reader(all_lines(), delimiter=_delimiter(path, first))
+    delimiter = _delimiter(path, first)
+    reader = csv.reader(all_lines(), delimiter=delimiter)
     header = next(reader)
     cols = _Columns(header, name)
+    last = reader.line_num
     for rowno, row in enumerate(reader, start=2):
+        start, last = last + 1, reader.line_num
+        if ended:  # the reader hit the end of the file inside a quoted cell
+            raise TruncatedInput(
+                f"{name}: the file ends inside a quoted cell that starts on line {start}: the "
+                "file was cut short, or a quote there is unbalanced; fix it and run again"
+            )
         if not any(c.strip() for c in row):
             continue
-        yield row, cols, f"{name} row {rowno}"
+        where = f"{name} row {rowno}"
+        if last > start and (len(row) != cols.width or _holds_rows(row, cols, delimiter)):
+            report.skip(
+                f"{where} (line {start})",
+                UNBALANCED_QUOTE,
+                f"a quoted cell swallowed lines {start + 1}-{last}; nothing was indexed from "
+                "them: fix the quote",
+            )
+            continue
+        yield row, cols, where
 
 
 def read_papers_csv(

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from fastbmrag.errors import InputError
+from fastbmrag.errors import InputError, TruncatedInput
 from fastbmrag.papers.csv_reader import (
     KNOWN_COLUMNS,
     REQUIRED_COLUMNS,
@@ -176,13 +176,16 @@ def iter_papers(paths: Iterable[str | os.PathLike[str]], report: ReadReport) -> 
 
 
 def iter_file(path: Path, report: ReadReport) -> Iterator[Paper]:
-    """The papers of one file; a defect is recorded in ``report``, never raised."""
+    """The papers of one file; a defect is recorded in ``report`` and not raised, except a file
+    cut short (:class:`TruncatedInput`)."""
     supported = ", ".join(SUFFIXES)
     if not _suffix(path):
         report.skip(str(path), UNREADABLE, f"unsupported file type (expected {supported})")
         return
     try:
         yield from read_path(path, report)
+    except TruncatedInput:
+        raise  # a file cut short: the user fixes it before anything is indexed
     except InputError as err:
         detail = str(err).removeprefix(f"{path.name}: ")
         report.skip(str(path), UNREADABLE, detail)

@@ -23,10 +23,11 @@ NO_PAPER_ID = "empty paper_id"
 UNREADABLE = "unreadable file"
 TOO_LARGE = "cell too large"
 NO_INPUT = "input not found"
+UNBALANCED_QUOTE = "unbalanced quote"
 
 # Repair categories (the paper was kept).
 MALFORMED_LIST = "main_text not a valid list literal, read as plain text"
-BAD_YEAR = "year not a number, left empty"
+BAD_YEAR = "year not a whole number from 1800 to 2100, left empty"
 BAD_WEIGHT = "weight not a number, left empty"
 RAGGED_ROW = "row length differs from the header"
 
