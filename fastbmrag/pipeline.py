@@ -112,6 +112,7 @@ class RunSummary:
     max_chat_calls_per_paper: int = 0
     max_embed_requests_per_paper: int = 0
     servers: dict[str, dict[str, int]] = field(default_factory=dict)  # several: per server
+    stopped: str | None = None  # why the run ended early (interrupted, the server gone ...)
 
     @property
     def exit_code(self) -> int:
@@ -135,8 +136,9 @@ class RunSummary:
         calls = {k: v.get("calls", 0) for k, v in self.llm.items()}
         calls_txt = ", ".join(f"{k} {n:,}" for k, n in calls.items() if n) or "none"
         p, c = self.tokens_per_paper()
+        stopped = f"stopped early ({self.stopped}): " if self.stopped else ""
         return (
-            f"{self.read:,} papers read: {self.indexed:,} indexed, {self.unchanged:,} unchanged, "
+            f"{stopped}{self.read:,} papers read: {self.indexed:,} indexed, {self.unchanged:,} unchanged, "
             f"{self.failed:,} failed; {self.edges:,} edges ({self.refined_edges:,} refined"
             f"{self._drops()}); LLM calls: {calls_txt}; tokens/paper: {p:,.0f} prompt + "
             f"{c:,.0f} completion{self._servers()}; {self.wall_seconds:.1f} s"
@@ -400,12 +402,20 @@ async def _run(
         if collection is None:
             raise ValueError("index_papers needs a collection unless dry_run is set")
         run_id = collection.record_run_start("update", {"options": asdict(opts)})
-        with _Progress(progress, total) as bar:
-            await _work(papers, collection, llm, normalizer, opts, summary, bar)
-        collection.refresh_weights()
-        collection.optimize()
-        _account(summary, llm, started)
-        collection.record_run_end(run_id, summary.to_dict())
+        try:
+            with _Progress(progress, total) as bar:
+                await _work(papers, collection, llm, normalizer, opts, summary, bar)
+            collection.refresh_weights()
+            collection.optimize()
+        except BaseException as err:  # the run ends here: say why in the ledger, then raise
+            summary.stopped = (
+                "interrupted" if isinstance(err, KeyboardInterrupt | asyncio.CancelledError)
+                else str(err) or type(err).__name__
+            )  # fmt: skip
+            raise
+        finally:
+            _account(summary, llm, started)
+            collection.record_run_end(run_id, summary.to_dict())
         return summary
     finally:
         _account(summary, llm, started)

@@ -893,8 +893,6 @@ async def aquery(
         if cited:
             references = references_for(edges, cited)
             answer, uncited = check_answer(answer)
-            if fallback_msg:  # said before the answer it qualifies
-                answer = f"Note: {fallback_msg}.\n\n{answer}"
         else:
             answer = None
             missing = {
@@ -904,7 +902,7 @@ async def aquery(
                 "closest": [],
             }
         timings["answer_s"] = time.perf_counter() - t
-    if fallback_msg and answer is None:
+    if fallback_msg:  # a relaxed search is a warning whether or not it found an answer
         warnings.append(fallback_msg)
     follow: list[str] = []
     if answer is not None:
@@ -1029,7 +1027,9 @@ def _no_evidence_lines(result: QueryResult) -> list[str]:
 
 
 def render_text(result: QueryResult) -> str:
-    out: list[str] = _no_evidence_lines(result)
+    # "No evidence" first; then notes, before the answer they qualify (a relaxed search)
+    out: list[str] = _no_evidence_lines(result) + [f"Note: {w}." for w in result.warnings]
+    out += [""] if result.warnings else []
     if result.answer is not None:
         out += [result.answer, ""]
         if result.references:
@@ -1053,13 +1053,12 @@ def render_text(result: QueryResult) -> str:
             if p.get("description"):
                 out.append(f"        {' '.join(str(p['description']).split())[:200]}")
         out.append("")
-    for w in result.warnings:
-        out.append(f"Note: {w}")
     return "\n".join(out).rstrip() + "\n"
 
 
 def render_markdown(result: QueryResult) -> str:
     out = [f"## {result.question}", "", *_no_evidence_lines(result)]
+    out += [f"> Note: {w}." for w in result.warnings] + ([""] if result.warnings else [])
     if result.answer is not None:
         out += [result.answer, ""]
         if result.references:
@@ -1076,8 +1075,6 @@ def render_markdown(result: QueryResult) -> str:
             f"| {e.n} | {_score(e).strip()} | {statement} | {p.get('paper_id', '')} | {p.get('year') or ''} |"
         )
     out.append("")
-    for w in result.warnings:
-        out.append(f"> Note: {w}")
     return "\n".join(out).rstrip() + "\n"
 
 

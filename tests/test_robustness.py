@@ -492,3 +492,45 @@ def test_the_reference_projects_csv_keeps_its_titles(tmp_path: Path) -> None:
     [paper] = iter_papers([path], ReadReport())
     assert paper.title == "Predictive factors of endometriosis progression into ovarian cancer."
     assert (paper.paper_id, paper.year, paper.weight, paper.extra) == ("35012617", 2022, 4.0, {})
+
+
+# --- 11: status after a run that stopped ------------------------------------------------------
+
+
+def test_status_after_ctrl_c_says_the_run_was_interrupted(papers_csv: Path, tmp_path: Path) -> None:
+    import signal
+
+    home = tmp_path / "home"
+    with FakeOllama(responder=pipeline_responder, latency=0.5) as fake:
+        env = {**os.environ, "FASTBMRAG_HOME": str(home)}
+        child = subprocess.Popen(
+            [sys.executable, "-m", "fastbmrag", "update", "-c", "m", "--ollama-host", fake.url,
+             "--concurrency", "1", "-q", str(papers_csv)],
+            env=env, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while fake.counts["/api/chat"] < 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    assert "Traceback" not in err
+    status = run("status", "-c", "m", env={"FASTBMRAG_HOME": str(home)})
+    [last] = [line for line in status.stdout.splitlines() if line.startswith("Last run")]
+    assert "still running" not in last
+    assert "stopped early (interrupted)" in status.stdout
+
+
+# --- 12: a relaxed search is a warning -----------------------------------------------------------
+
+
+def test_a_relaxed_search_is_in_the_json_warnings(papers_csv: Path) -> None:
+    with FakeOllama(responder=pipeline_responder) as fake:
+        assert run("update", "-c", "m", "--ollama-host", fake.url, str(papers_csv)).exit_code == 0
+        result = run("query", "-c", "m", "--ollama-host", fake.url, "--json", "--min-score", "-1",
+                     "How do IL1B and TNF interact?")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["filters"]["fallback"].startswith("no edge matched the filters (HGNC:5992 and ")
+    assert out["warnings"] == [out["filters"]["fallback"]]
+    assert out["answer"] and not out["answer"].startswith("Note:")

@@ -373,3 +373,7 @@ def test_server_gone_mid_run_stops_with_exit_2_and_keeps_finished_papers(
         ]
         assert 0 < len(done) < len(real_papers())  # the papers finished before it went are kept
         assert not coll.failed_papers()  # nothing was marked failed for the server's absence
+    status = CliRunner().invoke(cli, ["status", "-c", "papers", "--working-dir", str(wd)])
+    [last] = [line for line in status.stdout.splitlines() if line.startswith("Last run")]
+    assert "still running" not in last
+    assert "stopped early (Cannot reach Ollama at" in status.stdout

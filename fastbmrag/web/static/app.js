@@ -68,6 +68,9 @@ function showAnswer(res) {
   $("references").replaceChildren();
   $("follow-ups").replaceChildren();
   $("evidence").hidden = true;
+  for (const w of res.warnings || []) {  // a relaxed search, a failed parse: apart from the answer
+    answer.append(el("p", "Note: " + w + ".", "note"));
+  }
   if (res.no_evidence) {
     answer.append(el("p", "No evidence: " + res.no_evidence.reason + "."));
     return;
