@@ -7,7 +7,7 @@ the code the command line runs::
     import pandas as pd
     from fastbmrag import RAG
 
-    rag = RAG(working_dir="~/fastbmrag", collection_name="endometriosis")
+    rag = RAG(collection_name="endometriosis")   # in ~/.fastbmrag, as the CLI
     summary = rag.insert_paper(pd.read_csv("papers.csv"))     # = fastbmrag update
     result = rag.query("What is the role of IL1B in endometriosis?")
     print(result["answer"])
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shlex
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
@@ -373,27 +374,48 @@ class RAG:
     def path(self, start: str, end: str, *, max_hops: int = 3) -> list[list[dict[str, Any]]]:
         """The best-supported paths between two entities, each hop with its relation, papers
         and an evidence sentence."""
-        from fastbmrag.graph import paths
-
-        a, b = self.node_keys(start), self.node_keys(end)
-        with self.reader(command="path") as coll:
-            return paths(coll, a, b, max_hops=max_hops)
-
-    def entity(self, name: str) -> dict[str, Any] | None:
-        """An entity's card: vocabulary facts and what the collection holds about it (None when
-        no edge is about it)."""
-        from fastbmrag.graph import entity_card, node_names
+        from fastbmrag.graph import node_names, paths
+        from fastbmrag.query import resolve_entity
 
         norm = self.normalizer()
+        ends = [resolve_entity(start, norm), resolve_entity(end, norm)]
+        with self.reader(command="path") as coll:
+            known = node_names(coll)
+            for given, found in zip((start, end), ends, strict=True):
+                if not any(k in known for k in found.node_keys()):
+                    named = f"{found.name} ({found.id})" if found.id else repr(given)
+                    raise InputError(
+                        f"{named} is not in collection '{coll.name}': no edge is about it, so "
+                        f"no path reaches it (`fastbmrag entity {shlex.quote(given)}` says what "
+                        "the vocabularies know of it)"
+                    )
+            return paths(coll, ends[0].node_keys(), ends[1].node_keys(), max_hops=max_hops)
+
+    def entity(self, name: str) -> dict[str, Any] | None:
+        """An entity's card: vocabulary facts and what the collection holds about it. An entry
+        of the vocabularies that no edge is about gets its facts alone (``in_collection``
+        false); a name neither knows is None."""
+        from fastbmrag.graph import entity_card, node_names
+        from fastbmrag.query import resolve_entity
+
+        norm = self.normalizer()
+        lookup = getattr(norm, "facts", None)
+        found = resolve_entity(name, norm)
         with self.reader(command="entity") as coll:
             known = node_names(coll)
-            key = next((k for k in self.node_keys(name) if k in known), None)
-            if key is None:
-                return None
-            ontology_id = known[key]["id"]
-            lookup = getattr(norm, "facts", None)
-            facts: dict[str, Any] = lookup(ontology_id) if lookup and ontology_id else {}
-            return entity_card(coll, key, facts)
+            key = next((k for k in found.node_keys() if k in known), None)
+            if key is not None:
+                ontology_id = known[key]["id"]
+                facts: dict[str, Any] = lookup(ontology_id) if lookup and ontology_id else {}
+                return entity_card(coll, key, facts)
+        facts = lookup(found.id) if lookup and found.id else {}
+        if not facts:
+            return None
+        return {
+            "key": None, "name": found.name, "type": found.type, "id": found.id,
+            "vocabulary": facts, "in_collection": False, "degree": 0, "weight": 0.0,
+            "relations": {}, "partners": [], "papers": 0, "papers_by_year": {},
+        }  # fmt: skip
 
     def narrower(self, name: str, limit: int = 5) -> list[str]:
         """The collection's entities below a concept (MeSH descendants, an HGNC gene group's

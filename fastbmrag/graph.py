@@ -161,10 +161,14 @@ def _hop(
     cited = next((sentences[e.point_id] for e in stating if e.point_id in sentences), None)
     return {
         "from": names.get(a, {}).get("name", a),
+        "from_id": names.get(a, {}).get("id"),
         "to": names.get(b, {}).get("name", b),
+        "to_id": names.get(b, {}).get("id"),
         "source": names.get(source, {}).get("name", source),
+        "source_id": names.get(source, {}).get("id"),
         "relationship_type": rel,
         "target": names.get(target, {}).get("name", target),
+        "target_id": names.get(target, {}).get("id"),
         "papers": sorted({e.paper_id for e in stating}),
         "evidence": cited,
     }
@@ -220,6 +224,7 @@ def entity_card(collection: Collection, key: str, facts: dict[str, Any]) -> dict
         "type": node.get("type"),
         "id": node.get("id"),
         "vocabulary": facts,
+        "in_collection": True,
         "degree": node.get("degree", 0),
         "weight": round(node.get("degree", 0) / nodes, 6),
         "relations": {t: len(p) for t, p in sorted(by_type.items(), key=lambda kv: -len(kv[1]))},

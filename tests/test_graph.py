@@ -99,6 +99,17 @@ def test_path_finds_the_chain_with_both_papers_and_their_sentences(collection: A
     assert "1. ESR2 - PGR - HOXA10" in run(wd, "path", "ESR2", "HOXA10").stdout
     assert "No path" in run(wd, "path", "ESR2", "HOXA10", "--max-hops", "1").stdout
     assert fake.requests_to("/api/chat") == []
+    # ids beside the names, so that a script can join them to other data
+    assert [(h["from_id"], h["source_id"], h["target_id"], h["to_id"]) for h in first] == [
+        ("HGNC:3468", "HGNC:3468", "HGNC:8910", "HGNC:8910"),
+        ("HGNC:8910", "HGNC:8910", "HGNC:5100", "HGNC:5100"),
+    ]
+    absent = CliRunner().invoke(cli, ["path", "ESR2", "BRCA1", "-c", "g", "--working-dir", str(wd)])
+    assert absent.exit_code == 2
+    assert absent.stderr.strip() == (
+        "Error: BRCA1 (HGNC:1100) is not in collection 'g': no edge is about it, so no path "
+        "reaches it (`fastbmrag entity BRCA1` says what the vocabularies know of it)"
+    )
 
 
 def test_entity_card_shows_vocabulary_facts_and_the_collection(collection: Any) -> None:
@@ -114,14 +125,25 @@ def test_entity_card_shows_vocabulary_facts_and_the_collection(collection: Any) 
     disease = json.loads(run(wd, "entity", "endometriosis", "--json").stdout)
     assert disease["vocabulary"]["source"] == "MeSH" and disease["id"] == "D004715"
     assert "Genital Diseases, Female" in disease["vocabulary"]["broader"]
+    # a vocabulary entry without edges: its facts, and that the collection has nothing on it
     missing = CliRunner().invoke(cli, ["entity", "BRCA1", "-c", "g", "--working-dir", str(wd)])
-    assert missing.exit_code == 2 and "No edge of the collection is about 'BRCA1'" in missing.stderr
-    # a broader concept: no card of its own, the narrower ones that have edges named
-    broad = CliRunner().invoke(cli, ["entity", "Neoplasms", "-c", "g", "--working-dir", str(wd)])
-    assert broad.exit_code == 2
-    assert "about 'Neoplasms' itself, but some are about concepts below it: Breast Neoplasms;" in (
-        broad.stderr
+    assert missing.exit_code == 0, missing.output
+    assert missing.stdout.splitlines()[0] == "BRCA1 (gene, HGNC:1100)"
+    assert "  no edge in this collection is about it" in missing.stdout.splitlines()
+    # a broader concept: its own facts, and the narrower ones that have edges named
+    broad = CliRunner().invoke(
+        cli, ["entity", "Neoplasms", "-c", "g", "--working-dir", str(wd), "--json"]
     )
+    assert broad.exit_code == 0, broad.output
+    card = json.loads(broad.stdout)
+    assert (card["id"], card["in_collection"], card["narrower"]) == (
+        "D009369",
+        False,
+        ["Breast Neoplasms"],
+    )
+    unknown = CliRunner().invoke(cli, ["entity", "xq zzv", "-c", "g", "--working-dir", str(wd)])
+    assert unknown.exit_code == 2
+    assert "No edge of the collection is about 'xq zzv', and the vocabularies" in unknown.stderr
 
 
 def test_an_answer_states_the_disagreement_and_proposes_follow_ups(collection: Any) -> None:

@@ -81,7 +81,8 @@ def test_bad_requests_are_400_with_the_reason(
 def test_entity_path_contradictions_and_status(client: TestClient) -> None:
     card = client.get("/api/entity", params={"name": "IL1B"}).json()
     assert card["id"] == "HGNC:5992" and card["vocabulary"]["symbol"] == "IL1B"
-    assert client.get("/api/entity", params={"name": "BRCA1"}).status_code == 400
+    absent = client.get("/api/entity", params={"name": "BRCA1"}).json()  # no edge about it
+    assert absent["in_collection"] is False and absent["vocabulary"]["symbol"] == "BRCA1"
     assert client.get("/api/entity").status_code == 400
     rows = client.get("/api/neighbours", params={"name": "IL1B"}).json()
     assert {r["source"] for r in rows} == {"IL1B"} and len(rows) == 2

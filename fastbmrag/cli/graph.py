@@ -98,8 +98,8 @@ def entity(name: str, as_json: bool, **opts: Any) -> None:
     """
     rag = _rag(**opts)
     card = rag.entity(name)
+    below = rag.narrower(name) if card is None or not card["in_collection"] else []
     if card is None:
-        below = rag.narrower(name)
         if below:
             raise InputError(
                 f"No edge of the collection is about {name!r} itself, but some are about "
@@ -107,16 +107,21 @@ def entity(name: str, as_json: bool, **opts: Any) -> None:
                 f"`fastbmrag query -e {shlex.quote(name)} ...`"
             )
         raise InputError(
-            f"No edge of the collection is about {name!r}: check the name, or list the "
-            "collection's entities with `fastbmrag export --format csv`"
+            f"No edge of the collection is about {name!r}, and the vocabularies do not know it: "
+            "check the name, or list the collection's entities with `fastbmrag export --format csv`"
         )
     if as_json:
-        click.echo(json.dumps(card, indent=2, ensure_ascii=False))
+        click.echo(json.dumps({**card, "narrower": below}, indent=2, ensure_ascii=False))
         return
     facts = card["vocabulary"]
     click.echo(f"{card['name']} ({card['type']}, {card['id'] or 'no id'})")
     if facts:
         click.echo("  " + "; ".join(f"{k}: {v}" for k, v in facts.items()))
+    if not card["in_collection"]:
+        click.echo("  no edge in this collection is about it")
+        if below:
+            click.echo("  concepts below it with edges: " + ", ".join(below))
+        return
     n = card["papers"]
     click.echo(f"  degree {card['degree']}, weight {card['weight']:.4f}, {n} paper{'s' * (n != 1)}")
     click.echo("  relations: " + ", ".join(f"{t} {n}" for t, n in card["relations"].items()))

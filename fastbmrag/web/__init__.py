@@ -158,13 +158,13 @@ def create_app(rag: RAG) -> Starlette:
 
         def card() -> Any:
             found = rag.entity(wanted)
+            below = rag.narrower(wanted) if found is None or not found["in_collection"] else []
             if found is None:
-                below = rag.narrower(wanted)
                 raise InputError(
                     f"No edge of the collection is about {wanted!r}"
                     + (f"; some are about concepts below it: {', '.join(below)}" if below else "")
                 )
-            return found
+            return {**found, "narrower": below}
 
         return await call(card)
 

@@ -179,6 +179,11 @@ async function showEntity(name) {
     box.replaceChildren();
     box.append(el("strong", card.name + " (" + card.type + ", " + (card.id || "no id") + ")"));
     for (const [k, v] of Object.entries(card.vocabulary || {})) box.append(el("div", k + ": " + v));
+    if (!card.in_collection) {
+      box.append(el("div", "No edge in this collection is about it.", "muted"));
+      if (card.narrower.length) box.append(el("div", "Concepts below it with edges: " + card.narrower.join(", ")));
+      return;
+    }
     box.append(el("div", "degree " + card.degree + ", " + card.papers + " papers"));
     box.append(el("div", "relations: " + Object.entries(card.relations).map(([t, n]) => t + " " + n).join(", ")));
     const more = el("button", "Expand neighbours");
