@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
@@ -215,6 +216,15 @@ def build_edges(
                 seen.add(triple)
                 out.append((rel, src, tgt))
     return out
+
+
+_DOCS_LINK = re.compile(r"\s*For further information visit https?://\S+")
+
+
+def one_line(error: str) -> str:
+    """A paper's error as one line for the summary and the ledger: no line breaks, no links to
+    a library's documentation (pydantic's)."""
+    return " ".join(_DOCS_LINK.sub("", error).split())
 
 
 def _add_chat(out: PaperOutcome, chat: ChatResult[Any]) -> None:
@@ -484,7 +494,7 @@ async def _work(
                 ):
                     commit()
             else:
-                error = outcome.error or "unknown error"
+                error = one_line(outcome.error or "unknown error")
                 collection.mark_failed(paper.paper_id, digest, error)
                 summary.failed += 1
                 summary.failures.append((paper.paper_id, error))

@@ -553,3 +553,38 @@ def test_the_readme_python_example_writes_where_the_cli_reads(papers_csv: Path) 
     status = run("status", "-c", name, "--json")
     assert status.exit_code == 0, status.output
     assert json.loads(status.stdout)["papers"]["done"] == 3
+
+
+# --- frictions ---------------------------------------------------------------------------------
+
+
+def test_export_to_a_pipe_closed_early_is_no_error(papers_csv: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with FakeOllama(responder=pipeline_responder) as fake:
+        assert run("update", "-c", "m", "--ollama-host", fake.url, str(papers_csv),
+                   env={"FASTBMRAG_HOME": str(home)}).exit_code == 0  # fmt: skip
+    env = {**os.environ, "FASTBMRAG_HOME": str(home)}
+    result = subprocess.run(
+        f"{sys.executable} -m fastbmrag export -c m --format csv -o - | head -c 10",
+        shell=True, env=env, capture_output=True, text=True, timeout=120,
+        executable="/bin/bash",
+    )  # fmt: skip
+    assert len(result.stdout) == 10
+    assert result.stderr == ""
+
+
+def test_a_server_answering_invalid_json_is_left_for_the_other(
+    papers_csv: Path, tmp_path: Path
+) -> None:
+    with (
+        FakeOllama(responder=pipeline_responder) as bad,
+        FakeOllama(responder=pipeline_responder) as good,
+    ):
+        bad.set_fault_rates(malformed=1.0)
+        result = run("update", "-c", "m", "--ollama-host", f"{bad.url},{good.url}",
+                     "--concurrency", "1", "--json", str(papers_csv))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["indexed"] == 3 and summary["failed"] == 0
+    assert summary["servers"][bad.url]["failures"] >= 1
+    assert summary["servers"][good.url]["failures"] == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -38,6 +39,10 @@ class FastbmragGroup(click.Group):
         except FastbmragError as err:
             click.echo(f"Error: {err}", err=True)
             sys.exit(err.exit_code)
+        except BrokenPipeError:  # the reader of stdout went away (`export -o - | head`)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not fail
+            sys.exit(0)
         except KeyboardInterrupt:
             click.echo(
                 "Interrupted: everything already committed is kept; rerun to continue.", err=True

@@ -77,6 +77,8 @@ def export(
         else:
             with open(output, "w", newline="", encoding="utf-8") as ft:
                 nodes, edges = rag.export(fmt, ft)
+    except BrokenPipeError:
+        raise  # the reader of stdout stopped early (`-o - | head`): not an error
     except OSError as err:
         raise InputError(f"Cannot write {output}: {err.strerror}: choose another -o path") from err
     what = f"{nodes:,} nodes and {edges:,} edges" if fmt == "graphml" else f"{edges:,} edges"

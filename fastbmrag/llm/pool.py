@@ -5,8 +5,9 @@
 
 * each request goes to the least busy healthy server (each server takes ``--concurrency``
   requests at once);
-* a request that fails for a server-side reason (unreachable, the model gone, 5xx or timeouts
-  after the server's own retries) is sent to another server;
+* a request that fails on a server (unreachable, the model gone, 5xx or timeouts after the
+  server's own retries, an answer that stays invalid JSON after its repair attempt) is sent to
+  another server, and counts as that server's failure;
 * a server that failed is left out for ``cooldown`` seconds, then tried again by the next
   request (its probe); one that answers is healthy again;
 * the preflight checks every server and names each that fails; the run goes on with the others
@@ -124,9 +125,11 @@ class ServerPool(LLMClient):
         model: str | None = None,
         options: dict[str, Any] | None = None,
     ) -> ChatResult[T]:
+        # An answer that failed on one server (unreachable, 5xx, or invalid JSON even after the
+        # repair attempt) is asked of another: servers differ in models and in health.
         return await self._call(
             lambda c: c.chat(messages, schema, kind=kind, model=model, options=options),
-            lambda r: r.server_failed,
+            lambda r: r.value is None,
         )
 
     async def embed(self, texts: list[str], *, kind: str = KIND_EMBED) -> np.ndarray:

@@ -250,7 +250,11 @@ class PubMedClient:
                     raise FetchError(
                         f"{what} failed {s.max_tries} times ({err.reason}); {host} may be down "
                         "or rate-limiting: try again later"
-                        + ("" if s.api_key else f", or set {ENV_NCBI_API_KEY} for a higher limit")
+                        + (
+                            f", or set {ENV_NCBI_API_KEY} for a higher limit"
+                            if err.reason == "HTTP 429" and not s.api_key
+                            else ""
+                        )
                     ) from err
                 pause = err.wait if err.wait is not None else s.backoff * 2 ** (attempt - 1)
                 pause = min(pause, s.max_backoff)

@@ -47,8 +47,9 @@ def mesh_url(value: str | None = None) -> str:
     return url.replace("{year}", str(datetime.now(UTC).year))
 
 
-def download(url: str, dest: Path, *, timeout: float = 60.0) -> Path:
-    """Stream ``url`` into ``dest`` (written whole or not at all)."""
+def download(url: str, dest: Path, option: str, *, timeout: float = 60.0) -> Path:
+    """Stream ``url`` into ``dest`` (written whole or not at all); ``option`` is the source's
+    flag (``hgnc``, ``mesh``, ``gene-info``), named in the fix of a failure."""
     import httpx
 
     tmp = dest.with_name(dest.name + ".part")
@@ -57,7 +58,7 @@ def download(url: str, dest: Path, *, timeout: float = 60.0) -> Path:
             if resp.status_code != 200:
                 raise VocabError(
                     f"Cannot download {url}: HTTP {resp.status_code}; check the URL "
-                    f"(--hgnc-url/--mesh-url) or pass a local file with --hgnc/--mesh."
+                    f"(--{option}-url) or pass a local file with --{option}."
                 )
             with open(tmp, "wb") as fh:
                 for chunk in resp.iter_bytes(1 << 20):
@@ -66,7 +67,7 @@ def download(url: str, dest: Path, *, timeout: float = 60.0) -> Path:
         tmp.unlink(missing_ok=True)
         raise VocabError(
             f"Cannot download {url} ({err}); check your connection, or download it yourself "
-            "and pass it with --hgnc/--mesh."
+            f"and pass it with --{option}."
         ) from err
     tmp.replace(dest)
     return dest
@@ -96,19 +97,19 @@ def update_vocab(
         hgnc_source = str(hgnc) if hgnc else hgnc_url(hgnc_url_)
         mesh_source = str(mesh) if mesh else mesh_url(mesh_url_)
         if hgnc is None:
-            hgnc = download(hgnc_source, Path(tmp) / "hgnc_complete_set.txt")
+            hgnc = download(hgnc_source, Path(tmp) / "hgnc_complete_set.txt", "hgnc")
             hgnc_version = f"downloaded {today}"
         else:
             hgnc_version = version_from_name(hgnc, r"(\d{4}-\d{2}(?:-\d{2})?)") or "unknown"
         if mesh is None:
             name = mesh_source.rstrip("/").rsplit("/", 1)[-1] or "desc.xml"
-            mesh = download(mesh_source, Path(tmp) / name)
+            mesh = download(mesh_source, Path(tmp) / name, "mesh")
         mesh_version = version_from_name(mesh, r"(\d{4})") or f"downloaded {today}"
         gene_info_source = str(gene_info) if gene_info else gene_info_url(gene_info_url_)
         gene_info_version = "local file" if gene_info else f"downloaded {today}"
         if gene_info is None:
             name = gene_info_source.rstrip("/").rsplit("/", 1)[-1] or "gene_info"
-            gene_info = download(gene_info_source, Path(tmp) / name)
+            gene_info = download(gene_info_source, Path(tmp) / name, "gene-info")
         return build_from_files(
             hgnc,
             out_dir,
