@@ -432,6 +432,24 @@ def test_an_unbalanced_quote_names_the_rows_it_swallowed(tmp_path: Path) -> None
     assert "would index 1 (1 new)" in result.stderr
 
 
+def test_a_structured_abstract_with_commas_on_its_lines_is_no_unbalanced_quote(
+    tmp_path: Path,
+) -> None:
+    from fastbmrag.papers import ReadReport, iter_papers
+
+    path = csv_file(
+        tmp_path,
+        '34086035,One,"Importance: IL1B in endometriosis.\n'
+        "Design, Setting, and Participants: a, cohort, of women.\n"
+        'Results: IL1B was raised.",,2021\n'
+        "34086036,Two,TNF is raised in endometriosis.,,2022\n",
+    )
+    report = ReadReport()
+    papers = list(iter_papers([path], report))
+    assert [p.paper_id for p in papers] == ["34086035", "34086036"]
+    assert not report.skipped
+
+
 def test_a_file_cut_inside_a_quoted_cell_is_an_error(tmp_path: Path) -> None:
     path = csv_file(
         tmp_path,

@@ -77,6 +77,8 @@ _INT_FLOAT = re.compile(r"^(\d+)\.0+$")
 # What a list literal of strings starts with ("[Results] text" is prose, not a list).
 _LIST_START = re.compile(r"""\[\s*(['"]|\]|$)""")
 _BLANK_LINE = re.compile(r"\n[ \t\r\f\v]*\n")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_DIGITS = re.compile(r"\d+")
 
 
 def csv_error(err: Exception) -> str:
@@ -260,18 +262,21 @@ def _row_to_paper(row: list[str], cols: _Columns, where: str, report: ReadReport
     return paper
 
 
+def _id_shape(value: str) -> str:
+    """An identifier's shape: runs of letters as ``a``, of digits as ``9`` (PMC123 -> a9)."""
+    return _DIGITS.sub("9", _LETTERS.sub("a", value.strip()))
+
+
 def _holds_rows(row: list[str], cols: _Columns, delimiter: str) -> bool:
-    """Whether a cell of ``row`` holds lines that read as rows of their own (as wide as the
-    header, with a paper_id that is one word): what an unbalanced quote swallows."""
+    """Whether a cell of ``row`` holds lines that read as rows like ``row`` itself (as wide as
+    the header, their paper_id of the same shape as its own): what an unbalanced quote swallows.
+    A structured abstract's line ("Design, Setting, and Participants: ...") is no row."""
     at = cols.required["paper_id"]
+    shape = _id_shape(row[at]) if at < len(row) else ""
     for cell in row:
         for line in cell.split("\n")[1:]:
             fields = next(csv.reader([line], delimiter=delimiter), [])
-            if (
-                len(fields) == cols.width
-                and fields[at].strip()
-                and not any(c.isspace() for c in fields[at].strip())
-            ):
+            if len(fields) == cols.width and shape and _id_shape(fields[at]) == shape:
                 return True
     return False
 
