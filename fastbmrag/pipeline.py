@@ -78,6 +78,7 @@ class PaperOutcome:
     dropped: int = 0  # drafted relations that did not validate or cited no valid sentence
     uncited: int = 0  # refined descriptions that cited no listed sentence (the cited one stays)
     from_main_text: bool = False  # no abstract: drafted from the opening of the main text
+    self_loops: int = 0  # drafted relations whose two ends normalised to one entity (dropped)
 
 
 # Paper.metadata() keys that are declared EdgePayload fields; the rest travel as its ``extra``.
@@ -105,6 +106,7 @@ class RunSummary:
     dropped_relations: int = 0  # drafted relations dropped (invalid, or citing no valid sentence)
     uncited_refinements: int = 0  # refined descriptions without a valid citation, not used
     drafted_from_main_text: int = 0  # papers without an abstract, drafted from their opening
+    self_loops: int = 0  # drafted relations whose ends normalised to one entity (dropped)
     wall_seconds: float = 0.0
     dry_run: bool = False
     would_index: dict[str, int] = field(default_factory=dict)  # dry run: reason -> papers
@@ -160,6 +162,8 @@ class RunSummary:
             out += f"; {self.drafted_from_main_text:,} papers without an abstract drafted from main text"
         if self.dropped_relations:
             out += f"; {self.dropped_relations:,} drafted relations dropped (invalid or uncited)"
+        if self.self_loops:
+            out += f"; {self.self_loops:,} self-loops after normalisation dropped"
         if self.uncited_refinements:
             out += f"; {self.uncited_refinements:,} refinements without a valid citation not used"
         return out
@@ -198,24 +202,33 @@ def build_edges(
     relations: list[Relation],
     normalizer: Normalizer,
     drafted: list[Sentence] | None = None,
-) -> list[tuple[Relation, _Entity, _Entity]]:
-    """Normalise both ends (a coordination gives one edge per gene it names); drop self-loops;
-    one edge per (source, type, target) in a paper. The context is the title and abstract, or
-    the ``drafted`` sentences of a paper without an abstract."""
+) -> tuple[list[tuple[Relation, _Entity, _Entity]], int]:
+    """Normalise both ends (a coordination gives one edge per gene it names); one edge per
+    (source, type, target) in a paper. The context is the title and abstract, or the
+    ``drafted`` sentences of a paper without an abstract. Returns the edges and the number of
+    relations dropped because both their ends became one entity ("HIF1" -> "HIF1A")."""
     context = f"{paper.title}\n{paper.abstract}"
     if drafted and not paper.abstract.strip():
         context = "\n".join(s.text for s in drafted)
     seen: set[tuple[str, str, str]] = set()
     out = []
+    self_loops = 0
     for rel in relations:
-        for src in _entities(normalizer, rel.src, rel.src_type, context):
-            for tgt in _entities(normalizer, rel.tgt, rel.tgt_type, context):
-                triple = (src.key, rel.rel, tgt.key)
-                if src.key == tgt.key or triple in seen:
-                    continue
-                seen.add(triple)
-                out.append((rel, src, tgt))
-    return out
+        pairs = [
+            (src, tgt)
+            for src in _entities(normalizer, rel.src, rel.src_type, context)
+            for tgt in _entities(normalizer, rel.tgt, rel.tgt_type, context)
+        ]
+        if all(src.key == tgt.key for src, tgt in pairs):
+            self_loops += 1
+            continue
+        for src, tgt in pairs:
+            triple = (src.key, rel.rel, tgt.key)
+            if src.key == tgt.key or triple in seen:
+                continue
+            seen.add(triple)
+            out.append((rel, src, tgt))
+    return out, self_loops
 
 
 _DOCS_LINK = re.compile(r"\s*For further information visit https?://\S+")
@@ -258,7 +271,7 @@ async def index_paper(
         return out, [], []
 
     relations, out.dropped = resolve_draft(draft.value, sentences)
-    edges = build_edges(paper, relations, normalizer, sentences)
+    edges, out.self_loops = build_edges(paper, relations, normalizer, sentences)
     if not edges:
         out.status = "done"
         return out, [], []
@@ -488,6 +501,7 @@ async def _work(
                 summary.dropped_relations += outcome.dropped
                 summary.uncited_refinements += outcome.uncited
                 summary.drafted_from_main_text += outcome.from_main_text
+                summary.self_loops += outcome.self_loops
                 if (
                     len(group) >= opts.commit_every
                     or time.monotonic() - last_commit >= opts.commit_seconds

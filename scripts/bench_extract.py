@@ -71,7 +71,7 @@ async def predict(docs: list[Doc], llm: Any, normalizer: Any) -> list[dict[froze
         relations, _ = resolve_draft(draft.value, sentences)
         paper = Paper(doc.pmid, title=doc.title, abstract=doc.abstract)
         out: dict[frozenset[str], str] = {}
-        for rel, src, tgt in build_edges(paper, relations, normalizer):
+        for rel, src, tgt in build_edges(paper, relations, normalizer)[0]:
             ids = (src.norm.ontology_id, tgt.norm.ontology_id)
             if ids[0] and ids[1] and ids[0] != ids[1]:
                 out.setdefault(frozenset(ids), rel.rel)

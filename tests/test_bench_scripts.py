@@ -96,3 +96,16 @@ def test_bench_query_broad_filters_find_edges_through_the_ancestors(tmp_path: Pa
         # ends' ancestors, as no edge is about them itself
         times = asyncio.run(bench.in_process(tmp_path, fake.url, 4, 16, broad=True))
     assert len(times) == 4
+
+
+def test_bench_memory_measures_update_and_query_in_child_processes() -> None:
+    results = script("bench_memory").main(
+        ["--update", "20", "40", "--query-edges", "2000", "--recall", "3"]
+    )
+    small, large = results["update"]
+    assert (small["papers"], small["indexed"], large["indexed"]) == (20, 20, 40)
+    assert 50 < small["peak_rss_mb"] < 2000 and large["edges"] > small["edges"]
+    assert results["update_growth"] == round(large["peak_rss_mb"] / small["peak_rss_mb"], 2)
+    query = results["query"]
+    assert query["edges"] == 2000 and query["retrieved"] == 50
+    assert 0.5 <= query["recall_at_50"] <= 1.0

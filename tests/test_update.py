@@ -377,3 +377,34 @@ def test_server_gone_mid_run_stops_with_exit_2_and_keeps_finished_papers(
     [last] = [line for line in status.stdout.splitlines() if line.startswith("Last run")]
     assert "still running" not in last
     assert "stopped early (Cannot reach Ollama at" in status.stdout
+
+
+def test_a_relation_whose_ends_normalise_to_one_entity_is_dropped_and_counted(
+    tmp_path: Path,
+) -> None:
+    def draft(request: dict[str, Any]) -> dict[str, Any] | None:
+        if "IL-1beta" not in str(request.get("messages")):
+            return pipeline_responder(request)
+        return {
+            "e": [
+                {"i": 1, "n": "IL-1beta", "t": "gene"},
+                {"i": 2, "n": "IL1B", "t": "gene"},
+                {"i": 3, "n": "endometriosis", "t": "disease"},
+            ],
+            "r": [
+                {"s": 1, "r": "regulates", "o": 2, "c": [1]},  # one gene twice
+                {"s": 2, "r": "upregulated_in", "o": 3, "c": [1]},
+            ],
+        }
+
+    path = tmp_path / "papers.csv"
+    write_papers_csv(
+        [Paper("P1", abstract="IL-1beta (IL1B) is raised in endometriosis.", title="IL-1beta")],
+        path,
+    )
+    with FakeOllama(responder=draft) as fake:
+        result = update(fake, tmp_path / "wd", str(path), "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["edges"], summary["self_loops"]) == (1, 1)
+    assert "1 self-loops after normalisation dropped" in summary["line"]
