@@ -240,6 +240,13 @@ def one_line(error: str) -> str:
     return " ".join(_DOCS_LINK.sub("", error).split())
 
 
+def _as_written(raw: str, norm: Normalized) -> str:
+    """A relation end as the paper writes it, with its normalised name where that differs."""
+    if norm.normalized_name.casefold() == raw.casefold():
+        return raw
+    return f"{raw} ({norm.normalized_name})"
+
+
 def _add_chat(out: PaperOutcome, chat: ChatResult[Any]) -> None:
     out.chat_calls += chat.calls
     out.prompt_tokens += chat.prompt_tokens
@@ -285,10 +292,16 @@ async def index_paper(
     refined: set[int] = set()
 
     if opts.refine and paper.has_main_text:
+        # Stage 2 reads the passages, so it sees each relation named as the paper writes it
+        # ("IL-8 (CXCL8) upregulated in Endometriosis"), the normalised name only where it differs.
+        written = [
+            relation_statement(_as_written(r.src, s.norm), r.rel, _as_written(r.tgt, t.norm))
+            for r, s, t in edges
+        ]
         ref = await refine_relations(
             paper.title,
             paper.paragraphs,
-            [refine_query(st, descriptions[i]) for i, st in enumerate(statements)],
+            [refine_query(st, descriptions[i]) for i, st in enumerate(written)],
             llm,
             chunk_chars=opts.chunk_chars,
             chunk_overlap=opts.chunk_overlap,

@@ -408,3 +408,26 @@ def test_a_relation_whose_ends_normalise_to_one_entity_is_dropped_and_counted(
     summary = json.loads(result.stdout)
     assert (summary["edges"], summary["self_loops"]) == (1, 1)
     assert "1 self-loops after normalisation dropped" in summary["line"]
+
+
+def test_stage_2_names_each_relation_as_the_paper_writes_it(tmp_path: Path) -> None:
+    from fastbmrag.testing.responders import _schema_title
+
+    def draft(request: dict[str, Any]) -> dict[str, Any] | None:
+        if _schema_title(request) != "Draft":
+            return pipeline_responder(request)
+        return {
+            "e": [{"i": 1, "n": "TRbeta", "t": "gene"}, {"i": 2, "n": "BTEB", "t": "gene"}],
+            "r": [{"s": 1, "r": "regulates", "o": 2, "c": [1]}],
+        }
+
+    with FakeOllama(responder=draft) as fake:
+        result = update(fake, tmp_path / "wd", str(DATA / "pmc" / "ehp-116-1694.nxml"),
+                        "--min-similarity", "-1")  # fmt: skip
+        [refine] = [
+            r for r in fake.requests_to("/api/chat") if _schema_title(r.json) == "Refinement"
+        ]
+    assert result.exit_code == 0, result.output
+    prompt = refine.json["messages"][-1]["content"]
+    # the alias as drafted, its symbol beside it; a name that is not normalised stays as it is
+    assert "1. TRbeta (THRB) regulates BTEB. Abstract: " in prompt
