@@ -40,8 +40,8 @@ class FastbmragGroup(click.Group):
             click.echo(f"Error: {err}", err=True)
             sys.exit(err.exit_code)
         except BrokenPipeError:  # the reader of stdout went away (`export -o - | head`)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())  # so that the exit's flush does not fail
+            with contextlib.suppress(OSError, ValueError):  # so that the exit's flush is quiet
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(0)
         except KeyboardInterrupt:
             click.echo(
