@@ -606,3 +606,20 @@ def test_a_server_answering_invalid_json_is_left_for_the_other(
     assert summary["indexed"] == 3 and summary["failed"] == 0
     assert summary["servers"][bad.url]["failures"] >= 1
     assert summary["servers"][good.url]["failures"] == 0
+
+
+# --- 9: options and names before input and servers -------------------------------------------
+
+
+def test_an_invalid_collection_name_is_reported_before_input_or_servers(
+    papers_csv: Path,
+) -> None:
+    with FakeOllama(responder=pipeline_responder) as fake:
+        result = run("update", "-c", "endo/metriosis", "--ollama-host", fake.url, str(papers_csv))
+        assert fake.requests == []  # no server was contacted
+    assert result.exit_code == 2
+    assert one_line(result.stderr) == (
+        "Error: Invalid collection name 'endo/metriosis': use letters, digits, '_', '-' or '.', "
+        "starting with a letter or digit (e.g. --collection endometriosis)"
+    )
+    assert "read" not in result.stderr  # the input was not read either
