@@ -167,11 +167,11 @@ class RAG:
     ) -> Iterator[tuple[Collection, T]]:
         """The collection opened for writing, with the errors in the order a user wants them.
 
-        First the collection's name, then the lock of an existing collection (exit 3 at once) or, for a new one, whether its
-        folder can be created (exit 2), then the model server, its models and the embedding
-        size (exit 2), then ``read_input`` (bad input: exit 2), and only then is a new
-        collection created: a run that cannot start leaves nothing on disk. ``repair``: as for
-        :meth:`writer` (``update --force``).
+        First the collection's name, then the lock of an existing collection (exit 3 at once)
+        or, for a new one, whether its folder can be created (exit 2), then the model server,
+        its models and the embedding size (exit 2), then ``read_input`` (bad input: exit 2),
+        and only then is a new collection created: a run that cannot start leaves nothing on
+        disk. ``repair``: as for :meth:`writer` (``update --force``).
         """
         s = self.settings
         if not s.collection:

@@ -11,8 +11,8 @@ fastbmRAG project's CSV and of PubMed's CSV export. Every other column goes to
 
 The file may be UTF-8 (with or without a byte-order mark) or UTF-16 with its byte-order mark.
 A quoted cell that does not close before the end of the file is an error (the file was cut
-short, or a quote is unbalanced); one that swallows later lines and leaves a row of the wrong
-width skips that row, naming the lines it swallowed.
+short, or a quote is unbalanced); one that swallows later lines that read as rows (or leaves a
+row of the wrong width) skips that row, naming the lines it swallowed.
 
 The file is streamed row by row with the ``csv`` module, so memory stays flat however many
 rows it has. Row numbers in messages count the header as row 1, as a spreadsheet shows them.
