@@ -86,11 +86,14 @@ def bc5cdr_rows(path: Path) -> list[Row]:
     ]
 
 
-def biored_rows(path: Path, genes: dict[str, str]) -> list[Row]:
+def biored_rows(path: Path, genes: dict[str, str], parity: int | None = None) -> list[Row]:
     """Every gene, disease and chemical mention of a BioRED file, gene ids as HGNC ids (a gene
-    with no HGNC cross-reference, e.g. a mouse gene, keeps "-1": no concept to find)."""
+    with no HGNC cross-reference, e.g. a mouse gene, keeps "-1": no concept to find).
+    ``parity`` 0 or 1 keeps only the documents whose PMID is even or odd."""
     rows: list[Row] = []
     for doc in read_pubtator(path):
+        if parity is not None and int(doc.pmid) % 2 != parity:
+            continue
         for text, kind, ids in doc.mentions:
             t = BIORED_TYPES.get(kind)
             if t == "gene":
