@@ -192,7 +192,8 @@ class _Entity:
 
 
 def _entities(normalizer: Normalizer, name: str, etype: str, context: str) -> list[_Entity]:
-    """The entities a name stands for: one, or one per gene of a coordination ("SMAD2/3")."""
+    """The entities a name stands for: one, or one per part of a coordination ("SMAD2/3",
+    "breast and ovarian cancer")."""
     norm = normalizer.normalize(name, etype, context)
     return [_Entity(part, etype) for part in norm.parts] or [_Entity(norm, etype)]
 

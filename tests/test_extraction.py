@@ -191,3 +191,29 @@ def test_a_coordination_becomes_one_edge_per_gene(tmp_path: Path) -> None:
         ("SMAD3", "HGNC:6769", "SMAD2/3"),
     ]
     assert {e["target_id"] for e in edges} == {"D004715"}
+
+
+def test_a_coordination_of_diseases_becomes_one_edge_per_disease(tmp_path: Path) -> None:
+    abstract = "BRCA1 mutations raise the risk of breast and ovarian cancer."
+    csv = tmp_path / "papers.csv"
+    write_papers_csv([Paper("P1", abstract=abstract, title="BRCA1 and cancer risk")], csv)
+
+    def answer(request: dict[str, Any]) -> Any:
+        if _schema_title(request) != "Draft":
+            return pipeline_responder(request)
+        return {
+            "e": [
+                {"i": 1, "n": "BRCA1", "t": "gene"},
+                {"i": 2, "n": "breast and ovarian cancer", "t": "disease"},
+            ],
+            "r": [{"s": 1, "r": "risk_factor_for", "o": 2, "c": [2]}],
+        }
+
+    with FakeOllama(responder=answer) as fake:
+        summary = run_update(fake, tmp_path / "wd", csv)
+    assert summary["edges"] == 2
+    edges = sorted(stored(tmp_path / "wd"), key=lambda e: e["target"])
+    assert [(e["target"], e["target_id"], e["target_raw"]) for e in edges] == [
+        ("Breast Neoplasms", "D001943", "breast and ovarian cancer"),
+        ("Ovarian Neoplasms", "D010051", "breast and ovarian cancer"),
+    ]

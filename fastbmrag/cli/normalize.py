@@ -45,9 +45,13 @@ def read_rows(path: Path, default_type: str) -> list[tuple[str, str, str]]:
 
 
 def format_table(results: list[Normalized]) -> str:
+    def named(r: Normalized) -> tuple[str, str]:
+        if r.parts:  # a coordination: every part's name and id
+            return "; ".join(p.normalized_name for p in r.parts), "; ".join(r.candidates)
+        return r.normalized_name, r.ontology_id or "-"
+
     table = [list(COLUMNS)] + [
-        [r.name, r.type, r.normalized_name, r.ontology_id or "-", r.matched_by, f"{r.score:.2f}"]
-        for r in results
+        [r.name, r.type, *named(r), r.matched_by, f"{r.score:.2f}"] for r in results
     ]
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in table]

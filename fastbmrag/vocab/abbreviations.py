@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 
-from fastbmrag.vocab.base import GENE
+from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE
 from fastbmrag.vocab.candidates import withheld
 from fastbmrag.vocab.chemistry import LOCANT_RE
 from fastbmrag.vocab.context import ABBREVIATION_FACTOR, _best_long_form, _Context, _Hit
-from fastbmrag.vocab.keys import FUNCTION_WORDS
+from fastbmrag.vocab.keys import FUNCTION_WORDS, GENE_WORDS, tokens
 from fastbmrag.vocab.language import GENERIC, _abbreviation_like, _acronym_like
 from fastbmrag.vocab.stages import Stages
 
@@ -45,6 +45,29 @@ class AbbreviationStages(Stages):
             if hit is not None and hit.item >= 0:
                 return abbreviation_hit(hit, ABBREVIATION_FACTOR, phrase)
         return None
+
+    def _disowned(self, clean: str, hit: _Hit, ctx: _Context) -> bool:
+        """Whether the text's definition of a short form rules out the gene the short form
+        names in the dictionary: a defined short form names what its long form names, so a
+        gene whose approved name shares no word with the long form is another reading of the
+        letters ("analysis of variance (ANOVA)" is no NOVA2, "thyroxine (T4)" no CD4). Words
+        every gene name may hold ("protein", "gene") and function words do not count."""
+        if hit.type != GENE or hit.item < 0 or not ctx.windows.get(clean):
+            return False
+        long = ctx.abbreviations.get(clean)
+        if long is None:
+            # Letters that do not align: the word before them, when it names a disease or a
+            # chemical ("thyroxine (T4)").
+            long = ctx.windows[clean].rsplit(" ", 1)[-1]
+            if not any(self._direct(long, t, None) for t in (DISEASE, CHEMICAL)):
+                return False
+        named = set(tokens(f"{self._genes[hit.item][1]} {self._genes[hit.item][2]}"))
+        said = {
+            w
+            for w in tokens(long)
+            if (len(w) > 1 or w.isdigit()) and w not in FUNCTION_WORDS | GENE_WORDS
+        }
+        return bool(said) and named.isdisjoint(said)
 
     def _short_form(self, clean: str, t: str, ctx: _Context) -> _Hit | None:
         """For a name that is no term as written: the defined long form through the fallbacks;

@@ -23,7 +23,8 @@ class Normalized:
     matched_by: str  # "symbol", "prev_symbol", "alias", "name", "entry_term", "abbreviation", ..., "ambiguous", "none"
     score: float  # 1.0 exact ... 0.0 unknown
     candidates: tuple[str, ...] = ()  # ids, when ambiguous; every part's id, for a coordination
-    # A coordination ("SMAD2/3", "IL-4 and -13") names several genes: one result per gene.
+    # A coordination ("SMAD2/3", "breast and ovarian cancer") names several genes or diseases:
+    # one result per part.
     parts: tuple[Normalized, ...] = ()
     # The phrase that matched, where it is not the name: the long form of a short form, the
     # rewrite or part of the name that is a term ("lung disease" for "lung nodules").

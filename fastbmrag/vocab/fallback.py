@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from fastbmrag.vocab.base import CHEMICAL, DISEASE
+from fastbmrag.vocab.base import CHEMICAL, DISEASE, Normalized
 from fastbmrag.vocab.candidate_stages import LIST_RE, CandidateStages
 from fastbmrag.vocab.chemistry import DRUG_WORDS, TARGET_WORDS, acid_forms, formulae_spelt_out
 from fastbmrag.vocab.context import (
@@ -396,10 +396,10 @@ class MeshFallbacks(CandidateStages):
         return codes if codes is None or isinstance(codes, int) else list(codes)
 
     def _conjunct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
-        """A coordination names several conditions; one is returned: the last conjunct,
-        written in full, first ("pulmonary and renal insufficiency" -> renal insufficiency),
-        then the others with the shared head restored ("cardiac and renal lesions" ->
-        cardiac lesions)."""
+        """A coordination whose parts do not all name a condition (see :meth:`_coordination`):
+        one conjunct, the last written in full first ("pulmonary and renal insufficiency" ->
+        renal insufficiency), then the others with the shared head restored ("cardiac and
+        renal lesions" -> cardiac lesions)."""
         parts = [p for p in _CONJ_RE.split(clean) if p.strip()]
         if len(parts) < 2:
             return None
@@ -420,6 +420,26 @@ class MeshFallbacks(CandidateStages):
             if hit is not None and hit.item >= 0 and hit.matched_by not in ("partial", "extend"):
                 return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
         return None
+
+    def _coordination(self, name: str, clean: str, ctx: _Context | None) -> Normalized | None:
+        """A coordination of diseases, one result per part: "breast and ovarian cancer" ->
+        Breast Neoplasms + Ovarian Neoplasms, "type 1 and type 2 diabetes" -> both types. Every
+        part must name its own condition (the shared head restored: "breast" -> "breast
+        cancer"), each a different one; otherwise the name is read whole."""
+        resolved = []
+        for phrases in _conjuncts(clean):
+            for phrase in phrases:
+                r = self._normalize(phrase, DISEASE, ctx)
+                if r.ontology_id is not None and r.matched_by in _WHOLE_PART:
+                    resolved.append(r)
+                    break
+            else:
+                return None
+        ids = tuple(r.ontology_id or "" for r in resolved)
+        if len(resolved) < 2 or len(set(ids)) < len(ids):
+            return None
+        score = min(r.score for r in resolved)
+        return Normalized(name, DISEASE, clean, None, "coordination", score, ids, tuple(resolved))
 
     def _head(self, toks: Sequence[str], ctx: _Context | None = None) -> _Hit | None:
         """ "diabetes" -> Diabetes Mellitus: the most general disease with a two-word term
@@ -493,3 +513,32 @@ class MeshFallbacks(CandidateStages):
         if len(fitting) != 1:
             return None
         return _Hit(t, fitting[0], "extend", EXTEND_SCORE)
+
+
+# How each part of a coordination must match to give the coordination one id per part: as a
+# term, not through a rewrite (a part's rewrite is less sure than a whole name's).
+_WHOLE_PART = frozenset(("name", "entry_term", "word_order", "abbreviation"))
+
+
+def _conjuncts(clean: str) -> list[list[str]]:
+    """The parts of a coordination, each as the phrases to try, the shared words restored
+    first: "breast and ovarian cancer" -> [["breast cancer", "breast"], ["ovarian cancer"]];
+    "endometrial hyperplasia or cancer" (shared modifiers) -> [["endometrial hyperplasia"],
+    ["endometrial cancer", "cancer"]]. Fewer than two parts: none."""
+    parts = [p for p in _CONJ_RE.split(clean) if p.strip()]
+    if len(parts) < 2:
+        return []
+    head = parts[-1].split()
+    first = parts[0].split()
+    out = []
+    for part in parts:
+        words = part.split()
+        tries = []
+        if part is parts[-1] and len(head) == 1 and len(first) > 1:
+            tries.append(" ".join([*first[:-1], *words]))  # the modifiers are shared
+        elif part is not parts[-1] and len(words) < len(head):
+            tries.append(" ".join([*words, *head[len(words) - len(head) :]]))
+            tries.append(" ".join([*words, head[-1]]))
+        tries.append(part)
+        out.append(list(dict.fromkeys(tries)))
+    return out

@@ -87,7 +87,7 @@ RELATION_WORDS = frozenset(
 )  # fmt: skip
 # Words that say which kind of molecule a gene name refers to, not which gene.
 GENE_WORDS = word_set(
-    "gene genes protein proteins mrna mrnas transcript transcripts expression level levels "
+    "gene genes protein proteins mrna mrnas cdna cdnas transcript transcripts expression level levels "
     "polypeptide subunit isoform isoforms human"
 )
 _INVARIANT = word_set(

@@ -35,7 +35,9 @@ matched_by       score  meaning
                         form matched; score is the long form's score times 0.95 (x0.9 for
                         a defined short form inside a longer name, "HBV infection"; x0.7
                         for an undefined one spelt out by words of the text, "acute liver
-                        failure ... ALF patients")
+                        failure ... ALF patients"); a defined short form is no gene whose
+                        name shares no word with its long form ("analysis of variance
+                        (ANOVA)" is no NOVA2)
 ``drug_induced`` x0.95  the drug-induced descriptor of the condition found, when the name
                         says "X-induced" or the sentence of the context that names it
                         speaks of a drug's effects ("X-induced", "toxicity", "adverse
@@ -63,6 +65,9 @@ matched_by       score  meaning
 ``partial``      0.50+  the longest part of the name that is a MeSH term ("severe
                         hypotension" -> Hypotension); 0.5 + 0.3 x the share of the name's
                         word weight the part carries (:mod:`fastbmrag.vocab.candidates`)
+``coordination`` min    several genes or diseases, each part its own result in ``parts``
+                        ("SMAD2/3", "breast and ovarian cancer": the shared head restored);
+                        a disease coordination only when every part is a term as written
 ``ambiguous``    0.50   the name fits several entries equally well and the context does not
                         decide, or joins two chemicals ("iron dextran": a complex of both);
                         ``ontology_id`` is None and ``candidates`` lists the ids
@@ -150,6 +155,7 @@ from fastbmrag.vocab.keys import (
 from fastbmrag.vocab.language import (
     _AND_OR_CAPITALS,
     _AND_OR_RE,
+    _CONJ_RE,
     DISEASE_HEADS,
     FREE_CACHE_SIZE,
     _bag_key,
@@ -284,6 +290,13 @@ class DictionaryNormalizer(
         if kind is None and hint != AUTO:
             return Normalized(name, hint, clean, None, "none", 0.0)
         types = ALL_TYPES if kind is None else (kind,)
+        if (
+            kind == DISEASE
+            and _CONJ_RE.search(clean)
+            and self._direct(clean, DISEASE, ctx) is None
+            and (coordination := self._coordination(name, clean, ctx)) is not None
+        ):
+            return coordination
         best: _Hit | None = None
         for t in types:
             hit = self._match(clean, t, ctx)
@@ -343,6 +356,8 @@ class DictionaryNormalizer(
                 if hit is not None and hit.item >= 0:
                     return _Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
         hit = self._direct(clean, t, ctx)
+        if hit is not None and ctx is not None and self._disowned(clean, hit, ctx):
+            return None
         if hit is not None:
             return hit
         if t == GENE:
