@@ -136,7 +136,7 @@ SITE_SPELLINGS = {
 # "extrapyramidal symptoms" -> Extrapyramidal Disorders, "memory impairment" -> Memory
 # Disorders, "myocardial damage" -> Myocardial Disease.
 SIGN_HEADS = word_set(
-    "symptom sign effect side deficit impairment disturbance dysfunction damage injury "
+    "symptom sign effect side impairment disturbance dysfunction damage injury "
     "complication problem abnormality alteration change loss suppression"
 )
 SIGN_TO = ("disorder", "disease")
