@@ -1,25 +1,30 @@
-"""What the model writes and reads per paper: today's formats against an earlier version's.
+"""What the model writes and reads per paper, in real tokens: today's formats against earlier ones.
 
 No model runs here. For the real papers in tests/data (PMC full texts and MEDLINE abstracts)
-the script renders the answers a careful model gives, then measures them in both formats:
+the script renders the answers a careful model gives, then measures the same answers in each
+format:
 
 * Stage 1: the genes, diseases and chemicals each abstract sentence names (the normaliser's
   mention finder; names as written), and one relation per pair named in the same sentence, at
-  most 20 per paper, each citing that sentence. Version 1 wrote the same relations with a
-  one-sentence draft description (rendered as the cited sentence: a model's description is
-  about as long) and a quote of at most 15 words.
+  most 20 per paper, each citing that sentence. Formats: ``arrays`` (today's: each entity and
+  relation a JSON array, ``[1, "upregulated_in", 2, [3]]``), ``objects`` (the version before:
+  the same items as objects with one-letter keys) and ``v1`` (the first version: names,
+  types, a one-sentence draft description, rendered as the cited sentence, and a quote of at
+  most 15 words, per relation).
 * Stage 2 (papers with main text): chunks chosen as the pipeline does (hashed-word embeddings
   stand in for the model's), and per relation a refined description of ~50 tokens: the chosen
-  sentence sharing most words with the relation, citing it. Version 1 wrote the same
-  description plus a quote of at most 20 words.
+  sentence sharing most words with the relation, citing it. Formats: ``arrays`` (``[1,
+  "..."]``), ``objects`` (``{"i": 1, "d": "..."}``), ``v1`` (the description plus a quote of at
+  most 20 words).
 
-Measured: completion tokens (characters / 4 of the JSON as a model writes it, with ", " and
-": " spacing) per relation and per paper; chat prompt tokens per paper with today's prompt
-builders and with those of ``--baseline-src`` (a source tree of an earlier version, e.g. from
-``git archive <commit> | tar -x -C /tmp/v1``) fed the same passages and relations; an estimate
-of GPU seconds per paper, prompt / ``--prefill`` + completion / ``--decode`` (defaults: a 14B
-model on one 4090-class GPU, one stream); and the schemas' longest answer per relation for
-names of up to 12 characters.
+Measured: completion tokens (``cl100k_base``, a real BPE tokenizer, :mod:`fastbmrag.tokens`, of
+the JSON as a model writes it, with ", " and ": " spacing) per relation and per paper, and
+stage 2's tokens beyond the description per relation; chat prompt tokens per paper with today's
+prompt builders and with those of ``--baseline-src`` (a source tree of an earlier version, e.g.
+from ``git archive <commit> | tar -x -C /tmp/v1``) fed the same passages and relations; an
+estimate of GPU seconds per paper, prompt / ``--prefill`` + completion / ``--decode`` (defaults:
+a 14B model on one 4090-class GPU, one stream); and the schemas' longest answer per relation
+for names of up to 12 characters.
 
     python scripts/bench_tokens.py --baseline-src /tmp/v1 [--json]
 """
@@ -40,6 +45,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 MAX_RELATIONS = 20
+SIDES = ("new", "objects", "old")  # today's arrays, the keyed objects before them, version 1
 RELATION_FOR = {  # (source type, target type) -> a plausible relationship type
     ("gene", "disease"): "upregulated_in",
     ("chemical", "disease"): "causes",
@@ -51,7 +57,9 @@ RELATION_FOR = {  # (source type, target type) -> a plausible relationship type
 
 
 def tokens(text: str) -> float:
-    return len(text) / 4
+    from fastbmrag.tokens import count_tokens
+
+    return count_tokens(text)
 
 
 def written(answer: Any) -> str:
@@ -89,7 +97,7 @@ def papers() -> list[Any]:
 
 
 def draft(paper: Any, normalizer: Any) -> tuple[list[Any], dict[str, Any], list[dict[str, Any]]]:
-    """(sentences, today's draft answer, version 1's relations) for one paper."""
+    """(sentences, the draft answer with keyed objects, version 1's relations) for one paper."""
     from fastbmrag.sentences import abstract_sentences
 
     sentences = abstract_sentences(paper.title, paper.abstract)
@@ -124,7 +132,7 @@ def draft(paper: Any, normalizer: Any) -> tuple[list[Any], dict[str, Any], list[
 
 
 def measure(items: list[Any], baseline: ModuleType | None) -> dict[str, Any]:
-    from fastbmrag.prompts import extract_messages, relation_statement
+    from fastbmrag.prompts import Draft, extract_messages, relation_statement
     from fastbmrag.refine import chunk_paragraphs, refine_prompt, refine_query, select_chunks
     from fastbmrag.testing.fake_ollama import hashed_embedding
     from fastbmrag.vocab import load_normalizer
@@ -133,8 +141,11 @@ def measure(items: list[Any], baseline: ModuleType | None) -> dict[str, Any]:
     rows: list[dict[str, Any]] = []
     for paper in items:
         sentences, answer, old = draft(paper, normalizer)
-        row = {"relations": len(answer["r"]), "refined": 0, "s2_new": 0.0, "s2_desc": 0.0,
-               "s2_old": 0.0, "s1_new": tokens(written(answer)), "s1_old": tokens(written({"r": old})),
+        arrays = Draft.model_validate(answer).model_dump(mode="json")
+        row = {"relations": len(answer["r"]), "refined": 0, "s2_desc": 0.0,
+               "s1_new": tokens(written(arrays)), "s1_objects": tokens(written(answer)),
+               "s1_old": tokens(written({"r": old})), "s2_new": 0.0, "s2_objects": 0.0,
+               "s2_old": 0.0,
                "prompt_new": messages_tokens(extract_messages([s.text for s in sentences])),
                "prompt_old": 0.0}  # fmt: skip
         if baseline is not None:
@@ -159,13 +170,14 @@ def measure(items: list[Any], baseline: ModuleType | None) -> dict[str, Any]:
                 key=lambda kv: len(words(kv[1].text) & words(old[i]["desc"])),
             )
             text = f"{statements[i]} in {sent.section or 'the main text'}: {sent.text[:160]}"
-            refined.append({"i": i + 1, "d": f"{text} [{number}]."})
+            refined.append([i + 1, f"{text} [{number}]."])
             refined_old.append(
                 {"i": i + 1, "desc": f"{text}.", "ev": " ".join(sent.text.split()[:20])}
             )
             row["s2_desc"] += tokens(f"{text}.")
         row["refined"] = len(refined)
         row["s2_new"] = tokens(written({"r": refined}))
+        row["s2_objects"] = tokens(written({"r": [{"i": i, "d": d} for i, d in refined]}))
         row["s2_old"] = tokens(written({"r": refined_old}))
         row["prompt_new"] += messages_tokens(prompt.messages)
         if baseline is not None:
@@ -188,18 +200,19 @@ def worst_case() -> dict[str, float]:
     """Per-relation tokens of the longest answer the schemas allow for names of 12 characters."""
     from fastbmrag.prompts import ENTITY_TYPES, RELATIONSHIP_TYPES
 
-    entity = written({"i": 99, "n": "x" * 12, "t": max(ENTITY_TYPES, key=len)}) + ", "
-    relation = written({"s": 98, "r": max(RELATIONSHIP_TYPES, key=len), "o": 99, "c": [98, 99]})
-    relation += ", "
+    entity = written([99, "x" * 12, max(ENTITY_TYPES, key=len)]) + ", "
+    relation = written([98, max(RELATIONSHIP_TYPES, key=len), 99, [98, 99]]) + ", "
     return {
         "stage1_relation_only": tokens(relation),
         "stage1_with_one_new_entity": tokens(relation + entity),
         "stage1_with_two_new_entities": tokens(relation + 2 * entity),
-        "stage2_overhead_two_citations": tokens(written({"i": 99, "d": ""}) + ", " + " [98][99]"),
+        "stage2_overhead_two_citations": tokens(written([99, ""]) + ", " + " [98][99]"),
     }
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    from fastbmrag.tokens import TOKENIZER
+
     n = len(rows)
     rels = sum(r["relations"] for r in rows)
     refined = sum(r["refined"] for r in rows)
@@ -212,16 +225,17 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "papers_with_relations": sum(1 for r in rows if r["relations"]),
         "relations": rels,
         "refined_relations": refined,
+        "tokenizer": TOKENIZER,
         "stage1_tokens_per_relation": {
-            "new": round(sum(r["s1_new"] for r in rows) / max(rels, 1), 1),
-            "old": round(sum(r["s1_old"] for r in rows) / max(rels, 1), 1),
+            side: round(sum(r[f"s1_{side}"] for r in rows) / max(rels, 1), 1) for side in SIDES
         },
-        "stage2_overhead_tokens_per_relation": round(
-            sum(r["s2_new"] - r["s2_desc"] for r in rows) / max(refined, 1), 1
-        ),
+        "stage1_tokens_per_paper": {side: per_paper(f"s1_{side}") for side in SIDES},
+        "stage2_overhead_tokens_per_relation": {
+            side: round(sum(r[f"s2_{side}"] - r["s2_desc"] for r in rows) / max(refined, 1), 1)
+            for side in ("new", "objects")
+        },
         "completion_tokens_per_paper": {
-            "new": round(per_paper("s1_new") + per_paper("s2_new"), 1),
-            "old": round(per_paper("s1_old") + per_paper("s2_old"), 1),
+            side: round(per_paper(f"s1_{side}") + per_paper(f"s2_{side}"), 1) for side in SIDES
         },
         "chat_prompt_tokens_per_paper": {"new": per_paper("prompt_new")},
         "schema_worst_case": {k: round(v, 2) for k, v in worst_case().items()},
@@ -244,8 +258,8 @@ def main() -> None:
     baseline = load_prompts(args.baseline_src) if args.baseline_src else None
     out = measure(papers()[: args.limit], baseline)
     gpu = {}
-    for side in ("new", "old"):
-        prompt = out["chat_prompt_tokens_per_paper"].get(side)
+    for side in SIDES:  # the keyed objects were read from about today's prompt
+        prompt = out["chat_prompt_tokens_per_paper"].get("new" if side == "objects" else side)
         if prompt is not None:
             completion = out["completion_tokens_per_paper"][side]
             gpu[side] = round(prompt / args.prefill + completion / args.decode, 2)

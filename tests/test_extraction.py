@@ -95,15 +95,15 @@ def test_invalid_relations_are_dropped_and_counted_and_the_paper_kept(tmp_path: 
         assert "[3] IL1B was higher" in _task_text(request)
         return {
             "e": [
-                {"i": 1, "n": "IL1B", "t": "gene"},
-                {"i": 2, "n": "endometriosis", "t": "disease"},
-                {"i": 3, "n": "vascular endothelial growth factor A " * 8, "t": "gene"},
-                {"i": 4, "n": "ESR2", "t": "gene"},
+                [1, "IL1B", "gene"],
+                [2, "endometriosis", "disease"],
+                [3, "vascular endothelial growth factor A " * 8, "gene"],
+                [4, "ESR2", "gene"],
             ],
             "r": [
-                {"s": 1, "r": "upregulated_in", "o": 2, "c": [3]},
-                {"s": 3, "r": "upregulated_in", "o": 2, "c": [4]},  # over-long name
-                {"s": 4, "r": "upregulated_in", "o": 2, "c": [12]},  # no sentence 12
+                [1, "upregulated_in", 2, [3]],
+                [3, "upregulated_in", 2, [4]],  # over-long name
+                [4, "upregulated_in", 2, [12]],  # no sentence 12
             ],
         }
 
@@ -176,10 +176,10 @@ def test_a_coordination_becomes_one_edge_per_gene(tmp_path: Path) -> None:
             return pipeline_responder(request)
         return {
             "e": [
-                {"i": 1, "n": "SMAD2/3", "t": "gene"},
-                {"i": 2, "n": "endometriosis", "t": "disease"},
+                [1, "SMAD2/3", "gene"],
+                [2, "endometriosis", "disease"],
             ],
-            "r": [{"s": 1, "r": "upregulated_in", "o": 2, "c": [2]}],
+            "r": [[1, "upregulated_in", 2, [2]]],
         }
 
     with FakeOllama(responder=answer) as fake:
@@ -203,10 +203,10 @@ def test_a_coordination_of_diseases_becomes_one_edge_per_disease(tmp_path: Path)
             return pipeline_responder(request)
         return {
             "e": [
-                {"i": 1, "n": "BRCA1", "t": "gene"},
-                {"i": 2, "n": "breast and ovarian cancer", "t": "disease"},
+                [1, "BRCA1", "gene"],
+                [2, "breast and ovarian cancer", "disease"],
             ],
-            "r": [{"s": 1, "r": "risk_factor_for", "o": 2, "c": [2]}],
+            "r": [[1, "risk_factor_for", 2, [2]]],
         }
 
     with FakeOllama(responder=answer) as fake:

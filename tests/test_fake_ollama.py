@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from fastbmrag.testing import FakeOllama, hashed_embedding, schema_instance
 from fastbmrag.testing.fake_ollama import last_user_message
+from fastbmrag.tokens import count_tokens
 
 ABSTRACT = (
     "Interleukin-1 beta (IL1B) is upregulated in ectopic endometriotic lesions, "
@@ -83,8 +84,8 @@ def test_chat_answers_a_valid_deterministic_instance_of_the_format_schema(fake: 
     value = Extraction.model_validate_json(first["message"]["content"])
     assert first == {**again, "created_at": first["created_at"]}
     assert first["done"] is True and first["done_reason"] == "stop"
-    assert first["prompt_eval_count"] == math.ceil(len(ABSTRACT) / 4)
-    assert first["eval_count"] == math.ceil(len(first["message"]["content"]) / 4)
+    assert first["prompt_eval_count"] == count_tokens(ABSTRACT) == 37  # cl100k_base, real BPE
+    assert first["eval_count"] == count_tokens(first["message"]["content"])
     words = set(ABSTRACT.replace(",", " ").replace(".", " ").split())
     assert set(value.summary.split()) <= words
     assert other["message"]["content"] != first["message"]["content"]
@@ -152,7 +153,7 @@ def test_embed_is_hashed_bag_of_words(fake: FakeOllama) -> None:
 
     assert vecs[0] == vecs[1]
     assert cos(vecs[0], vecs[2]) > 0.5 > abs(cos(vecs[0], vecs[3]))
-    assert resp.prompt_eval_count == sum(math.ceil(len(t) / 4) for t in texts)
+    assert resp.prompt_eval_count == sum(count_tokens(t) for t in texts)
     assert vecs[0] == hashed_embedding(texts[0], 64)
     assert fake.requests[-1].json["input"] == texts
 

@@ -38,8 +38,8 @@ def scripted(request: dict[str, Any]) -> Any:
     text = _task_text(request)
     for title, _abs, src, st, rel, tgt, tt in PAPERS.values():
         if f"[1] {title}" in text:
-            return {"e": [{"i": 1, "n": src, "t": st}, {"i": 2, "n": tgt, "t": tt}],
-                    "r": [{"s": 1, "r": rel, "o": 2, "c": [2]}]}  # fmt: skip
+            return {"e": [[1, src, st], [2, tgt, tt]],
+                    "r": [[1, rel, 2, [2]]]}  # fmt: skip
     return {"e": [], "r": []}
 
 

@@ -23,6 +23,7 @@ from fastbmrag.llm import (
     make_llm,
 )
 from fastbmrag.testing import FakeOllama, hashed_embedding
+from fastbmrag.tokens import count_tokens
 
 R = TypeVar("R")
 
@@ -83,7 +84,7 @@ def test_chat_sends_schema_and_options_and_validates(fake: FakeOllama) -> None:
     assert req.json["keep_alive"] == "30m"
     assert req.json["stream"] is False
     assert req.json["messages"] == MESSAGES
-    prompt_tokens = -(-len(MESSAGES[0]["content"] + ABSTRACT) // 4)
+    prompt_tokens = count_tokens(MESSAGES[0]["content"] + ABSTRACT)  # real BPE tokens
     assert result.prompt_tokens == prompt_tokens
     usage = llm.accounting.by_kind[KIND_EXTRACT]
     assert (usage.calls, usage.cached, usage.failures) == (1, 0, 0)
@@ -232,7 +233,7 @@ def test_embed_batches_run_under_the_same_limit() -> None:
         assert fake.max_in_flight == 2
         np.testing.assert_allclose(vecs[4], hashed_embedding(texts[4], 64), rtol=1e-6)
         usage = llm.accounting.by_kind[KIND_EMBED]
-        assert usage.calls == 4 and usage.prompt_tokens == sum(-(-len(t) // 4) for t in texts)
+        assert usage.calls == 4 and usage.prompt_tokens == sum(count_tokens(t) for t in texts)
 
 
 def test_embed_keeps_order_and_deduplicates(fake: FakeOllama) -> None:
@@ -354,14 +355,14 @@ def test_server_gone_mid_run_raises_unavailable(fake: FakeOllama) -> None:
 def test_warns_when_the_prompt_exceeds_num_ctx(
     fake: FakeOllama, caplog: pytest.LogCaptureFixture
 ) -> None:
-    long = [{"role": "user", "content": "IL1B " * 1000}]  # 5000 chars ~ 1250 tokens
+    long = [{"role": "user", "content": "IL1B " * 1000}]  # 5000 chars, 3001 real tokens
     with caplog.at_level(logging.WARNING, logger="fastbmrag.llm"):
-        run(client(fake, num_ctx=1024), lambda c: c.chat(long, Extraction, kind=KIND_EXTRACT))
         run(client(fake, num_ctx=2048), lambda c: c.chat(long, Extraction, kind=KIND_EXTRACT))
+        run(client(fake, num_ctx=4096), lambda c: c.chat(long, Extraction, kind=KIND_EXTRACT))
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warnings == [
-        "extract prompt of about 1250 tokens exceeds num_ctx=1024: the model will see a "
-        "truncated prompt; raise --num-ctx or shorten the input"
+    assert warnings == [  # the server's count (the fake's is cl100k_base's)
+        "extract prompt of 3001 tokens filled the model's context (num_ctx=2048): the model "
+        "saw a truncated prompt; raise --num-ctx or shorten the input"
     ]
 
 

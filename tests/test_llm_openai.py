@@ -16,6 +16,7 @@ from fastbmrag.errors import LLMUnavailable, ModelNotFound
 from fastbmrag.llm import KIND_EMBED, KIND_QUERY, OpenAICompatClient, ResponseCache, make_llm
 from fastbmrag.llm.openai_compat import normalize_base_url
 from fastbmrag.testing import FakeOllama, hashed_embedding
+from fastbmrag.tokens import count_tokens
 
 R = TypeVar("R")
 
@@ -65,8 +66,20 @@ def test_chat_sends_strict_json_schema(fake: FakeOllama) -> None:
     assert "num_ctx" not in req.json
     assert req.headers["authorization"] == "Bearer sk-local"
     usage = llm.accounting.by_kind[KIND_QUERY]
-    assert usage.calls == 1 and usage.prompt_tokens == -(-len(MESSAGES[0]["content"]) // 4)
+    assert usage.calls == 1 and usage.prompt_tokens == count_tokens(MESSAGES[0]["content"])
     assert usage.completion_tokens == result.completion_tokens > 0
+
+
+def test_a_server_that_reports_no_token_counts_is_counted_with_a_real_tokenizer() -> None:
+    counted = []
+    for usage in (True, False):  # the fake counts with the same tokenizer when it reports
+        with FakeOllama(usage=usage) as fake:
+            llm = client(fake.url)
+            assert run(llm, lambda c: c.chat(MESSAGES, Answer, kind=KIND_QUERY)).ok
+        by_kind = llm.accounting.by_kind[KIND_QUERY]
+        counted.append((by_kind.prompt_tokens, by_kind.completion_tokens))
+    assert counted[0] == counted[1]
+    assert counted[1][0] == count_tokens(MESSAGES[0]["content"]) and counted[1][1] > 0
 
 
 def test_repair_and_retry_over_v1(fake: FakeOllama) -> None:

@@ -74,17 +74,17 @@ def test_inline_citations_are_split_from_the_description() -> None:
 def test_draft_salvage_drops_invalid_relations_and_counts_them() -> None:
     answer = {
         "e": [
-            {"i": 1, "n": "IL1B", "t": "gene"},
-            {"i": 2, "n": "x" * 500, "t": "gene"},  # over-long name
-            {"i": 3, "n": "endometriosis", "t": "disease"},
-            {"i": 4, "n": "ESR2", "t": "protein"},  # unknown type code
+            [1, "IL1B", "gene"],
+            [2, "x" * 500, "gene"],  # over-long name
+            [3, "endometriosis", "disease"],
+            [4, "ESR2", "protein"],  # unknown type code
         ],
         "r": [
-            {"s": 1, "r": "upregulated_in", "o": 3, "c": [2]},
-            {"s": 2, "r": "binds", "o": 1, "c": [2]},  # refers to the over-long name
-            {"s": 4, "r": "binds", "o": 1, "c": [2]},  # refers to the unknown type
-            {"s": 1, "r": "cures", "o": 3, "c": [2]},  # unknown relation code
-            {"s": 1, "r": "binds", "o": 9, "c": [2]},  # no entity 9
+            [1, "upregulated_in", 3, [2]],
+            [2, "binds", 1, [2]],  # refers to the over-long name
+            [4, "binds", 1, [2]],  # refers to the unknown type
+            [1, "cures", 3, [2]],  # unknown relation code
+            [1, "binds", 9, [2]],  # no entity 9
         ],
     }
     draft = Draft.model_validate_json(json.dumps(answer))
@@ -101,15 +101,15 @@ def test_resolve_draft_cuts_cited_sentences_and_drops_uncited_relations() -> Non
     draft = Draft.model_validate(
         {
             "e": [
-                {"i": 1, "n": " IL1B ", "t": "gene"},
-                {"i": 2, "n": "endometriosis", "t": "disease"},
-                {"i": 3, "n": "ESR2", "t": "gene"},
-                {"i": 4, "n": "il1b", "t": "gene"},
+                [1, " IL1B ", "gene"],
+                [2, "endometriosis", "disease"],
+                [3, "ESR2", "gene"],
+                [4, "il1b", "gene"],
             ],
             "r": [
-                {"s": 1, "r": "upregulated_in", "o": 2, "c": [3, 1, 3]},
-                {"s": 3, "r": "upregulated_in", "o": 2, "c": [7]},  # no sentence 7
-                {"s": 1, "r": "regulates", "o": 4, "c": [3]},  # the same name twice: skipped
+                [1, "upregulated_in", 2, [3, 1, 3]],
+                [3, "upregulated_in", 2, [7]],  # no sentence 7
+                [1, "regulates", 4, [3]],  # the same name twice: skipped
             ],
         }
     )
@@ -132,7 +132,10 @@ def test_fake_draft_answer_is_schema_valid_and_cites_the_naming_sentence() -> No
     sentences = abstract_sentences("", abstract)
     prompt = extract_messages([s.text for s in sentences])[1]["content"]
     assert prompt.splitlines()[1].startswith("[2] Expression of VEGFA")
-    relations, dropped = resolve_draft(Draft.model_validate(draft_answer(prompt)), sentences)
+    answer = draft_answer(prompt)
+    # every item a JSON array, as the schema's tuples ask: no keys to write
+    assert answer["e"][0] == [1, "VEGFA", "gene"] and answer["r"][0][::2] == [1, 2]
+    relations, dropped = resolve_draft(Draft.model_validate(answer), sentences)
     assert dropped == 0
     assert [(r.src, r.tgt) for r in relations] == [
         ("VEGFA", "Endometriosis"),
@@ -157,7 +160,9 @@ def test_fake_refine_answer_follows_the_prompt() -> None:
     )
     user = messages[1]["content"]
     assert "P2 (Results)\n[1] Lesions showed" in user
-    answer = Refinement.model_validate(refine_answer(user))
+    raw = refine_answer(user)
+    assert [item[0] for item in raw["r"]] == [1, 3]  # [relation number, description]
+    answer = Refinement.model_validate(raw)
     assert [i.i for i in answer.r] == [1, 3]
     text, cited = split_citations(answer.r[0].d)
     assert cited == [1] and "Lesions showed high VEGFA staining" in text

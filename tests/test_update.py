@@ -387,13 +387,13 @@ def test_a_relation_whose_ends_normalise_to_one_entity_is_dropped_and_counted(
             return pipeline_responder(request)
         return {
             "e": [
-                {"i": 1, "n": "IL-1beta", "t": "gene"},
-                {"i": 2, "n": "IL1B", "t": "gene"},
-                {"i": 3, "n": "endometriosis", "t": "disease"},
+                [1, "IL-1beta", "gene"],
+                [2, "IL1B", "gene"],
+                [3, "endometriosis", "disease"],
             ],
             "r": [
-                {"s": 1, "r": "regulates", "o": 2, "c": [1]},  # one gene twice
-                {"s": 2, "r": "upregulated_in", "o": 3, "c": [1]},
+                [1, "regulates", 2, [1]],  # one gene twice
+                [2, "upregulated_in", 3, [1]],
             ],
         }
 
@@ -417,8 +417,8 @@ def test_stage_2_names_each_relation_as_the_paper_writes_it(tmp_path: Path) -> N
         if _schema_title(request) != "Draft":
             return pipeline_responder(request)
         return {
-            "e": [{"i": 1, "n": "TRbeta", "t": "gene"}, {"i": 2, "n": "BTEB", "t": "gene"}],
-            "r": [{"s": 1, "r": "regulates", "o": 2, "c": [1]}],
+            "e": [[1, "TRbeta", "gene"], [2, "BTEB", "gene"]],
+            "r": [[1, "regulates", 2, [1]]],
         }
 
     with FakeOllama(responder=draft) as fake:

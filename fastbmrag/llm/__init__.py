@@ -26,7 +26,7 @@ from fastbmrag.llm.base import (
     Usage,
 )
 from fastbmrag.llm.cache import CACHE_FILENAME, ResponseCache
-from fastbmrag.llm.common import BaseLLM, estimate_tokens
+from fastbmrag.llm.common import BaseLLM
 from fastbmrag.llm.ollama import OllamaClient
 from fastbmrag.llm.openai_compat import OpenAICompatClient
 from fastbmrag.llm.pool import ServerPool
@@ -96,6 +96,5 @@ __all__ = [
     "ResponseCache",
     "ServerPool",
     "Usage",
-    "estimate_tokens",
     "make_llm",
 ]

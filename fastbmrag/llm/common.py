@@ -7,8 +7,9 @@ library's exceptions into :class:`Transient` (retry) or :class:`Permanent` (do n
 Everything else -- the order of cache lookup, semaphore, timeout, retry, validation,
 repair and accounting -- lives here once, so the two backends behave the same.
 
-Token estimates use ``chars / 4``: a rough figure for English and biomedical text with
-Llama-style tokenizers, good enough to warn that a prompt will not fit ``num_ctx``.
+Token counts come from the server, counted by the model's own tokenizer (a prompt that fills
+``num_ctx`` is reported); where a server reports none, they are counted with a real BPE tokenizer
+(:mod:`fastbmrag.tokens`).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import logging
 import time
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, Self, TypeVar
 
 import numpy as np
@@ -30,6 +31,7 @@ from fastbmrag import config
 from fastbmrag.errors import LLMError, LLMUnavailable
 from fastbmrag.llm.base import KIND_EMBED, Accounting, ChatResult, LLMClient, T
 from fastbmrag.llm.cache import ResponseCache
+from fastbmrag.tokens import count_tokens
 
 log = logging.getLogger("fastbmrag.llm")
 
@@ -42,7 +44,6 @@ MAX_BACKOFF = 30.0
 DEFAULT_CHAT_TIMEOUT = 300.0
 DEFAULT_EMBED_TIMEOUT = 120.0
 
-CHARS_PER_TOKEN = 4
 PROBE_TEXT = "embedding size probe"
 
 R = TypeVar("R", bound="_HasTokens")
@@ -92,11 +93,6 @@ class RetriesExhausted(Exception):
         super().__init__(f"{last} (after {attempts} attempts)")
         self.last = last
         self.attempts = attempts
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough token count: ``len(text) / 4``, at least 1 for non-empty text."""
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
 def _digest(obj: Any) -> str:
@@ -228,6 +224,13 @@ class BaseLLM(LLMClient):
         options: dict[str, Any],
     ) -> RawChat:
         """Send one chat request. Raise Transient, Permanent or ModelNotFound."""
+
+    async def _counted_embed(self, model: str, texts: list[str]) -> RawEmbed:
+        """:meth:`_send_embed`, its tokens counted here where the server reports none."""
+        raw = await self._send_embed(model, texts)
+        if raw.prompt_tokens:
+            return raw
+        return replace(raw, prompt_tokens=sum(count_tokens(t) for t in texts))
 
     @abstractmethod
     async def _send_embed(self, model: str, texts: list[str]) -> RawEmbed:
@@ -387,24 +390,24 @@ class BaseLLM(LLMClient):
                     self.accounting.add(kind, cached=1)
                     return ChatResult(value=value, cached=True)
 
-        prompt_tokens_est = estimate_tokens("".join(m.get("content", "") for m in messages))
         num_ctx = int(opts.get("num_ctx") or self.num_ctx)
-        if prompt_tokens_est > num_ctx:
-            log.warning(
-                "%s prompt of about %d tokens exceeds num_ctx=%d: the model will see a "
-                "truncated prompt; raise --num-ctx or shorten the input",
-                kind,
-                prompt_tokens_est,
-                num_ctx,
-            )
 
         result: ChatResult[T] = ChatResult(value=None)
         convo = list(messages)
         schema_name = schema.__name__
         for round_ in (1, 2):
 
-            def send(convo: list[dict[str, str]] = convo) -> Awaitable[RawChat]:
-                return self._send_chat(model, convo, json_schema, schema_name, opts)
+            async def send(convo: list[dict[str, str]] = convo) -> RawChat:
+                raw = await self._send_chat(model, convo, json_schema, schema_name, opts)
+                if raw.prompt_tokens or raw.completion_tokens:
+                    return raw
+                # a server that reports no counts: counted here, with a real tokenizer
+                prompt = "".join(m.get("content", "") for m in convo)
+                return replace(
+                    raw,
+                    prompt_tokens=count_tokens(prompt),
+                    completion_tokens=count_tokens(raw.content),
+                )
 
             try:
                 raw, sent = await self._request(kind, self.chat_timeout, send)
@@ -421,6 +424,14 @@ class BaseLLM(LLMClient):
             result.calls += sent
             result.prompt_tokens += raw.prompt_tokens
             result.completion_tokens += raw.completion_tokens
+            if self.backend == "ollama" and raw.prompt_tokens >= num_ctx:  # its own count
+                log.warning(
+                    "%s prompt of %d tokens filled the model's context (num_ctx=%d): the model "
+                    "saw a truncated prompt; raise --num-ctx or shorten the input",
+                    kind,
+                    raw.prompt_tokens,
+                    num_ctx,
+                )
             value, reason = validate(raw.content, schema, truncated=raw.truncated)
             if value is not None:
                 result.value = value
@@ -488,7 +499,7 @@ class BaseLLM(LLMClient):
         texts = [t for _, t in batch]
         try:
             raw, _ = await self._request(
-                kind, self.embed_timeout, lambda: self._send_embed(model, texts)
+                kind, self.embed_timeout, lambda: self._counted_embed(model, texts)
             )
         except RetriesExhausted as err:
             self.accounting.add(kind, failures=1)

@@ -1,6 +1,7 @@
 """A fake Ollama: a real HTTP server on 127.0.0.1 that the real clients talk to.
 
-Stdlib only. Used by the tests and by the benchmark scripts::
+Stdlib only, but for the token counts it reports (:mod:`fastbmrag.tokens`, a real BPE
+tokenizer). Used by the tests and by the benchmark scripts::
 
     with FakeOllama() as fake:
         client = OllamaClient(fake.url)
@@ -50,6 +51,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from fastbmrag.tokens import count_tokens
+
 Responder = Callable[[dict[str, Any]], "dict[str, Any] | str"]
 
 FAULT_KINDS = ("malformed", "truncated", "http500", "slow", "hang")
@@ -66,10 +69,6 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-]*")
 def _h(*parts: object) -> int:
     blob = "\x1f".join(str(p) for p in parts).encode("utf-8")
     return int.from_bytes(hashlib.blake2b(blob, digest_size=8).digest(), "big")
-
-
-def estimate_tokens(text: str) -> int:
-    return (len(text) + 3) // 4
 
 
 def last_user_message(request: dict[str, Any]) -> str:
@@ -114,7 +113,8 @@ def hashed_embedding(text: str, dim: int = 64, *, bigrams: bool = True) -> list[
 def schema_instance(schema: dict[str, Any], text: str, *, seed: str = "") -> Any:
     """A deterministic instance of a JSON schema, with strings made of words from ``text``.
 
-    Handles objects, arrays (1-3 items within min/maxItems), enums and consts (picked by
+    Handles objects, arrays (1-3 items within min/maxItems; a tuple's ``prefixItems`` one
+    each), enums and consts (picked by
     hash of ``text``), strings, integers/numbers (within bounds), booleans, null,
     ``$defs``/``definitions`` with ``$ref``, ``anyOf``/``oneOf`` (first non-null branch)
     and ``allOf``.
@@ -175,6 +175,8 @@ def schema_instance(schema: dict[str, Any], text: str, *, seed: str = "") -> Any
             if depth > 8:
                 return {name: None for name in s.get("required", [])}
             return {name: walk(sub, f"{path}.{name}", depth + 1) for name, sub in props.items()}
+        if typ == "array" and "prefixItems" in s:  # a tuple: one item per position
+            return [walk(sub, f"{path}[{i}]", depth + 1) for i, sub in enumerate(s["prefixItems"])]
         if typ == "array":
             lo = int(s.get("minItems", 0))
             hi = int(s.get("maxItems", max(lo, 3)))
@@ -290,8 +292,10 @@ class FakeOllama:
         slow_seconds: float = 0.5,
         hang_seconds: float = 600.0,
         stream_chunk: int = 16,
+        usage: bool = True,
     ) -> None:
         self.models: set[str] = set(models)
+        self.usage = usage  # False: OpenAI-compatible answers carry no "usage" (some servers)
         self.responder: Responder = responder or schema_instance_responder
         self.dims = dims
         self.fault_rates: dict[str, float] = dict(fault_rates or {})
@@ -586,9 +590,9 @@ class FakeOllama:
         counts = {
             "total_duration": 1_000_000,
             "load_duration": 1000,
-            "prompt_eval_count": estimate_tokens(prompt),
+            "prompt_eval_count": count_tokens(prompt),
             "prompt_eval_duration": 1000,
-            "eval_count": estimate_tokens(content),
+            "eval_count": count_tokens(content),
             "eval_duration": 1000,
         }
         now = datetime.now(UTC).isoformat()
@@ -657,7 +661,7 @@ class FakeOllama:
                 "embeddings": self._embed_vectors(str(model), texts),
                 "total_duration": 1_000_000,
                 "load_duration": 1000,
-                "prompt_eval_count": sum(estimate_tokens(t) for t in texts),
+                "prompt_eval_count": sum(count_tokens(t) for t in texts),
             },
         )
 
@@ -696,7 +700,7 @@ class FakeOllama:
         }
         content, reason = self._answer(request, fault)
         prompt = "".join(str(m.get("content") or "") for m in body.get("messages") or [])
-        pt, ct = estimate_tokens(prompt), estimate_tokens(content)
+        pt, ct = count_tokens(prompt), count_tokens(content)
         self._send(
             h,
             rec,
@@ -713,7 +717,17 @@ class FakeOllama:
                         "finish_reason": reason,
                     }
                 ],
-                "usage": {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+                **(
+                    {
+                        "usage": {
+                            "prompt_tokens": pt,
+                            "completion_tokens": ct,
+                            "total_tokens": pt + ct,
+                        }
+                    }
+                    if self.usage
+                    else {}
+                ),
             },
         )
 
@@ -727,7 +741,7 @@ class FakeOllama:
         inp = body.get("input", "")
         texts = [inp] if isinstance(inp, str) else [str(t) for t in inp]
         vectors = self._embed_vectors(str(model), texts)
-        pt = sum(estimate_tokens(t) for t in texts)
+        pt = sum(count_tokens(t) for t in texts)
         self._send(
             h,
             rec,

@@ -76,16 +76,16 @@ def draft_answer(text: str) -> dict[str, Any]:
             name = m.group(0).strip()
             if len(name) >= 6 and name.lower() not in (d.lower() for d, _ in diseases):
                 diseases.append((name, number))
-    entities: list[dict[str, Any]] = []
+    entities: list[list[Any]] = []
     numbers: dict[str, int] = {}
 
     def entity(name: str, etype: str) -> int:
         if name not in numbers:
             numbers[name] = len(entities) + 1
-            entities.append({"i": numbers[name], "n": name, "t": etype})
+            entities.append([numbers[name], name, etype])
         return numbers[name]
 
-    relations: list[dict[str, Any]] = []
+    relations: list[list[Any]] = []
     for i, (gene, number) in enumerate(genes[:8]):
         if diseases:
             rel, (tgt, tgt_number), tgt_type = (
@@ -99,14 +99,14 @@ def draft_answer(text: str) -> dict[str, Any]:
             continue
         cited = sorted({number, tgt_number}) if tgt_number != number else [number]
         s = entity(gene, "gene")
-        relations.append({"s": s, "r": rel, "o": entity(tgt, tgt_type), "c": cited})
+        relations.append([s, rel, entity(tgt, tgt_type), cited])
     return {"e": entities, "r": relations}
 
 
 def refine_answer(text: str) -> dict[str, Any]:
     first_of: dict[int, tuple[int, str]] = {}  # passage -> its first listed sentence
     passage = 0
-    items: list[dict[str, Any]] = []
+    items: list[list[Any]] = []
     for line in text.splitlines():
         if m := _HEADING.match(line):
             passage = int(m.group(1))
@@ -116,14 +116,8 @@ def refine_answer(text: str) -> dict[str, Any]:
             first = int(m.group(3).split(",")[0].strip().lstrip("P"))
             number, sentence = first_of.get(first, (0, ""))
             statement = m.group(2).split(". Abstract:")[0]
-            items.append(
-                {
-                    "i": int(m.group(1)),
-                    "d": f"{statement}, as the main text reports: "
-                    + " ".join(sentence.split()[:25])
-                    + f" [{number}].",
-                }
-            )
+            described = f"{statement}, as the main text reports: " + " ".join(sentence.split()[:25])
+            items.append([int(m.group(1)), f"{described} [{number}]."])
     return {"r": items}
 
 
