@@ -281,8 +281,7 @@ def test_defined_short_form_inside_a_name(norm: DictionaryNormalizer) -> None:
         ("stress incontinence", ("Urinary Incontinence, Stress", "D014550")),
         # "Y of the X" inverted, then organ adjective -> MeSH's organ word
         ("calcification of the artery", ("Vascular Calcification", "D061205")),
-        # a substance named as the cause
-        ("cocaine overdose", ("Drug Overdose", "D062787")),
+        # a sign head as its site's disease
         ("bone marrow suppression", ("Bone Marrow Diseases", "D001855")),
         # a pathologic process (MeSH C23.550) or a non-disease head: a disease of the site
         ("bladder inflammation", ("Urinary Bladder Diseases", "D001745")),

@@ -38,7 +38,6 @@ ACTING_ON = frozenset(
 )  # fmt: skip
 # Words for an agent's target, which MeSH leaves out of the agent's name ("muscarinic receptor
 # antagonist": Muscarinic Antagonists).
-TARGET_WORDS = frozenset(["receptor", "channel"])
 # Substituent prefixes (IUPAC) written as words of their own: beside a parent compound's name
 # they name another compound ("methyl scopolamine" is N-methylscopolamine, not scopolamine).
 SUBSTITUENTS = frozenset(
@@ -184,14 +183,3 @@ def acid_forms(word: str) -> list[tuple[str, str]]:
     if len(word) > 6 and word.endswith("ite"):
         return [(word[:-3] + "ous", "acid")]
     return []
-
-
-def formulae_spelt_out(name: str) -> str | None:
-    """A longer name with the formulae among its words written as their names ("Ca(2+) channel
-    blockers" -> calcium channel blockers, "Na+/K+ ATPase" -> sodium potassium ATPase), or
-    None where it has none."""
-    words = re.split(r"(\s+|/)", name)
-    if len(words) < 3:
-        return None
-    out = [names[0] if (names := formula_names(w)) else w for w in words]
-    return "".join(" " if w == "/" else w for w in out) if out != words else None

@@ -9,7 +9,7 @@ from typing import Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, Normalized
 from fastbmrag.vocab.candidate_stages import LIST_RE, CandidateStages
-from fastbmrag.vocab.chemistry import DRUG_WORDS, TARGET_WORDS, acid_forms, formulae_spelt_out
+from fastbmrag.vocab.chemistry import DRUG_WORDS, acid_forms
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -34,7 +34,6 @@ from fastbmrag.vocab.language import (
     LOSS_HEADS,
     MEASURES,
     ORGAN_ADJECTIVES,
-    SIGN_HEADS,
     SITE_SPELLINGS,
     _bag_key,
     _combining_split,
@@ -42,7 +41,6 @@ from fastbmrag.vocab.language import (
     _more_rewrites,
     _name_forms,
     _organ_phrases,
-    _organ_phrases_of,
     _rewrites,
     _suffix_variants,
     _variants,
@@ -104,10 +102,6 @@ class MeshFallbacks(CandidateStages):
                         return hit
                     via = hit.via or bare
                     return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates, via)
-        if t == CHEMICAL and (spelt := formulae_spelt_out(clean)) is not None:
-            hit = self._direct(spelt, t, ctx)
-            if hit is not None and hit.item >= 0:
-                return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates, spelt)
         toks = _name_forms(clean)[1]
         if not toks:
             return None
@@ -118,26 +112,14 @@ class MeshFallbacks(CandidateStages):
             tries += [(*body, *acid) for acid in acid_forms(toks[-1])]
             if toks[-1] in DRUG_WORDS and body:
                 tries += [(*body, w) for w in ("agent", "drug") if w != toks[-1]]
-            if len(body) > 1 and body[-1] in TARGET_WORDS:
-                # MeSH names an agent by its target's kind: "muscarinic receptor antagonist"
-                # -> Muscarinic Antagonists
-                tries += [(*body[:-1], v) for v in (toks[-1], *_suffix_variants(toks[-1], 2))]
         if t == DISEASE:
             tries += _rewrites(toks)
             tries += self._head_completions((*variants, toks))
-            if len(toks) == 1:
-                tries.append(("drug", *toks))  # "toxicity", "overdose": of the drug studied
             tries += _organ_phrases(toks)
             if len(toks) == 1 and toks[0].endswith("toxicity") and len(toks[0]) > 9:
                 tries.append(("drug", "toxicity"))  # "cytotoxicity": the compound's head
             tries += _more_rewrites(toks)
-            for k in range(len(toks) - 1, 0, -1):
-                # A substance named as the cause: "cocaine overdose" -> drug overdose.
-                if self._is_key(toks[:k]) and self._mesh_tokens(toks[:k], CHEMICAL, None):
-                    tries.append(["drug", *toks[k:]])
-                    tries.append(["substance", *toks[k:]])
-                    break
-        index, bag_words = self._mesh_index, self._bag_words
+        bag_words = self._bag_words
         if len(toks) > 1:
             # The head word as its descriptor's own name: "supraventricular
             # tachyarrhythmia" -> supraventricular tachycardia.
@@ -153,8 +135,7 @@ class MeshFallbacks(CandidateStages):
             # Tried last, as few names get this far: an adjective before a head as its
             # noun ("neuronal degeneration" -> neuron degeneration, "olfactory disorder" ->
             # olfaction disorder), only where the noun is a word of some term; the loss of
-            # a tissue as its degeneration ("neuronal loss" -> Nerve Degeneration); a
-            # derived form of the head as its descriptor's name.
+            # a tissue as its degeneration ("neuronal loss" -> Nerve Degeneration).
             if len(toks) == 2:
                 first, last = toks
                 late: list[tuple[str, ...]] = [
@@ -162,18 +143,6 @@ class MeshFallbacks(CandidateStages):
                 ]
                 if last in LOSS_HEADS:
                     late += [(v, "degeneration") for v in (first, *_variants(first))]
-                if last in SIGN_HEADS:
-                    # The organ of a derived adjective: "neuropathic damage" -> neuropathy ->
-                    # nervous system disease.
-                    late += [p for v in _variants(first) for p in _organ_phrases_of((v,))]
-                if last not in index:
-                    # A derived or Latin form of the head as its descriptor's name:
-                    # "pulmonary emboli" -> embolus (Embolism) -> pulmonary embolism.
-                    for v in _suffix_variants(last, 2):
-                        head = self._mesh_tokens((v,), t, None) if v in index else None
-                        if head is not None and head.item >= 0:
-                            late.append((first, *_name_forms(self._desc[head.item][1])[1]))
-                            break
                 hit = self._first_term(late, t, ctx)
                 if hit is not None:
                     return hit

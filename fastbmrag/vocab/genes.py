@@ -1,6 +1,6 @@
 """The gene stages: HGNC lookups with the preference approved symbol > previous symbol > alias,
-gene families (HGNC gene groups), and names written beyond the dictionary (species letters,
-coordinations)."""
+gene families (HGNC gene groups), and names written beyond the dictionary (isoforms,
+respellings, coordinations)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from fastbmrag.vocab.context import (
     AS_WRITTEN_FACTOR,
     GENE_SCORES,
     GROUP_SCORE,
-    HGNC_SYMBOL_KINDS,
     _Context,
     _Hit,
 )
@@ -23,7 +22,6 @@ from fastbmrag.vocab.phenomena import (
     coordination_parts,
     isoform_stripped,
     respellings,
-    species_stripped,
 )
 from fastbmrag.vocab.stages import Stages
 
@@ -51,17 +49,10 @@ class GeneStages(Stages):
         return Normalized(name, GENE, self._group_names[found], found, "gene_group", GROUP_SCORE)
 
     def _gene_as_written(self, name: str, clean: str, ctx: _Context | None) -> Normalized | None:
-        """A gene name written beyond its dictionary forms (fastbmrag.vocab.phenomena): a
-        species letter before an HGNC symbol ("hIL-6"), an isoform or transcript variant after
-        an approved symbol ("TP63 gamma", "CD44v6"), a respelling ("CEBPalpha", "Toll-like
+        """A gene name written beyond its dictionary forms (fastbmrag.vocab.phenomena): an
+        isoform or transcript variant after an approved symbol ("TP63 gamma", "CD44v6"), a respelling ("CEBPalpha", "Toll-like
         receptor (TLR) 4"), or a coordination or range of genes
         ("SMAD2/3", "IL-4 and -13", "TGF-beta1-3"), every part of which names its own gene."""
-        bare = species_stripped(clean)
-        if bare is not None:
-            hit = self._direct(bare, GENE, ctx)
-            if hit is not None and hit.item >= 0 and hit.matched_by in HGNC_SYMBOL_KINDS:
-                score = round(hit.score * AS_WRITTEN_FACTOR, 3)
-                return self._result(name, GENE, _Hit(GENE, hit.item, "species_prefix", score))
         bare = isoform_stripped(clean)
         if bare is not None:
             # Only an approved symbol: an alias before a Greek letter often names a family.

@@ -178,7 +178,6 @@ IMPAIRED = word_set(
     "low impaired abnormal abnormality deteriorated deterioration altered impairment loss decline"
 )
 # Adjectives that say a faculty is impaired, before its name.
-IMPAIRED_ADJECTIVES = word_set("impaired abnormal disturbed deficient")
 # Tumour words -> MeSH's "Neoplasms" ("liver tumors" -> Liver Neoplasms).
 NEOPLASM_WORDS = word_set(
     "tumor cancer carcinoma adenocarcinoma malignancy neoplasia neoplasm metastasis"
@@ -288,7 +287,6 @@ def _condition_key(text: str) -> tuple[str, bool]:
 def _rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
     """Disease names rewritten towards MeSH's wording, most literal first:
 
-    - the condition of an "X-induced Y" ("contrast media-induced nephropathy" -> nephropathy);
     - a sign or complaint head as a disorder ("extrapyramidal symptoms" -> extrapyramidal
       disorder; "sexual side effects" -> sexual disorder);
     - tumour words as neoplasm ("liver tumors" -> liver neoplasm);
@@ -296,15 +294,9 @@ def _rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
       alone and with the head rewrites.
     """
     out: list[Sequence[str]] = []
-    base = toks
-    modifiers = base[:-1]
-    if "induced" in modifiers:
-        base = base[len(base) - list(base)[::-1].index("induced") :]
-        modifiers = base[:-1]
-        out.append(base)
-        out += _organ_phrases(base)
+    modifiers = toks[:-1]
     heads: list[list[str]] = []
-    body, last = modifiers, base[-1]
+    body, last = modifiers, toks[-1]
     while body and body[-1] in SIGN_HEADS:  # "side effects"
         body = body[:-1]
     if last in SIGN_HEADS and body:
@@ -362,9 +354,6 @@ def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
         inverted = [w for w in base[i + 1 :] if w not in BAG_STOP] + list(base[:i])
         out.append(inverted)
         out += _rewrites(inverted)
-    if len(base) > 1:
-        # "peripheral neurotoxicity" -> peripheral nervous system disease
-        out += [[*base[:-1], *p] for p in _organ_phrases_of((last,))]
     quantity = base if QUANTITY.keys().isdisjoint(base) else [QUANTITY.get(w, w) for w in base]
     if quantity is not base:
         out.append(quantity)
@@ -378,10 +367,6 @@ def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
         amount = next(w for w, q in zip(base, quantity, strict=True) if w != q)
         rest = [w for w in core if w != QUANTITY[amount]]
         out += [[QUANTITY[amount], *rest[-n:]] for n in (2, 1) if len(rest) > n]
-    if len(base) > 1 and base[0] in IMPAIRED_ADJECTIVES:
-        # "impaired memory" -> memory disorder, "impaired consciousness" -> consciousness
-        # disorder (as "memory impairment").
-        out += [[*base[1:], to] for to in SIGN_TO]
     out += _impaired_function(quantity)
     return out
 

@@ -5,7 +5,7 @@ No model, no network: lookups in the compact files built by :mod:`fastbmrag.voca
 The stages, by module: :mod:`~fastbmrag.vocab.keys` (text keys shared with the build),
 :mod:`~fastbmrag.vocab.context` (what a text defines, a stage's hit, the scores), this module
 (exact lookups, the decision), :mod:`~fastbmrag.vocab.abbreviations` (short forms),
-:mod:`~fastbmrag.vocab.genes` (HGNC, gene families, species letters, coordinations),
+:mod:`~fastbmrag.vocab.genes` (HGNC, gene families, isoforms, coordinations),
 :mod:`~fastbmrag.vocab.phenomena` (names written beyond the dictionary),
 :mod:`~fastbmrag.vocab.fallback` (MeSH stages for names that are no term as written, the
 drug-induced forms) with :mod:`~fastbmrag.vocab.language` (the word tables and rewrites they
@@ -125,7 +125,7 @@ from fastbmrag.vocab.build import (
     completion_tables,
 )
 from fastbmrag.vocab.candidates import Spellings, WordWeights, withheld
-from fastbmrag.vocab.chemistry import formula_names, formulae_spelt_out, is_formula
+from fastbmrag.vocab.chemistry import formula_names, is_formula
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
@@ -278,7 +278,7 @@ class DictionaryNormalizer(
 
     def _normalize(self, name: str, type_hint: str, ctx: _Context | None) -> Normalized:
         """The decision: each type's match (``auto``: the best score of the three), then, for a gene
-        with none, the name as written (species letter, coordination) or a family; a disease's
+        with none, the name as written (isoform, coordination) or a family; a disease's
         weak part or one-word completion is offered, not given."""
         clean = _clean(name)
         kind = TYPE_ALIASES.get(type_hint)  # as written, most often
@@ -492,7 +492,7 @@ def _free_key(clean: str, t: str) -> str:
     low = clean.lower()
     if low == clean:
         return clean
-    if t == CHEMICAL and (formula_names(clean) or formulae_spelt_out(clean)):
+    if t == CHEMICAL and formula_names(clean):
         return clean
     if not _AND_OR_CAPITALS.isdisjoint(clean) and any(
         not m.islower() for m in _AND_OR_RE.findall(clean)

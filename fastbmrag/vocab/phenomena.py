@@ -4,8 +4,6 @@
   "IL-4 and -13", "IL-4, IL-5 and IL-13", "TGF-beta1-3". :func:`coordination_parts` writes out
   each gene's own name; the normaliser resolves every part and the entity keeps all their ids
   (an edge on it becomes one edge per gene).
-* A species letter in front of a symbol: h (human), m (mouse), r (rat): "hIL-6", "rTnf",
-  "mIL-1b". :func:`species_stripped` gives the symbol without it.
 * An isoform or transcript variant after a symbol: "TP63 gamma", "CD44v6", "CD44 variant 6".
   :func:`isoform_stripped` gives the symbol; the normaliser takes it only where the whole name
   is no gene's and the rest is an approved symbol ("IL-1 beta" is IL1B, not an isoform of IL1).
@@ -27,7 +25,6 @@ _TRAILING_NUMBER = re.compile(
 )
 _NUMBER_OR_SUFFIX = re.compile(rf"^-?(?:\d+[A-Za-z]?|{_ROMAN})$")
 _RANGE = re.compile(r"^(.*[A-Za-z\u0370-\u03ff])(\d+)-(\d+)$")
-_SPECIES = re.compile(r"^[hmr](?=[A-Z][A-Za-z0-9-]{2,}$)")
 # A symbol with its number, then an isoform's Greek letter: "TP63 gamma", "TP63-alpha".
 _GREEK_ISOFORM = re.compile(
     r"^([A-Za-z][A-Za-z0-9]*\d(?:-\d+)?|[A-Za-z]+-\d+)[- ]?(?:alpha|beta|gamma|delta|[αβγδ])$"
@@ -64,12 +61,6 @@ def coordination_parts(name: str) -> list[str]:
         else:
             out.append(part)
     return out
-
-
-def species_stripped(name: str) -> str | None:
-    """The symbol behind a species letter ("hIL-6" -> "IL-6"), or None."""
-    name = name.strip()
-    return name[1:] if _SPECIES.match(name) else None
 
 
 def isoform_stripped(name: str) -> str | None:
