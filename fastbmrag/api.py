@@ -276,7 +276,7 @@ class RAG:
 
     def ask(self, question: str, options: QueryOptions) -> QueryResult:
         """Answer ``question`` (the CLI renders the result it returns)."""
-        from fastbmrag.query import run_query
+        from fastbmrag.query import query as run_query
 
         if self.settings.answer_model and options.answer_model is None:
             options.answer_model = self.settings.answer_model

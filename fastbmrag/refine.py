@@ -10,12 +10,12 @@ paper; the markers are stripped from the stored description.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from fastbmrag import citations
 from fastbmrag.llm.base import KIND_EMBED, KIND_REFINE, ChatResult, LLMClient
 from fastbmrag.prompts import Refinement, refine_messages
 from fastbmrag.sentences import Sentence, passage_sentences
@@ -28,10 +28,6 @@ TOP_K = 3
 MIN_SIMILARITY = 0.35
 # Completion cap for the refine call: ~80 tokens per relation for 20 relations.
 REFINE_NUM_PREDICT = 2400
-
-# One or more inline citations: "[12]", "[12][14]", "[12, 14]", "[12-14]".
-_CITATIONS = re.compile(r"\s*(?:\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\])+")
-_NUMBER_RANGE = re.compile(r"(\d+)\s*[\u2013-]\s*(\d+)|(\d+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,22 +98,6 @@ def select_chunks(
         idx = idx[np.argsort(-row[idx], kind="stable")]
         picked.append([(int(i), float(row[i])) for i in idx if row[i] >= min_similarity])
     return picked
-
-
-def split_citations(text: str) -> tuple[str, list[int]]:
-    """A description without its inline [n] markers, and the cited numbers in order of use."""
-    cited: dict[int, None] = {}
-    for group in _CITATIONS.finditer(text):
-        for m in _NUMBER_RANGE.finditer(group.group(0)):
-            if m.group(3):
-                cited[int(m.group(3))] = None
-            else:
-                lo, hi = int(m.group(1)), int(m.group(2))
-                for n in range(lo, min(hi, lo + 20) + 1):
-                    cited[n] = None
-    clean = _CITATIONS.sub("", text)
-    clean = re.sub(r"\s+([.,;:)])", r"\1", clean)
-    return " ".join(clean.split()), list(cited)
 
 
 @dataclass
@@ -217,7 +197,7 @@ async def refine_relations(
         i = item.i - 1
         if i not in prompt.asked or i in out.descriptions:  # a number the prompt did not ask
             continue
-        text, cited = split_citations(item.d)
+        text, cited = citations.strip(item.d)
         evidence = [prompt.numbered[n] for n in cited if n in prompt.numbered]
         if not text or not evidence:
             out.uncited += 1  # an unsupported description is worse than the cited sentences

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from fastbmrag.citations import keep as check_citations
 from fastbmrag.cli import cli
 from fastbmrag.errors import InputError
 from fastbmrag.llm import make_llm
@@ -22,7 +23,6 @@ from fastbmrag.pipeline import UpdateOptions, index_papers
 from fastbmrag.query import (
     QueryOptions,
     QueryResult,
-    check_citations,
     query,
     render,
 )

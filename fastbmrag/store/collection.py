@@ -61,6 +61,7 @@ from fastbmrag.errors import (
 )
 from fastbmrag.store.base import EdgeRef, Filter, Match, Point, Range, Store
 from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
+from fastbmrag.store.payload import edge_weight
 
 log = logging.getLogger(__name__)
 
@@ -739,11 +740,8 @@ class Collection:
         """min(source weight, target weight) of a stored edge, for display. Pass ``n_nodes``
         (:meth:`node_count`) and ``stale`` (:meth:`stale_nodes`) when weighing many edges."""
         n = self.node_count() if n_nodes is None else n_nodes
-        if n == 0:
-            return 0.0
         payload = self.current_payload(payload, self.stale_nodes() if stale is None else stale)
-        degree = min(int(payload.get("source_degree", 0)), int(payload.get("target_degree", 0)))
-        return degree / n
+        return edge_weight(payload, n) or 0.0
 
     # -- maintenance ------------------------------------------------------------------------
     def optimize(self, force: bool = False) -> bool:

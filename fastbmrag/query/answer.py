@@ -1,0 +1,201 @@
+"""The answer: retrieved edges as numbered evidence items, one answer call (or a map-reduce over
+groups of items), citations checked, references and the papers' agreement per entity pair."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from fastbmrag import citations
+from fastbmrag.errors import LLMError
+from fastbmrag.llm.base import KIND_QUERY, LLMClient
+from fastbmrag.prompts import (
+    Answer,
+    PartialAnswer,
+    answer_messages,
+    merge_messages,
+    partial_messages,
+)
+from fastbmrag.query.options import QueryOptions
+from fastbmrag.query.result import REFERENCE_FIELDS, EdgeResult
+from fastbmrag.store.payload import evidence_of
+
+MERGE_FANIN = 12  # partial answers merged per call
+DESCRIPTION_CHARS = 700  # per evidence item in a prompt
+UNCITED = "[uncited]"  # after an answer sentence that cites no evidence item
+
+
+def evidence_line(edge: EdgeResult) -> str:
+    p = edge.payload
+    desc = " ".join(str(p.get("description") or "").split())[:DESCRIPTION_CHARS]
+    line = f"[{edge.n}] {edge.statement}: {desc}"
+    quotes = [" ".join(str(e["text"]).split()) for e in evidence_of(p)]
+    if quotes and " ".join(quotes) != desc:  # a cited description is its own evidence
+        line += f' Quote: "{" ".join(quotes)[:DESCRIPTION_CHARS]}"'
+    paper = [str(p.get("title") or p.get("paper_id") or "")]
+    paper += [str(v) for v in (p.get("journal"), p.get("year")) if v]
+    if p.get("pmid"):
+        paper.append(f"PMID {p['pmid']}")
+    return line + f" (Paper: {'; '.join(x for x in paper if x)})"
+
+
+def _pairs(edges: list[EdgeResult], item: str) -> list[dict[str, Any]]:
+    """Consensus of the edges per (source, target) pair; items are evidence numbers ("n") or
+    paper ids ("paper")."""
+    from fastbmrag.graph import consensus
+
+    names = {}
+    rows = []
+    for e in edges:
+        p = e.payload
+        s, t = (
+            str(p.get("source_key") or p.get("source")),
+            str(p.get("target_key") or p.get("target")),
+        )
+        names[s], names[t] = p.get("source"), p.get("target")
+        rows.append(
+            (s, str(p.get("relationship_type")), t, e.n if item == "n" else p.get("paper_id"))
+        )
+    out = consensus(rows)
+    for pair in out:
+        pair["source_name"], pair["target_name"] = names[pair["source"]], names[pair["target"]]
+    return out
+
+
+def agreement_lines(edges: list[EdgeResult]) -> list[str]:
+    """For the answer prompt: each pair stated by more than one item, with its relationship
+    types, their items and whether papers disagree."""
+    lines = []
+    for pair in _pairs(edges, "n"):
+        stated = sum(len(v) for v in pair["relations"].values())
+        if stated < 2:
+            continue
+        parts = [
+            f"{rel.replace('_', ' ')} in {len(ns)} {'item' if len(ns) == 1 else 'items'} "
+            + "".join(f"[{n}]" for n in ns)
+            for rel, ns in pair["relations"].items()
+        ]
+        verdict = "papers disagree" if pair["conflict"] else "papers agree"
+        lines.append(
+            f"{pair['source_name']} -> {pair['target_name']}: {'; '.join(parts)} ({verdict})"
+        )
+    return lines
+
+
+def consensus_of(edges: list[EdgeResult]) -> list[dict[str, Any]]:
+    """For the JSON: per pair, the relationship types with their papers, and ``conflict``."""
+    return [
+        {"source": p["source_name"], "source_key": p["source"], "target": p["target_name"],
+         "target_key": p["target"], "relations": p["relations"], "conflict": p["conflict"]}
+        for p in _pairs(edges, "paper")
+    ]  # fmt: skip
+
+
+def references_for(edges: list[EdgeResult], cited: list[int]) -> list[dict[str, Any]]:
+    """One reference per cited paper, in order of first citation, listing its evidence numbers."""
+    by_n = {e.n: e for e in edges}
+    refs: dict[str, dict[str, Any]] = {}
+    for k in cited:
+        edge = by_n[k]
+        edge.cited = True
+        pid = str(edge.payload.get("paper_id", ""))
+        ref = refs.get(pid)
+        if ref is None:
+            ref = {f: edge.payload.get(f) or None for f in REFERENCE_FIELDS}
+            ref["paper_id"] = pid
+            ref["citations"] = []
+            refs[pid] = ref
+        ref["citations"].append(k)
+    for ref in refs.values():
+        ref["citations"].sort()
+    return list(refs.values())
+
+
+@dataclass
+class Calls:
+    chat: int = 0
+    failed: int = 0
+
+
+async def synthesize(
+    question: str,
+    edges: list[EdgeResult],
+    llm: LLMClient,
+    options: QueryOptions,
+    calls: Calls,
+    warnings: list[str],
+) -> str:
+    """One answer call for <= answer_batch edges; else map (bounded concurrency) and merge."""
+    lines = [evidence_line(e) for e in edges]
+    model = options.answer_model
+    if len(lines) <= options.answer_batch:
+        messages = answer_messages(question, lines, agreement_lines(edges))
+        return await _ask(messages, Answer, llm, model, calls, final=True)
+
+    sem = asyncio.Semaphore(options.concurrency)
+    size = options.answer_batch
+    groups = [lines[i : i + size] for i in range(0, len(lines), size)]
+    agreements = [agreement_lines(edges[i : i + size]) for i in range(0, len(edges), size)]
+
+    async def summarise(group: list[str], agreement: list[str]) -> str | None:
+        async with sem:
+            try:
+                return await _ask(
+                    partial_messages(question, group, agreement), PartialAnswer, llm, model, calls
+                )
+            except LLMError as err:
+                warnings.append(
+                    f"one group of {len(group)} evidence items was not summarised: {err}"
+                )
+                return None
+
+    summaries = [summarise(g, a) for g, a in zip(groups, agreements, strict=True)]
+    partials = [p for p in await asyncio.gather(*summaries) if p]
+    if not partials:
+        raise LLMError("Every summarising call failed; check the model server and retry")
+    while len(partials) > MERGE_FANIN:
+        chunks = [partials[i : i + MERGE_FANIN] for i in range(0, len(partials), MERGE_FANIN)]
+
+        async def merge(chunk: list[str]) -> str:
+            async with sem:
+                return await _ask(merge_messages(question, chunk), PartialAnswer, llm, model, calls)
+
+        partials = list(await asyncio.gather(*(merge(c) for c in chunks)))
+    return await _ask(merge_messages(question, partials), Answer, llm, model, calls, final=True)
+
+
+async def _ask(
+    messages: list[dict[str, str]],
+    schema: type[Answer] | type[PartialAnswer],
+    llm: LLMClient,
+    model: str | None,
+    calls: Calls,
+    *,
+    final: bool = False,
+) -> str:
+    result = await llm.chat(messages, schema, kind=KIND_QUERY, model=model)
+    calls.chat += result.calls
+    if result.value is None:
+        calls.failed += 1
+        what = "answer" if final else "summarising"
+        raise LLMError(f"The {what} call failed: {result.error}; retry, or use --no-answer")
+    return result.value.answer
+
+
+def check_answer(text: str) -> tuple[str, list[str]]:
+    """Mark every sentence of an answer that cites no evidence; returns (text, those sentences)."""
+    from fastbmrag.sentences import split_spans
+
+    uncited: list[str] = []
+    out: list[str] = []
+    pos = 0
+    for start, end, _ in split_spans(text):
+        sentence = text[start:end]
+        out.append(text[pos:end])
+        pos = end
+        if not citations.has_citation(sentence):
+            uncited.append(sentence)
+            out.append(" " + UNCITED)
+    out.append(text[pos:])
+    return "".join(out), uncited

@@ -1,0 +1,116 @@
+"""The entities a query is about: linked in the question by the dictionaries, or named by a
+flag (a name through the normaliser, an id as it is); and what the one parse call says the
+question asks for (relationship types, the answer's entity type)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from fastbmrag.errors import InputError
+from fastbmrag.llm.base import KIND_QUERY, LLMClient
+from fastbmrag.prompts import ENTITY_TYPES, QuestionParse, parse_messages
+
+if TYPE_CHECKING:
+    from fastbmrag.vocab.base import Normalizer
+
+LINK_TYPES = ("gene", "disease", "chemical")
+_ID = re.compile(r"^(?:HGNC:\d+|HGNC-GROUP:\d+|[CD]\d{6,9})$", re.I)
+
+
+@dataclass(frozen=True)
+class Entity:
+    """An entity a filter is about: linked in the question or given as a flag."""
+
+    text: str  # as written
+    name: str  # normalised name
+    id: str | None  # HGNC / MeSH id
+    type: str  # entity type ("auto" when a flag named an unknown entity)
+    origin: str  # "question" | "flag"
+    role: str = "either"  # "either" | "source" | "target"
+    expanded_to: int = 1  # concepts the filter covers: itself and those below it (or members)
+
+    def node_keys(self) -> tuple[str, ...]:
+        """Node keys this entity can have in the store (see store.base.node_key)."""
+        if self.id:
+            return (self.id,)
+        names = dict.fromkeys(n.casefold() for n in (self.text, self.name) if n)
+        types = ENTITY_TYPES if self.type not in ENTITY_TYPES else (self.type,)
+        return tuple(f"{t}:{n}" for t in types for n in names)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "name": self.name,
+            "id": self.id,
+            "type": self.type,
+            "origin": self.origin,
+            "role": self.role,
+            "expanded_to": self.expanded_to,
+        }
+
+
+def link_question(question: str, normalizer: Normalizer | None) -> list[Entity]:
+    """Genes, diseases and chemicals the dictionaries find in ``question`` (ids only, deduped)."""
+    find = getattr(normalizer, "find_mentions", None)
+    if find is None:
+        return []
+    out: dict[str, Entity] = {}
+    for m in find(question, types=LINK_TYPES):
+        if m.ontology_id and m.ontology_id not in out:
+            out[m.ontology_id] = Entity(
+                m.name, m.normalized_name, m.ontology_id, m.type, "question"
+            )
+    return list(out.values())
+
+
+def resolve_entity(value: str, normalizer: Normalizer | None, role: str = "either") -> Entity:
+    """A name or id given as a flag: an id is used as is; a name goes through the normaliser."""
+    value = " ".join(value.split())
+    if not value:
+        raise InputError("An empty entity was given: pass a name (IL1B) or an id (HGNC:5992)")
+    if _ID.match(value):
+        ident = value.upper()
+        return Entity(
+            value, value, ident, "gene" if ident.startswith("HGNC") else "auto", "flag", role
+        )
+    if normalizer is not None:
+        n = normalizer.normalize(value, "auto")
+        if n.ontology_id:
+            return Entity(value, n.normalized_name, n.ontology_id, n.type, "flag", role)
+        return Entity(value, n.normalized_name, None, "auto", "flag", role)
+    return Entity(value, value, None, "auto", "flag", role)
+
+
+@dataclass
+class Parse:
+    """What the question asks for beyond its entities (from the one parse call)."""
+
+    used_llm: bool = False
+    relationship_types: tuple[str, ...] = ()
+    answer_type: str | None = None
+    error: str | None = None
+    calls: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "llm": self.used_llm,
+            "relationship_types": list(self.relationship_types),
+            "answer_type": self.answer_type,
+            "error": self.error,
+        }
+
+
+async def parse_question(question: str, llm: LLMClient, model: str | None = None) -> Parse:
+    """One structured call; a failure is reported and the query goes on without it."""
+    result = await llm.chat(parse_messages(question), QuestionParse, kind=KIND_QUERY, model=model)
+    if result.value is None:
+        return Parse(True, error=result.error, calls=result.calls)
+    ans = result.value.ans
+    return Parse(
+        True,
+        tuple(dict.fromkeys(result.value.rels)),
+        None if ans == "any" else ans,
+        calls=result.calls,
+    )

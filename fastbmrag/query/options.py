@@ -1,0 +1,99 @@
+"""What a query can be told: :class:`QueryOptions`, every option of `fastbmrag query`, the API
+and the web page, with its default and its check, declared once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+from typing import Any
+
+from fastbmrag.errors import InputError
+from fastbmrag.filters import PAYLOAD_FILTERS
+from fastbmrag.prompts import ENTITY_TYPES, RELATIONSHIP_TYPES
+
+DEFAULT_TOP_K = 50
+DEFAULT_MIN_SCORE = 0.3  # cosine; mxbai-embed-large puts on-topic statements at 0.5-0.8
+ANSWER_BATCH = 50  # evidence items per answer call; more are map-reduced
+MAP_CONCURRENCY = 4
+MATCH_MODES = ("all", "any")
+FORMATS = ("text", "json", "markdown")
+
+
+def _tuple(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+@dataclass
+class QueryOptions:
+    """Everything a query can be told. Filter fields given here override the question's parse."""
+
+    top_k: int = DEFAULT_TOP_K
+    all: bool = False  # every edge passing filters + threshold
+    min_score: float | None = DEFAULT_MIN_SCORE
+    no_answer: bool = False  # retrieved edges only, 0 chat calls
+    no_llm_parse: bool = False  # skip the parse call (relations / answer type)
+    link: bool = True  # link genes/diseases/chemicals in the question with the dictionaries
+    match: str = "all"  # how several entities combine: "all" (an edge joins two) | "any"
+    entities: tuple[str, ...] = ()  # names or ids, on either end
+    sources: tuple[str, ...] = ()
+    targets: tuple[str, ...] = ()
+    entity_types: tuple[str, ...] = ()  # either end has one of these types
+    relationship_types: tuple[str, ...] = ()
+    since: int | None = None
+    until: int | None = None
+    paper_ids: tuple[str, ...] = ()
+    journals: tuple[str, ...] = ()
+    pmids: tuple[str, ...] = ()
+    min_weight: float | None = None
+    exact: bool = False  # entity filters match the entity itself, not what is below it
+    fallback: bool = True  # relax filters that match nothing, down to no filter
+    answer_model: str | None = None
+    answer_batch: int = ANSWER_BATCH
+    concurrency: int = MAP_CONCURRENCY
+
+    def __post_init__(self) -> None:
+        multiple = [f.name for f in PAYLOAD_FILTERS if f.multiple]
+        for name in ("entities", "sources", "targets", *multiple):
+            setattr(self, name, _tuple(getattr(self, name)))
+        self.entity_types = tuple(t.lower() for t in self.entity_types)
+        self.relationship_types = tuple(
+            r.lower().replace("-", "_").replace(" ", "_") for r in self.relationship_types
+        )
+        if self.top_k < 1:
+            raise InputError(f"--top-k must be at least 1, got {self.top_k}")
+        if self.answer_batch < 1 or self.concurrency < 1:
+            raise InputError("answer_batch and concurrency must be at least 1")
+        if self.match not in MATCH_MODES:
+            raise InputError(f"--match must be one of {', '.join(MATCH_MODES)}, got '{self.match}'")
+        bad = [t for t in self.entity_types if t not in ENTITY_TYPES]
+        if bad:
+            raise InputError(
+                f"Unknown entity type '{bad[0]}': use one of {', '.join(ENTITY_TYPES)}"
+            )
+        bad = [r for r in self.relationship_types if r not in RELATIONSHIP_TYPES]
+        if bad:
+            raise InputError(
+                f"Unknown relationship type '{bad[0]}': use one of {', '.join(RELATIONSHIP_TYPES)}"
+            )
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise InputError(f"--since {self.since} is after --until {self.until}: swap them")
+        if self.min_weight is not None and not 0.0 <= self.min_weight <= 1.0:
+            raise InputError(f"--min-weight must be between 0 and 1, got {self.min_weight}")
+        if self.min_score is not None and not -1.0 <= self.min_score <= 1.0:
+            raise InputError(
+                f"--min-score must be a cosine similarity between -1 and 1, got {self.min_score}"
+            )
+
+    @classmethod
+    def field_names(cls) -> set[str]:
+        return {f.name for f in fields(cls)}
+
+
+def options_from(values: dict[str, Any], keys: Iterable[str] | None = None) -> QueryOptions:
+    """QueryOptions from a dict, ignoring keys it does not know (CLI kwargs, API kwargs)."""
+    names = QueryOptions.field_names() if keys is None else set(keys)
+    return QueryOptions(**{k: v for k, v in values.items() if k in names})

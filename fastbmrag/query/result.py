@@ -1,0 +1,176 @@
+"""What a query returns (:class:`QueryResult`, its JSON the documented layout) and how it is
+written for people: text and Markdown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class EdgeResult:
+    n: int
+    id: str
+    score: float | None
+    weight: float | None
+    payload: dict[str, Any]
+    cited: bool = False
+
+    @property
+    def statement(self) -> str:
+        p = self.payload
+        rel = str(p.get("relationship_type", "")).replace("_", " ")
+        return f"{p.get('source', '?')} {rel} {p.get('target', '?')}"
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.payload
+        return {
+            "n": self.n,
+            "id": self.id,
+            "score": self.score,
+            "weight": self.weight,
+            "cited": self.cited,
+            "source": p.get("source"),
+            "source_id": p.get("source_id") or None,
+            "relationship_type": p.get("relationship_type"),
+            "target": p.get("target"),
+            "target_id": p.get("target_id") or None,
+            "paper_id": p.get("paper_id"),
+            "payload": p,
+        }
+
+
+REFERENCE_FIELDS = ("paper_id", "pmid", "pmcid", "doi", "title", "journal", "year")
+
+
+@dataclass
+class QueryResult:
+    """What a query returns; :meth:`to_dict` is the documented JSON layout (README, "Query")."""
+
+    question: str
+    collection: str
+    answer: str | None
+    references: list[dict[str, Any]]
+    edges: list[EdgeResult]
+    filters: dict[str, Any]
+    parse: dict[str, Any]
+    retrieval: dict[str, Any]
+    timings: dict[str, float]
+    llm: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    no_evidence: dict[str, Any] | None = None  # why nothing answers the question (answer None)
+    uncited_sentences: list[str] = field(default_factory=list)
+    consensus: list[dict[str, Any]] = field(default_factory=list)  # per entity pair retrieved
+    follow_ups: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "collection": self.collection,
+            "answer": self.answer,
+            "no_evidence": self.no_evidence,
+            "uncited_sentences": self.uncited_sentences,
+            "consensus": self.consensus,
+            "follow_ups": self.follow_ups,
+            "references": self.references,
+            "edges": [e.to_dict() for e in self.edges],
+            "filters": self.filters,
+            "parse": self.parse,
+            "retrieval": self.retrieval,
+            "timings": self.timings,
+            "llm": self.llm,
+            "warnings": self.warnings,
+        }
+
+
+def _ref_line(ref: dict[str, Any]) -> str:
+    ids = []
+    if ref.get("pmid"):
+        ids.append(f"PMID {ref['pmid']}")
+    if ref.get("pmcid"):
+        ids.append(str(ref["pmcid"]))
+    if ref.get("doi"):
+        ids.append(f"doi:{ref['doi']}")
+    where = ", ".join(str(v) for v in (ref.get("journal"), ref.get("year")) if v)
+    title = str(ref.get("title") or ref["paper_id"]).rstrip(".")  # joined with ". " below
+    parts = [str(title)] + ([where] if where else []) + ([", ".join(ids)] if ids else [])
+    return ". ".join(parts)
+
+
+def _score(edge: EdgeResult) -> str:
+    return "  -  " if edge.score is None else f"{edge.score:.3f}"
+
+
+def _no_evidence_lines(result: QueryResult) -> list[str]:
+    if result.no_evidence is None:
+        return []
+    out = [f"No evidence: {result.no_evidence['reason']}."]
+    if result.no_evidence["closest"]:
+        near = ", ".join(
+            f"{c['name']} ({c['id'] or c['type']}, {c['degree']} edges)"
+            for c in result.no_evidence["closest"]
+        )
+        out.append(f"Closest entities in the collection: {near}.")
+    return out + [""]
+
+
+def render_text(result: QueryResult) -> str:
+    # "No evidence" first; then notes, before the answer they qualify (a relaxed search)
+    out: list[str] = _no_evidence_lines(result) + [f"Note: {w}." for w in result.warnings]
+    out += [""] if result.warnings else []
+    if result.answer is not None:
+        out += [result.answer, ""]
+        if result.references:
+            out.append("References:")
+            for ref in result.references:
+                nums = "".join(f"[{k}]" for k in ref["citations"])
+                out.append(f"  {nums} {_ref_line(ref)}")
+            out.append("")
+        if result.follow_ups:
+            out += ["Follow-up questions:", *(f"  - {q}" for q in result.follow_ups), ""]
+    elif result.no_evidence is None:
+        out.append(
+            f"{len(result.edges):,} edges ({result.filters['matched']:,} passed the filters):"
+        )
+        for e in result.edges:
+            p = e.payload
+            out.append(
+                f"  [{e.n}] {_score(e)}  {e.statement}  "
+                f"({p.get('paper_id')}{', ' + str(p['year']) if p.get('year') else ''})"
+            )
+            if p.get("description"):
+                out.append(f"        {' '.join(str(p['description']).split())[:200]}")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_markdown(result: QueryResult) -> str:
+    out = [f"## {result.question}", "", *_no_evidence_lines(result)]
+    out += [f"> Note: {w}." for w in result.warnings] + ([""] if result.warnings else [])
+    if result.answer is not None:
+        out += [result.answer, ""]
+        if result.references:
+            out += ["### References", ""]
+            for ref in result.references:
+                nums = ", ".join(str(k) for k in ref["citations"])
+                out.append(f"- [{nums}] {_ref_line(ref)}")
+            out.append("")
+    out += ["### Evidence", "", "| n | score | relation | paper | year |", "|---|---|---|---|---|"]
+    for e in result.edges:
+        p = e.payload
+        statement = e.statement.replace("|", "\\|")
+        out.append(
+            f"| {e.n} | {_score(e).strip()} | {statement} | {p.get('paper_id', '')} | {p.get('year') or ''} |"
+        )
+    out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render(result: QueryResult, fmt: str) -> str:
+    if fmt == "json":
+        import json
+
+        return json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+    if fmt == "markdown":
+        return render_markdown(result)
+    return render_text(result)

@@ -1,0 +1,219 @@
+"""The filters of one query (:class:`FilterSpec`): built from the options, the linked entities
+and the parse; turned into a store filter; relaxed, only in what was inferred, when nothing
+matches; and, when nothing is left, why (:func:`no_evidence`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from fastbmrag.filters import PAYLOAD_FILTERS, payload_conditions
+from fastbmrag.query.entities import Entity, Parse, resolve_entity
+from fastbmrag.query.options import QueryOptions
+from fastbmrag.store.base import Filter, Match, Range
+
+if TYPE_CHECKING:
+    from fastbmrag.store.collection import Collection
+    from fastbmrag.vocab.base import Normalizer
+
+
+@dataclass
+class FilterSpec:
+    """The filters of one query, before they become a store :class:`Filter`."""
+
+    entities: list[Entity] = field(default_factory=list)
+    match: str = "all"
+    relationship_types: tuple[str, ...] = ()
+    relationship_types_from: str = "none"  # "flag" | "parse" | "none"
+    entity_types: tuple[str, ...] = ()
+    entity_types_from: str = "none"
+    since: int | None = None
+    until: int | None = None
+    paper_ids: tuple[str, ...] = ()
+    journals: tuple[str, ...] = ()
+    pmids: tuple[str, ...] = ()
+    min_weight: float | None = None
+    exact: bool = False
+
+    @property
+    def effective_match(self) -> str:
+        either = [e for e in self.entities if e.role == "either"]
+        return "all" if self.match == "all" and len(either) == 2 else "any"
+
+    # the store condition of min_weight, resolved from the collection's degrees beforehand
+    weight_filter: Filter | None = None
+
+    def payload_values(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in PAYLOAD_FILTERS}
+
+    def is_empty(self) -> bool:
+        given = [v for v in self.payload_values().values() if v not in (None, ())]
+        return not (self.entities or given or self.min_weight is not None)
+
+    def resolve_weight(self, collection: Collection) -> FilterSpec:
+        """This spec with ``min_weight`` turned into conditions on the stored degrees."""
+        if self.min_weight is None:
+            return self
+        return FilterSpec(
+            **{**self.__dict__, "weight_filter": collection.min_weight_filter(self.min_weight)}
+        )
+
+    def to_filter(self) -> Filter:
+        if self.min_weight is not None and self.weight_filter is None:
+            raise ValueError("min_weight needs resolve_weight(collection) before to_filter()")
+        must: list[Match | Range | Filter] = []
+        either = [e for e in self.entities if e.role == "either"]
+        if either and self.effective_match == "all":
+            must += [self._about([e], ("source", "target")) for e in either]
+        elif either:
+            must.append(self._about(either, ("source", "target")))
+        for role in ("source", "target"):
+            chosen = [e for e in self.entities if e.role == role]
+            if chosen:
+                must.append(self._about(chosen, (role,)))
+        must += payload_conditions(self.payload_values())
+        if self.weight_filter:
+            must.append(self.weight_filter)
+        return Filter(must=tuple(must))
+
+    def _about(self, entities: list[Entity], ends: tuple[str, ...]) -> Filter:
+        """Edges with one of ``entities`` at one of ``ends``: the entity itself, or (unless
+        ``exact``) a concept below it in MeSH or a gene of its HGNC gene group."""
+        keys = tuple(dict.fromkeys(k for e in entities for k in e.node_keys()))
+        # only a concept with others below it needs the ancestors: a leaf costs no condition
+        ids = tuple(dict.fromkeys(e.id for e in entities if e.id and e.expanded_to > 1))
+        should: list[Match | Range | Filter] = [Match(f"{end}_key", any_of=keys) for end in ends]
+        if ids and not self.exact:
+            should += [Match(f"{end}_ancestors", any_of=ids) for end in ends]
+        return Filter(should=tuple(should))
+
+    def to_dict(self) -> dict[str, Any]:
+        values = {
+            k: list(v) if isinstance(v, tuple) else v for k, v in self.payload_values().items()
+        }
+        return {
+            "entities": [e.to_dict() for e in self.entities],
+            "match": self.effective_match if self.entities else None,
+            **values,
+            "relationship_types_from": self.relationship_types_from,
+            "entity_types_from": self.entity_types_from,
+            "min_weight": self.min_weight,
+            "exact": self.exact,
+        }
+
+
+def build_spec(
+    options: QueryOptions, linked: list[Entity], parse: Parse, normalizer: Normalizer | None
+) -> FilterSpec:
+    """Flags override the parse: entities, relationship types and entity types each come from
+    the flags when given, else from the question."""
+    flagged = [resolve_entity(v, normalizer) for v in options.entities]
+    flagged += [resolve_entity(v, normalizer, "source") for v in options.sources]
+    flagged += [resolve_entity(v, normalizer, "target") for v in options.targets]
+    covers = getattr(normalizer, "covers", None)
+    entities = flagged or (linked if options.link else [])
+    if covers is not None and not options.exact:
+        entities = [replace(e, expanded_to=covers(e.id)) if e.id else e for e in entities]
+    spec = FilterSpec(
+        entities=entities,
+        match=options.match,
+        exact=options.exact,
+        min_weight=options.min_weight,
+        **{f.name: getattr(options, f.name) for f in PAYLOAD_FILTERS},
+    )
+    spec.relationship_types, spec.entity_types = (), ()  # from the flags or the parse, below
+    if options.relationship_types:
+        spec.relationship_types, spec.relationship_types_from = options.relationship_types, "flag"
+    elif parse.relationship_types:
+        spec.relationship_types, spec.relationship_types_from = parse.relationship_types, "parse"
+    if options.entity_types:
+        spec.entity_types, spec.entity_types_from = options.entity_types, "flag"
+    elif parse.answer_type:
+        spec.entity_types, spec.entity_types_from = (parse.answer_type,), "parse"
+    return spec
+
+
+def relaxations(spec: FilterSpec, fallback: bool) -> list[tuple[str | None, FilterSpec]]:
+    """The specs to try in order, each with a note on what was relaxed (None for the first).
+
+    Only what was inferred is relaxed: two entities of the question joined by an edge become
+    edges touching either, then the relationship and answer types parsed from the question are
+    dropped. Entities and flags never are: a search without them would answer another question.
+    ``fallback`` False tries ``spec`` alone.
+    """
+    out: list[tuple[str | None, FilterSpec]] = [(None, spec)]
+    if not fallback:
+        return out
+    cur = spec
+    if cur.effective_match == "all" and any(e.origin == "question" for e in cur.entities):
+        cur = FilterSpec(**{**cur.__dict__, "match": "any"})
+        out.append(("edges touching any of the question's entities instead of joining them", cur))
+    if cur.relationship_types_from == "parse" or cur.entity_types_from == "parse":
+        changes: dict[str, Any] = {}
+        if cur.relationship_types_from == "parse":
+            changes.update(relationship_types=(), relationship_types_from="none")
+        if cur.entity_types_from == "parse":
+            changes.update(entity_types=(), entity_types_from="none")
+        cur = FilterSpec(**{**cur.__dict__, **changes})
+        out.append(("without the relationship/answer types parsed from the question", cur))
+    return out
+
+
+def no_evidence(
+    collection: Collection,
+    spec: FilterSpec,
+    used: FilterSpec,
+    matched: int,
+    min_score: float | None,
+) -> dict[str, Any]:
+    """Why the collection has nothing to answer from, what was searched, and the entities of the
+    collection closest to a searched one that has no edge."""
+    name = collection_name(collection)
+    searched = [f"{e.name} ({e.id})" if e.id else e.name for e in spec.entities]
+    closest: list[dict[str, Any]] = []
+    if matched:
+        reason = (
+            f"{matched:,} edges passed the filters ({describe(used)}) but none is similar enough "
+            f"to the question (--min-score {min_score}; -1 keeps every edge)"
+        )
+    else:
+        missing = [
+            e for e in spec.entities
+            if collection.store.count(
+                FilterSpec(entities=[e], match="any", exact=spec.exact).to_filter()
+            )
+            == 0
+        ]  # fmt: skip
+        for e in missing:
+            closest += collection.similar_entities(e.name, e.type)
+            if e.name != e.text:
+                closest += collection.similar_entities(e.text, e.type)
+        closest = list({(c["name"], c["type"]): c for c in closest}.values())[:8]
+        if missing:
+            about = " or ".join(f"{e.name} ({e.id})" if e.id else e.name for e in missing)
+            reason = f"the collection '{name}' holds no evidence about {about}"
+        elif spec.entities:
+            reason = f"no edge of the collection '{name}' matches {describe(used)}"
+        elif used.is_empty():
+            reason = f"the collection '{name}' holds no edges"
+        else:
+            reason = f"no edge of the collection '{name}' matches the filters ({describe(used)})"
+    return {"reason": reason, "searched": searched, "closest": closest}
+
+
+def describe(spec: FilterSpec) -> str:
+    parts = []
+    if spec.entities:
+        joined = " and " if spec.effective_match == "all" else " or "
+        parts.append(joined.join(e.id or e.name for e in spec.entities))
+    for f in PAYLOAD_FILTERS:
+        value = getattr(spec, f.name)
+        if value not in (None, ()):
+            parts.append(f"{f.label} " + ("/".join(value) if f.multiple else str(value)))
+    if spec.min_weight is not None:
+        parts.append(f"weight >= {spec.min_weight}")
+    return ", ".join(parts) or "none"
+
+
+def collection_name(collection: Collection) -> str:
+    return str(getattr(collection, "name", "") or "")
