@@ -399,16 +399,15 @@ class RAG:
         from fastbmrag.query import resolve_entity
 
         norm = self.normalizer()
-        lookup = getattr(norm, "facts", None)
         found = resolve_entity(name, norm)
         with self.reader(command="entity") as coll:
             known = node_names(coll)
             key = next((k for k in found.node_keys() if k in known), None)
             if key is not None:
                 ontology_id = known[key]["id"]
-                facts: dict[str, Any] = lookup(ontology_id) if lookup and ontology_id else {}
+                facts: dict[str, Any] = norm.facts(ontology_id) if ontology_id else {}
                 return entity_card(coll, key, facts)
-        facts = lookup(found.id) if lookup and found.id else {}
+        facts = norm.facts(found.id) if found.id else {}
         if not facts:
             return None
         return {
@@ -424,13 +423,14 @@ class RAG:
         from fastbmrag.query import resolve_entity
 
         norm = self.normalizer()
-        ancestors = getattr(norm, "ancestors", None)
         concept = resolve_entity(name, norm).id
-        if not concept or ancestors is None:
+        if not concept:
             return []
         with self.reader(command="entity") as coll:
             below = [
-                e for e in node_names(coll).values() if e["id"] and concept in ancestors(e["id"])
+                e
+                for e in node_names(coll).values()
+                if e["id"] and concept in norm.ancestors(e["id"])
             ]
         return [e["name"] for e in sorted(below, key=lambda e: -e["degree"])[:limit]]
 

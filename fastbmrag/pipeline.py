@@ -8,9 +8,10 @@ LLM budget per paper, however many relations it has:
   the final descriptions (a request holds up to ``embed_batch`` texts).
 
 Papers flow through a bounded number of worker tasks, so memory stays flat on
-any input size; each paper is committed on its own (store write, flush, then
-one ledger transaction), so a run killed at any instant loses at most the
-papers in flight, which the next run redoes.
+any input size; finished papers are committed in groups of ``commit_every`` (32:
+store write, flush, then one ledger transaction), so a run killed at any instant
+loses at most the papers in flight and the group not yet committed, which the
+next run redoes.
 """
 
 from __future__ import annotations
@@ -326,7 +327,7 @@ async def index_paper(
 
     meta = paper.metadata()
     known = {k: meta.pop(k) for k in PAPER_FIELDS}
-    above = getattr(normalizer, "ancestors", lambda _: ())
+    above = normalizer.ancestors
     points: list[Point] = []
     refs: list[EdgeRef] = []
     for i, (rel, src, tgt) in enumerate(edges):

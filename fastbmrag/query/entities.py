@@ -53,11 +53,10 @@ class Entity:
 
 def link_question(question: str, normalizer: Normalizer | None) -> list[Entity]:
     """Genes, diseases and chemicals the dictionaries find in ``question`` (ids only, deduped)."""
-    find = getattr(normalizer, "find_mentions", None)
-    if find is None:
+    if normalizer is None:
         return []
     out: dict[str, Entity] = {}
-    for m in find(question, types=LINK_TYPES):
+    for m in normalizer.find_mentions(question, types=LINK_TYPES):
         if m.ontology_id and m.ontology_id not in out:
             out[m.ontology_id] = Entity(
                 m.name, m.normalized_name, m.ontology_id, m.type, "question"

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
+from fastbmrag import config
 from fastbmrag.errors import InputError
 from fastbmrag.filters import PAYLOAD_FILTERS
 from fastbmrag.prompts import ENTITY_TYPES, RELATIONSHIP_TYPES
@@ -14,7 +15,6 @@ from fastbmrag.prompts import ENTITY_TYPES, RELATIONSHIP_TYPES
 DEFAULT_TOP_K = 50
 DEFAULT_MIN_SCORE = 0.3  # cosine; mxbai-embed-large puts on-topic statements at 0.5-0.8
 ANSWER_BATCH = 50  # evidence items per answer call; more are map-reduced
-MAP_CONCURRENCY = 4
 MATCH_MODES = ("all", "any")
 FORMATS = ("text", "json", "markdown")
 
@@ -53,7 +53,7 @@ class QueryOptions:
     fallback: bool = True  # relax filters that match nothing, down to no filter
     answer_model: str | None = None
     answer_batch: int = ANSWER_BATCH
-    concurrency: int = MAP_CONCURRENCY
+    concurrency: int = config.DEFAULT_CONCURRENCY  # answer calls in flight (map-reduce)
 
     def __post_init__(self) -> None:
         multiple = [f.name for f in PAYLOAD_FILTERS if f.multiple]

@@ -243,7 +243,8 @@ def _follow_ups(
     covered = {
         str(e.payload.get(side)) for e in edges if e.cited for side in ("source_key", "target_key")
     }
-    return follow_ups(collection, asked, covered, ancestors=getattr(normalizer, "ancestors", None))
+    ancestors = normalizer.ancestors if normalizer is not None else None
+    return follow_ups(collection, asked, covered, ancestors=ancestors)
 
 
 def query(

@@ -110,10 +110,11 @@ def build_spec(
     flagged = [resolve_entity(v, normalizer) for v in options.entities]
     flagged += [resolve_entity(v, normalizer, "source") for v in options.sources]
     flagged += [resolve_entity(v, normalizer, "target") for v in options.targets]
-    covers = getattr(normalizer, "covers", None)
     entities = flagged or (linked if options.link else [])
-    if covers is not None and not options.exact:
-        entities = [replace(e, expanded_to=covers(e.id)) if e.id else e for e in entities]
+    if normalizer is not None and not options.exact:
+        entities = [
+            replace(e, expanded_to=normalizer.covers(e.id)) if e.id else e for e in entities
+        ]
     spec = FilterSpec(
         entities=entities,
         match=options.match,

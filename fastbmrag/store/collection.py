@@ -206,7 +206,8 @@ def _who(holder: dict[str, Any]) -> str:
 
 
 class Collection:
-    """One collection of edges. Open it with :meth:`open`, use it as a context manager."""
+    """One collection of edges. Open it with :meth:`reader`, :meth:`writer` or
+    :meth:`ledger_only`; use it as a context manager."""
 
     def __init__(
         self,

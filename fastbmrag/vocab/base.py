@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -32,12 +33,46 @@ class Normalized:
 
 
 class Normalizer(Protocol):
+    """What the indexer, the query and the API ask of a normaliser."""
+
     def normalize(self, name: str, type_hint: str = "auto", context: str = "") -> Normalized: ...
+
+    def find_mentions(
+        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 8
+    ) -> list[Normalized]:
+        """Genes, diseases and chemicals named in free text, left to right."""
+        ...
+
+    def ancestors(self, ontology_id: str) -> tuple[str, ...]:
+        """What a concept belongs to: MeSH ancestors, HGNC gene groups."""
+        ...
+
+    def covers(self, ontology_id: str) -> int:
+        """How many concepts a filter on ``ontology_id`` covers (itself and those below it)."""
+        ...
+
+    def facts(self, ontology_id: str) -> dict[str, str]:
+        """What the vocabularies say of an id (an entity card's facts)."""
+        ...
 
 
 class IdentityNormalizer:
-    """Cleans whitespace, gives no id. Used when vocabularies are disabled."""
+    """Cleans whitespace, gives no id, knows no concept. Used when vocabularies are disabled."""
 
     def normalize(self, name: str, type_hint: str = "auto", context: str = "") -> Normalized:
         clean = " ".join(name.split())
         return Normalized(name, type_hint, clean, None, "none", 0.0)
+
+    def find_mentions(
+        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 8
+    ) -> list[Normalized]:
+        return []
+
+    def ancestors(self, ontology_id: str) -> tuple[str, ...]:
+        return ()
+
+    def covers(self, ontology_id: str) -> int:
+        return 1
+
+    def facts(self, ontology_id: str) -> dict[str, str]:
+        return {}
