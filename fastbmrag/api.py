@@ -234,13 +234,32 @@ class RAG:
         """
         records = _as_papers(papers)
         opts = self.update_options(force=force, dry_run=dry_run, **options)
-        if dry_run:
+        summary, _ = self.update(lambda: records, opts, progress=progress)
+        return summary
+
+    def update(
+        self,
+        papers: Callable[[], Iterable[Paper]],
+        options: UpdateOptions,
+        *,
+        count: Callable[[], Any] = lambda: None,
+        progress: bool = False,
+    ) -> tuple[RunSummary, Any]:
+        """Index ``papers()`` as `fastbmrag update` does: a dry run reads the collection (or
+        none, when it does not exist yet) and writes nothing; a run holds the write lock, with
+        ``force`` repairing a collection whose store lost edges. ``count()``, called before the
+        papers are read (once the lock is held), reads the input once: its ``read`` is the
+        progress bar's total. Returns the summary and what ``count()`` returned."""
+        if options.dry_run:  # no lock, no model server, no write
+            first = count()
+            total = getattr(first, "read", None)
             if not Collection.exists(self.working_dir, self.settings.collection or ""):
-                return self.index(records, None, opts, progress=progress)
+                return self.index(papers(), None, options, progress=progress, total=total), first
             with self.reader() as coll:
-                return self.index(records, coll, opts, progress=progress)
-        with self.open_for_writing(lambda: None, repair=force) as (coll, _):
-            return self.index(records, coll, opts, progress=progress)
+                return self.index(papers(), coll, options, progress=progress, total=total), first
+        with self.open_for_writing(count, repair=options.force) as (coll, first):
+            total = getattr(first, "read", None)
+            return self.index(papers(), coll, options, progress=progress, total=total), first
 
     def sync(
         self,

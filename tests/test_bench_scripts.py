@@ -1,4 +1,4 @@
-"""The token and extraction benchmark scripts, run against the fake model server."""
+"""The benchmark scripts, run against the fake model server, and the generated command reference."""
 
 from __future__ import annotations
 
@@ -113,3 +113,11 @@ def test_bench_memory_measures_update_and_query_in_child_processes() -> None:
     query = results["query"]
     assert query["edges"] == 2000 and query["retrieved"] == 50
     assert 0.5 <= query["recall_at_50"] <= 1.0
+
+
+def test_the_command_reference_is_the_clis_own_help() -> None:
+    gen = script("gen_reference")
+    current = gen.REFERENCE.read_text(encoding="utf-8")
+    # regenerate with `python scripts/gen_reference.py` after changing an option or a help text
+    assert gen.rendered(current) == current
+    assert "### fastbmrag update" in current and "--concurrency INTEGER RANGE" in current

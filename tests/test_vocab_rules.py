@@ -313,7 +313,7 @@ def test_hyphen_inside_a_word(norm: DictionaryNormalizer) -> None:
     )
 
 
-# ---- fourth pass: morphology and MeSH wording -------------------------------------------------
+# ---- morphology and MeSH wording ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -328,7 +328,7 @@ def test_hyphen_inside_a_word(norm: DictionaryNormalizer) -> None:
         ("leucocytoclastic vasculitis", "D018366"),  # leuc- spelt leuk-
     ],
 )
-def test_fourth_pass_rules(norm: DictionaryNormalizer, name: str, mesh_id: str) -> None:
+def test_suffixes_and_combining_forms(norm: DictionaryNormalizer, name: str, mesh_id: str) -> None:
     assert norm.normalize(name, "disease").ontology_id == mesh_id
 
 
@@ -364,7 +364,9 @@ def test_british_plural_spelling(norm: DictionaryNormalizer) -> None:
         ("parkinsonian", "D010300"),  # parkinson + disease before parkinsonian + disorder
     ],
 )
-def test_fourth_pass_rewrites(norm: DictionaryNormalizer, name: str, mesh_id: str) -> None:
+def test_asides_suffixes_and_heads_towards_mesh_wording(
+    norm: DictionaryNormalizer, name: str, mesh_id: str
+) -> None:
     assert norm.normalize(name, "disease").ontology_id == mesh_id
 
 
@@ -385,7 +387,9 @@ def test_drug_cause_cues_in_the_text(norm: DictionaryNormalizer) -> None:
         ("drug dependency", "D019966"),  # -ency -> -ence: Substance-Related Disorders
     ],
 )
-def test_fourth_pass_adjectives(norm: DictionaryNormalizer, name: str, mesh_id: str) -> None:
+def test_an_adjective_and_a_disease_word_as_its_noun(
+    norm: DictionaryNormalizer, name: str, mesh_id: str
+) -> None:
     assert norm.normalize(name, "disease").ontology_id == mesh_id
 
 

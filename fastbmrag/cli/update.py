@@ -182,29 +182,14 @@ def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
     """
     from fastbmrag.api import RAG
     from fastbmrag.papers import iter_papers
-    from fastbmrag.store.collection import Collection
 
     with command_logging(opts["log_file"], opts["quiet"]):
         rag = RAG.from_options({**opts, "collection": collection})
-        options = update_options(rag, opts)
-
-        def papers() -> Any:
-            return iter_papers(inputs, ReadReport())
-
-        progress = not opts["quiet"]
-        if opts["dry_run"]:  # no lock, no model server, no write
-            first = count_input(inputs, opts["quiet"])
-            if Collection.exists(rag.working_dir, collection):
-                with rag.reader() as coll:
-                    summary = rag.index(
-                        papers(), coll, options, progress=progress, total=first.read
-                    )
-            else:  # every paper is new
-                summary = rag.index(papers(), None, options, progress=progress, total=first.read)
-        else:
-            with rag.open_for_writing(
-                lambda: count_input(inputs, opts["quiet"]), repair=opts["force"]
-            ) as (coll, first):
-                summary = rag.index(papers(), coll, options, progress=progress, total=first.read)
+        summary, first = rag.update(
+            lambda: iter_papers(inputs, ReadReport()),
+            update_options(rag, opts),
+            count=lambda: count_input(inputs, opts["quiet"]),
+            progress=not opts["quiet"],
+        )
         report_summary(summary, as_json=opts["as_json"], quiet=opts["quiet"])
     raise SystemExit(strict_exit(summary.exit_code, len(first.skipped), opts["strict"]))

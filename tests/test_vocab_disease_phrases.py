@@ -1,4 +1,6 @@
-"""Disease rules of the fifth pass, each on real MeSH 2024 entries of the bundled data."""
+"""Disease phrases that MeSH words otherwise (an impaired function, an adjective before its
+head, a quantity on a measure, a part of an organ, the loss of a tissue, a combining form), each
+on real MeSH 2024 entries of the bundled data."""
 
 from __future__ import annotations
 
