@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     import networkx
     import pandas
 
+    from fastbmrag.index import RunSummary, UpdateOptions
     from fastbmrag.llm import BaseLLM, ServerPool
     from fastbmrag.papers.fetch import FetchSettings
-    from fastbmrag.pipeline import RunSummary, UpdateOptions
     from fastbmrag.query import QueryOptions, QueryResult
     from fastbmrag.sync import SyncResult
 
@@ -193,7 +193,7 @@ class RAG:
     def update_options(self, **options: Any) -> UpdateOptions:
         """:class:`UpdateOptions` with this object's settings: as many papers in flight as model
         requests (``concurrency`` per server), the token cap."""
-        from fastbmrag.pipeline import UpdateOptions
+        from fastbmrag.index import UpdateOptions
 
         return UpdateOptions(
             concurrency=self.settings.concurrency * len(self.settings.hosts),
@@ -211,7 +211,7 @@ class RAG:
         total: int | None = None,
     ) -> RunSummary:
         """Index ``papers`` into an open ``collection`` (None: a dry run of a new collection)."""
-        from fastbmrag.pipeline import index_papers
+        from fastbmrag.index import index_papers
 
         return index_papers(
             papers,
@@ -229,7 +229,7 @@ class RAG:
     ) -> RunSummary:  # fmt: skip
         """Index papers: a DataFrame with the papers-CSV columns, a CSV path, or Paper records.
 
-        Keyword ``options`` are :class:`fastbmrag.pipeline.UpdateOptions` fields (``refine``,
+        Keyword ``options`` are :class:`fastbmrag.index.UpdateOptions` fields (``refine``,
         ``chunk_chars``, ``top_k``, ...). Same behaviour as ``fastbmrag update``.
         """
         records = _as_papers(papers)

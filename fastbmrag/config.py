@@ -5,6 +5,10 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import sys
+import tempfile
+import time
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -225,3 +229,21 @@ def flags(values: dict[str, Any]) -> dict[str, Any]:
     if "no_normalize" in values:
         out["normalize"] = not values["no_normalize"]
     return out
+
+
+def crash_log(err: BaseException) -> str:
+    """Append ``err``'s traceback to ``<home>/logs/crash.log`` (else a file in the temporary
+    directory) and return the file's path."""
+    text = "".join(traceback.format_exception(err))
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    candidates = [working_dir(None) / "logs", Path(tempfile.gettempdir())]
+    for folder in candidates:
+        path = folder / "crash.log" if folder != candidates[-1] else folder / "fastbmrag-crash.log"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8", errors="backslashreplace") as fh:
+                fh.write(f"--- {stamp} {' '.join(sys.argv)}\n{text}\n")
+            return str(path)
+        except OSError:
+            continue
+    return "nowhere (no writable log folder)"

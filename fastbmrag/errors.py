@@ -35,12 +35,6 @@ Messages are one line and name the fix.
 
 from __future__ import annotations
 
-import sys
-import tempfile
-import time
-import traceback
-from pathlib import Path
-
 EXIT_OK = 0
 EXIT_PARTIAL = 1
 EXIT_CANNOT_START = 2
@@ -119,23 +113,3 @@ class VocabError(FastbmragError):
 
 class FetchError(FastbmragError):
     """PubMed or the full-text service failed."""
-
-
-def crash_log(err: BaseException) -> str:
-    """Append ``err``'s traceback to ``<home>/logs/crash.log`` (else a file in the temporary
-    directory) and return the file's path."""
-    from fastbmrag import config
-
-    text = "".join(traceback.format_exception(err))
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-    candidates = [config.working_dir(None) / "logs", Path(tempfile.gettempdir())]
-    for folder in candidates:
-        path = folder / "crash.log" if folder != candidates[-1] else folder / "fastbmrag-crash.log"
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8", errors="backslashreplace") as fh:
-                fh.write(f"--- {stamp} {' '.join(sys.argv)}\n{text}\n")
-            return str(path)
-        except OSError:
-            continue
-    return "nowhere (no writable log folder)"

@@ -15,7 +15,7 @@
 3. PMIDs (and PMCIDs) already *done* in the ledger are dropped before anything is
    fetched, so an overlap, a rerun or a resumed run costs one ESearch, not EFetches.
 4. The new papers are indexed exactly as ``update`` indexes them (the ``index``
-   callable: :func:`fastbmrag.pipeline.index_papers` with the same options).
+   callable: :func:`fastbmrag.index.index_papers` with the same options).
 5. The last-sync mark (the ledger's ``last_date`` for the query) moves to today **only
    when the run succeeded**: nothing failed to fetch and nothing failed to index. After a
    partial failure (exit 1) the mark stays and the ledger notes the window's start
@@ -54,7 +54,7 @@ SYNC_OVERLAP_DAYS = 1  # later syncs start this many days before the last mark
 
 
 class IndexResult(Protocol):
-    """What the ``index`` callable returns (:class:`fastbmrag.pipeline.RunSummary`)."""
+    """What the ``index`` callable returns (:class:`fastbmrag.index.RunSummary`)."""
 
     failed: int
     indexed: int

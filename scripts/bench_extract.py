@@ -57,9 +57,9 @@ def gold_pairs(doc: Doc, genes: dict[str, str]) -> tuple[dict[frozenset[str], st
 
 
 async def predict(docs: list[Doc], llm: Any, normalizer: Any) -> list[dict[frozenset[str], str]]:
-    from fastbmrag.extract import draft_relations, resolve_draft
+    from fastbmrag.index import build_edges
+    from fastbmrag.index.extract import draft_relations, resolve_draft
     from fastbmrag.papers import Paper
-    from fastbmrag.pipeline import build_edges
     from fastbmrag.sentences import abstract_sentences
 
     async def one(doc: Doc) -> dict[frozenset[str], str]:
@@ -71,10 +71,10 @@ async def predict(docs: list[Doc], llm: Any, normalizer: Any) -> list[dict[froze
         relations, _ = resolve_draft(draft.value, sentences)
         paper = Paper(doc.pmid, title=doc.title, abstract=doc.abstract)
         out: dict[frozenset[str], str] = {}
-        for rel, src, tgt in build_edges(paper, relations, normalizer)[0]:
-            ids = (src.norm.ontology_id, tgt.norm.ontology_id)
+        for edge in build_edges(paper, relations, normalizer)[0]:
+            ids = (edge.source.norm.ontology_id, edge.target.norm.ontology_id)
             if ids[0] and ids[1] and ids[0] != ids[1]:
-                out.setdefault(frozenset(ids), rel.rel)
+                out.setdefault(frozenset(ids), edge.relation.rel)
         return out
 
     try:

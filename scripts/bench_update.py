@@ -62,9 +62,9 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
+    from fastbmrag.index import UpdateOptions, index_papers
     from fastbmrag.llm import ResponseCache, make_llm
     from fastbmrag.papers import ReadReport, iter_papers
-    from fastbmrag.pipeline import UpdateOptions, index_papers
     from fastbmrag.store.collection import Collection
     from fastbmrag.vocab import load_normalizer
 

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 from fastbmrag.citations import keep as check_citations
 from fastbmrag.cli import cli
 from fastbmrag.errors import InputError
+from fastbmrag.index import UpdateOptions, index_papers
 from fastbmrag.llm import make_llm
 from fastbmrag.papers import ReadReport, iter_papers
-from fastbmrag.pipeline import UpdateOptions, index_papers
 from fastbmrag.query import (
     QueryOptions,
     QueryResult,

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from fastbmrag.citations import strip as split_citations
-from fastbmrag.extract import resolve_draft
+from fastbmrag.index.extract import resolve_draft
+from fastbmrag.index.refine import chunk_paragraphs, select_chunks
 from fastbmrag.prompts import Draft, Refinement, extract_messages, refine_messages
-from fastbmrag.refine import chunk_paragraphs, select_chunks
 from fastbmrag.sentences import abstract_sentences
 from fastbmrag.testing.responders import draft_answer, refine_answer
 

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fastbmrag.cli import cli
-from fastbmrag.pipeline import UpdateOptions
+from fastbmrag.index import UpdateOptions
 from fastbmrag.store.collection import Collection
 from fastbmrag.testing.fake_eutils import FakeEutils
 from fastbmrag.testing.fake_ollama import (

@@ -20,7 +20,6 @@ from fastbmrag.errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     FastbmragError,
-    crash_log,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -52,7 +51,7 @@ class FastbmragGroup(click.Group):
             click.echo(f"Error: {path_error(err)}", err=True)
             sys.exit(EXIT_CANNOT_START)
         except Exception as err:  # a bug: say where the traceback is, in one line
-            log = crash_log(err)
+            log = config.crash_log(err)
             click.echo(
                 f"Error: internal error ({type(err).__name__}: {err}); the traceback is in "
                 f"{log}: please report it",

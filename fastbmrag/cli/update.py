@@ -19,15 +19,15 @@ from fastbmrag.cli.common import (
     quiet_option,
     working_dir_option,
 )
-from fastbmrag.extract import DRAFT_NUM_PREDICT
-from fastbmrag.papers.report import ReadReport
-from fastbmrag.refine import (
+from fastbmrag.index.extract import DRAFT_NUM_PREDICT
+from fastbmrag.index.refine import (
     CHUNK_CHARS,
     CHUNK_OVERLAP,
     MIN_SIMILARITY,
     REFINE_NUM_PREDICT,
     TOP_K,
 )
+from fastbmrag.papers.report import ReadReport
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -29,13 +29,13 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from fastbmrag import config
 from fastbmrag.errors import (
     FastbmragError,
     InputError,
     LLMUnavailable,
     ModelNotFound,
     StoreBusy,
-    crash_log,
 )
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def create_app(rag: RAG) -> Starlette:
         except FastbmragError as err:
             return JSON({"error": str(err)}, status_code=400)
         except Exception as err:  # a bug: JSON still, the traceback in the crash log
-            log = crash_log(err)
+            log = config.crash_log(err)
             return JSON(
                 {"error": f"internal error ({type(err).__name__}); the traceback is in {log}"},
                 status_code=500,

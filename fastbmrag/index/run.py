@@ -1,99 +1,24 @@
-"""The indexer: papers -> draft -> normalise -> refine -> embed -> one commit per paper.
-
-LLM budget per paper, however many relations it has:
-
-* 1 chat call (draft), plus 1 chat call (refine) when it has main text and at
-  least one relation found a similar chunk;
-* 1 embedding request for chunks + relation queries (full-text papers) and 1 for
-  the final descriptions (a request holds up to ``embed_batch`` texts).
-
-Papers flow through a bounded number of worker tasks, so memory stays flat on
-any input size; finished papers are committed in groups of ``commit_every`` (32:
-store write, flush, then one ledger transaction), so a run killed at any instant
-loses at most the papers in flight and the group not yet committed, which the
-next run redoes.
-"""
+"""An indexing run: papers classified (new, changed, failed, unchanged), worked on by a bounded
+number of tasks, committed in groups, weights refreshed; its summary (:class:`RunSummary`)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from fastbmrag import config
 from fastbmrag.errors import EXIT_OK, EXIT_PARTIAL, LLMError, LLMUnavailable, ModelNotFound
-from fastbmrag.extract import Relation, draft_relations, resolve_draft
-from fastbmrag.llm.base import ChatResult, LLMClient
+from fastbmrag.index.options import UpdateOptions
+from fastbmrag.index.paper import PaperOutcome, index_paper, one_line
+from fastbmrag.llm.base import LLMClient
 from fastbmrag.papers.model import Paper
-from fastbmrag.prompts import relation_statement
-from fastbmrag.refine import (
-    CHUNK_CHARS,
-    CHUNK_OVERLAP,
-    MIN_SIMILARITY,
-    TOP_K,
-    refine_query,
-    refine_relations,
-)
-from fastbmrag.sentences import Sentence, abstract_sentences, opening_sentences
-from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
 from fastbmrag.store.collection import Collection, PaperEdges
-from fastbmrag.store.payload import CITED, REFINED, EdgePayload
-from fastbmrag.vocab.base import Normalized, Normalizer
+from fastbmrag.vocab.base import Normalizer
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class UpdateOptions:
-    force: bool = False  # re-index papers that are done and unchanged
-    dry_run: bool = False  # say what would happen, no LLM call, no write
-    refine: bool = True  # stage 2 for papers with main text
-    # Papers in flight: the model requests in flight (--concurrency), so that every request
-    # slot has a paper to work on; the LLM client bounds the requests themselves.
-    concurrency: int = config.DEFAULT_CONCURRENCY
-    chunk_chars: int = CHUNK_CHARS
-    chunk_overlap: int = CHUNK_OVERLAP
-    top_k: int = TOP_K
-    min_similarity: float = MIN_SIMILARITY
-    refresh_every: int = 200  # committed papers between weight refreshes
-    commit_every: int = 32  # finished papers per store flush + ledger transaction
-    commit_seconds: float = 5.0  # ... or fewer, when this long has passed since the last
-    num_predict: int | None = None  # completion cap of the draft and refine calls (else theirs)
-
-
-@dataclass
-class PaperOutcome:
-    paper_id: str
-    status: str  # "done" | "failed" | "unchanged" | "would_index"
-    edges: int = 0
-    error: str | None = None
-    chat_calls: int = 0
-    embed_requests: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    refined: int = 0
-    dropped: int = 0  # drafted relations that did not validate or cited no valid sentence
-    uncited: int = 0  # refined descriptions that cited no listed sentence (the cited one stays)
-    from_main_text: bool = False  # no abstract: drafted from the opening of the main text
-    self_loops: int = 0  # drafted relations whose two ends normalised to one entity (dropped)
-
-
-# Paper.metadata() keys that are declared EdgePayload fields; the rest travel as its ``extra``.
-PAPER_FIELDS = (
-    "paper_id",
-    "pmid",
-    "pmcid",
-    "doi",
-    "title",
-    "journal",
-    "year",
-    "authors",
-    "paper_weight",
-)
 
 
 @dataclass
@@ -177,209 +102,6 @@ class RunSummary:
         d["prompt_tokens_per_paper"] = round(p, 1)
         d["completion_tokens_per_paper"] = round(c, 1)
         return d
-
-
-# --- per-paper work --------------------------------------------------------------------------------
-
-
-@dataclass
-class _Entity:
-    norm: Normalized
-    type: str
-
-    @property
-    def key(self) -> str:
-        return node_key(self.norm.ontology_id, self.type, self.norm.normalized_name)
-
-
-def _entities(normalizer: Normalizer, name: str, etype: str, context: str) -> list[_Entity]:
-    """The entities a name stands for: one, or one per part of a coordination ("SMAD2/3",
-    "breast and ovarian cancer")."""
-    norm = normalizer.normalize(name, etype, context)
-    return [_Entity(part, etype) for part in norm.parts] or [_Entity(norm, etype)]
-
-
-def build_edges(
-    paper: Paper,
-    relations: list[Relation],
-    normalizer: Normalizer,
-    drafted: list[Sentence] | None = None,
-) -> tuple[list[tuple[Relation, _Entity, _Entity]], int]:
-    """Normalise both ends (a coordination gives one edge per gene it names); one edge per
-    (source, type, target) in a paper. The context is the title and abstract, or the
-    ``drafted`` sentences of a paper without an abstract. Returns the edges and the number of
-    relations dropped because both their ends became one entity ("HIF1" -> "HIF1A")."""
-    context = f"{paper.title}\n{paper.abstract}"
-    if drafted and not paper.abstract.strip():
-        context = "\n".join(s.text for s in drafted)
-    seen: set[tuple[str, str, str]] = set()
-    out = []
-    self_loops = 0
-    for rel in relations:
-        pairs = [
-            (src, tgt)
-            for src in _entities(normalizer, rel.src, rel.src_type, context)
-            for tgt in _entities(normalizer, rel.tgt, rel.tgt_type, context)
-        ]
-        if all(src.key == tgt.key for src, tgt in pairs):
-            self_loops += 1
-            continue
-        for src, tgt in pairs:
-            triple = (src.key, rel.rel, tgt.key)
-            if src.key == tgt.key or triple in seen:
-                continue
-            seen.add(triple)
-            out.append((rel, src, tgt))
-    return out, self_loops
-
-
-_DOCS_LINK = re.compile(r"\s*For further information visit https?://\S+")
-
-
-def one_line(error: str) -> str:
-    """A paper's error as one line for the summary and the ledger: no line breaks, no links to
-    a library's documentation (pydantic's)."""
-    return " ".join(_DOCS_LINK.sub("", error).split())
-
-
-def _as_written(raw: str, norm: Normalized) -> str:
-    """A relation end as the paper writes it, with its normalised name where that differs."""
-    if norm.normalized_name.casefold() == raw.casefold():
-        return raw
-    return f"{raw} ({norm.normalized_name})"
-
-
-def _add_chat(out: PaperOutcome, chat: ChatResult[Any]) -> None:
-    out.chat_calls += chat.calls
-    out.prompt_tokens += chat.prompt_tokens
-    out.completion_tokens += chat.completion_tokens
-
-
-async def index_paper(
-    paper: Paper,
-    llm: LLMClient,
-    normalizer: Normalizer,
-    opts: UpdateOptions,
-) -> tuple[PaperOutcome, list[Point], list[EdgeRef]]:
-    """All LLM work for one paper; returns the points to commit (nothing is written here).
-
-    The model points, the program quotes: a relation's description is its cited abstract
-    sentences unless stage 2 refines it, and its evidence is always sentences cut from the
-    paper with their place (title, abstract or passage n) and offsets.
-    """
-    out = PaperOutcome(paper.paper_id, "failed")
-    sentences = abstract_sentences(paper.title, paper.abstract)
-    if not paper.abstract.strip() and paper.has_main_text:
-        sentences += opening_sentences(paper.paragraphs)
-        out.from_main_text = True
-    cap = {"num_predict": opts.num_predict} if opts.num_predict else None
-    draft = await draft_relations(sentences, llm, options=cap)
-    _add_chat(out, draft)
-    if draft.value is None:
-        out.error = f"draft: {draft.error}"
-        return out, [], []
-
-    relations, out.dropped = resolve_draft(draft.value, sentences)
-    edges, out.self_loops = build_edges(paper, relations, normalizer, sentences)
-    if not edges:
-        out.status = "done"
-        return out, [], []
-
-    statements = [
-        relation_statement(s.norm.normalized_name, r.rel, t.norm.normalized_name)
-        for r, s, t in edges
-    ]
-    descriptions = {i: r.cited_text for i, (r, _, _) in enumerate(edges)}
-    evidence = {i: list(r.cited) for i, (r, _, _) in enumerate(edges)}
-    refined: set[int] = set()
-
-    if opts.refine and paper.has_main_text:
-        # Stage 2 reads the passages, so it sees each relation named as the paper writes it
-        # ("IL-8 (CXCL8) upregulated in Endometriosis"), the normalised name only where it differs.
-        written = [
-            relation_statement(_as_written(r.src, s.norm), r.rel, _as_written(r.tgt, t.norm))
-            for r, s, t in edges
-        ]
-        ref = await refine_relations(
-            paper.title,
-            paper.paragraphs,
-            [refine_query(st, descriptions[i]) for i, st in enumerate(written)],
-            llm,
-            chunk_chars=opts.chunk_chars,
-            chunk_overlap=opts.chunk_overlap,
-            top_k=opts.top_k,
-            min_similarity=opts.min_similarity,
-            options=cap,
-        )
-        out.embed_requests += ref.embed_requests
-        if ref.chat is not None:
-            _add_chat(out, ref.chat)
-        if ref.error:
-            out.error = f"refine: {ref.error}"
-            return out, [], []
-        out.uncited = ref.uncited
-        descriptions.update(ref.descriptions)
-        evidence.update(ref.evidence)
-        refined = set(ref.descriptions)
-
-    vectors = await llm.embed([f"{st}. {descriptions[i]}" for i, st in enumerate(statements)])
-    out.embed_requests += 1
-
-    meta = paper.metadata()
-    known = {k: meta.pop(k) for k in PAPER_FIELDS}
-    above = normalizer.ancestors
-    points: list[Point] = []
-    refs: list[EdgeRef] = []
-    for i, (rel, src, tgt) in enumerate(edges):
-        payload = EdgePayload(
-            **known,
-            source=src.norm.normalized_name,
-            source_id=src.norm.ontology_id or "",
-            source_key=src.key,
-            source_type=src.type,
-            source_ancestors=list(above(src.norm.ontology_id)) if src.norm.ontology_id else [],
-            source_raw=rel.src,
-            source_match=src.norm.matched_by,
-            target=tgt.norm.normalized_name,
-            target_id=tgt.norm.ontology_id or "",
-            target_key=tgt.key,
-            target_type=tgt.type,
-            target_ancestors=list(above(tgt.norm.ontology_id)) if tgt.norm.ontology_id else [],
-            target_raw=rel.tgt,
-            target_match=tgt.norm.matched_by,
-            relationship_type=rel.rel,
-            description=descriptions[i],
-            description_source=REFINED if i in refined else CITED,
-            evidence=[s.to_dict() for s in evidence[i]],
-            extra=meta,
-        )
-        points.append(
-            Point(
-                edge_point_id(paper.paper_id, src.key, rel.rel, tgt.key),
-                vectors[i],
-                payload.to_dict(),
-            )
-        )
-        refs.append(
-            EdgeRef(
-                source_key=src.key,
-                source_name=src.norm.normalized_name,
-                source_type=src.type,
-                source_id=src.norm.ontology_id,
-                relationship_type=rel.rel,
-                target_key=tgt.key,
-                target_name=tgt.norm.normalized_name,
-                target_type=tgt.type,
-                target_id=tgt.norm.ontology_id,
-            )
-        )
-    out.status = "done"
-    out.edges = len(points)
-    out.refined = len(refined)
-    return out, points, refs
-
-
-# --- the run ---------------------------------------------------------------------------------------
 
 
 def _classify(paper: Paper, collection: Collection | None, force: bool) -> tuple[str, str]:

@@ -1,0 +1,161 @@
+"""An edge's two ends as values: what the model wrote, what the normaliser made of it
+(:class:`EdgeEnd`), the edges of a paper's relations (:func:`build_edges`: one per pair of
+entities, a coordination giving one per part, self-loops dropped and counted), and the point
+an edge is stored as (:func:`edge_point`), each end's fields written once for both roles."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fastbmrag.index.extract import Relation
+from fastbmrag.papers.model import Paper
+from fastbmrag.prompts import relation_statement
+from fastbmrag.sentences import Sentence
+from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
+from fastbmrag.store.payload import EdgePayload
+from fastbmrag.vocab.base import Normalized, Normalizer
+
+
+@dataclass(frozen=True)
+class EdgeEnd:
+    """One end of an edge: the name as the model wrote it and what the normaliser made of it."""
+
+    raw: str
+    norm: Normalized
+    type: str
+
+    @property
+    def key(self) -> str:
+        return node_key(self.norm.ontology_id, self.type, self.norm.normalized_name)
+
+    @property
+    def name(self) -> str:
+        return self.norm.normalized_name
+
+    @property
+    def as_written(self) -> str:
+        """The end as the paper writes it, with its normalised name where that differs
+        ("IL-8 (CXCL8)")."""
+        if self.name.casefold() == self.raw.casefold():
+            return self.raw
+        return f"{self.raw} ({self.name})"
+
+    def payload(self, role: str, ancestors: Callable[[str], Sequence[str]]) -> dict[str, Any]:
+        """This end's payload fields as the ``role`` ("source" or "target") of an edge."""
+        oid = self.norm.ontology_id
+        return {
+            role: self.name,
+            f"{role}_id": oid or "",
+            f"{role}_key": self.key,
+            f"{role}_type": self.type,
+            f"{role}_ancestors": list(ancestors(oid)) if oid else [],
+            f"{role}_raw": self.raw,
+            f"{role}_match": self.norm.matched_by,
+        }
+
+    def ref(self, role: str) -> dict[str, Any]:
+        """This end's fields of an :class:`~fastbmrag.store.base.EdgeRef` as ``role``."""
+        return {
+            f"{role}_key": self.key,
+            f"{role}_name": self.name,
+            f"{role}_type": self.type,
+            f"{role}_id": self.norm.ontology_id,
+        }
+
+
+@dataclass(frozen=True)
+class Edge:
+    relation: Relation
+    source: EdgeEnd
+    target: EdgeEnd
+
+    @property
+    def statement(self) -> str:
+        """What is embedded and stored: the normalised names."""
+        return relation_statement(self.source.name, self.relation.rel, self.target.name)
+
+    @property
+    def as_written(self) -> str:
+        """What stage 2 reads beside the passages: the names as the paper writes them."""
+        return relation_statement(self.source.as_written, self.relation.rel, self.target.as_written)
+
+
+def _ends(normalizer: Normalizer, name: str, etype: str, context: str) -> list[EdgeEnd]:
+    """The entities a name stands for: one, or one per part of a coordination ("SMAD2/3",
+    "breast and ovarian cancer")."""
+    norm = normalizer.normalize(name, etype, context)
+    return [EdgeEnd(name, part, etype) for part in norm.parts] or [EdgeEnd(name, norm, etype)]
+
+
+def build_edges(
+    paper: Paper,
+    relations: list[Relation],
+    normalizer: Normalizer,
+    drafted: list[Sentence] | None = None,
+) -> tuple[list[Edge], int]:
+    """Normalise both ends (a coordination gives one edge per entity it names); one edge per
+    (source, type, target) in a paper. The context is the title and abstract, or the
+    ``drafted`` sentences of a paper without an abstract. Returns the edges and the number of
+    relations dropped because both their ends became one entity ("HIF1" -> "HIF1A")."""
+    context = f"{paper.title}\n{paper.abstract}"
+    if drafted and not paper.abstract.strip():
+        context = "\n".join(s.text for s in drafted)
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    self_loops = 0
+    for rel in relations:
+        pairs = [
+            (src, tgt)
+            for src in _ends(normalizer, rel.src, rel.src_type, context)
+            for tgt in _ends(normalizer, rel.tgt, rel.tgt_type, context)
+        ]
+        if all(src.key == tgt.key for src, tgt in pairs):
+            self_loops += 1
+            continue
+        for src, tgt in pairs:
+            triple = (src.key, rel.rel, tgt.key)
+            if src.key == tgt.key or triple in seen:
+                continue
+            seen.add(triple)
+            out.append(Edge(rel, src, tgt))
+    return out, self_loops
+
+
+# Paper.metadata() keys that are declared EdgePayload fields; the rest travel as its ``extra``.
+PAPER_FIELDS = (
+    "paper_id",
+    "pmid",
+    "pmcid",
+    "doi",
+    "title",
+    "journal",
+    "year",
+    "authors",
+    "paper_weight",
+)
+
+
+def edge_point(
+    paper: Paper,
+    edge: Edge,
+    vector: Sequence[float],
+    ancestors: Callable[[str], Sequence[str]],
+    **described: Any,
+) -> tuple[Point, EdgeRef]:
+    """The stored point of ``edge`` (``described``: its ``description``,
+    ``description_source`` and ``evidence``) and its reference for the ledger."""
+    meta = paper.metadata()
+    known = {k: meta.pop(k) for k in PAPER_FIELDS}
+    src, tgt, rel = edge.source, edge.target, edge.relation.rel
+    payload = EdgePayload(
+        **known,
+        **src.payload("source", ancestors),
+        **tgt.payload("target", ancestors),
+        relationship_type=rel,
+        **described,
+        extra=meta,
+    )
+    point = Point(edge_point_id(paper.paper_id, src.key, rel, tgt.key), vector, payload.to_dict())
+    return point, EdgeRef(**src.ref("source"), relationship_type=rel, **tgt.ref("target"))
