@@ -26,6 +26,10 @@
    lists it). An interrupted run (Ctrl-C, a killed process, a crash) behaves the same:
    ``retry_from`` is written before anything is fetched, every paper the run committed
    is kept and skipped next time, and the next run searches the same window.
+6. Retractions: every run then asks PubMed which of the collection's PMIDs are now
+   retracted (a search on the "Retracted Publication" type restricted to those PMIDs,
+   :data:`~fastbmrag.papers.fetch.RETRACTION_BATCH` at a time) and flags the edges of the
+   newly retracted papers, without a model call (a dry run only counts them).
 """
 
 from __future__ import annotations
@@ -76,6 +80,10 @@ class SyncLedger(Protocol):
 
     def set_sync_state(self, query: str, last_date: str, **info: Any) -> None: ...
 
+    def retraction_candidates(self) -> list[str]: ...
+
+    def mark_retracted(self, paper_ids: list[str], source: str) -> list[str]: ...
+
 
 class DoneSet:
     """``pmid in DoneSet(collection)``: is that paper id done in the collection's ledger?"""
@@ -101,6 +109,7 @@ class SyncResult:
     mark_moved: bool = False
     dry_run: bool = False
     notes: list[str] = field(default_factory=list)
+    newly_retracted: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> int:
@@ -113,6 +122,8 @@ class SyncResult:
     def line(self) -> str:
         head = f"sync {self.query!r} {self.mindate}..{self.maxdate}: {self.fetch.line()}"
         body = self.index.line() if self.index is not None else "nothing new to index"
+        if self.newly_retracted:
+            body += f"; {len(self.newly_retracted):,} papers newly retracted (edges flagged)"
         if self.dry_run:
             tail = "dry run: last-sync mark unchanged"
         elif self.mark_moved:
@@ -137,6 +148,8 @@ class SyncResult:
             "fetch_failed": dict(self.fetch.failed),
             "unusable": list(self.fetch.unusable),
             "index": self.index.to_dict() if self.index is not None else None,
+            "newly_retracted": len(self.newly_retracted),
+            "deleted": self.index.to_dict().get("deleted", 0) if self.index is not None else 0,
             "mark": self.mark,
             "mark_moved": self.mark_moved,
             "exit_code": self.exit_code,
@@ -220,6 +233,9 @@ def sync_collection(
     result = SyncResult(query, mindate, maxdate, report, mark=mark, dry_run=dry_run)
     if papers:
         result.index = index(papers)
+    with PubMedClient(settings, **kwargs) as client:
+        found = client.retracted(collection.retraction_candidates())
+    result.newly_retracted = found if dry_run else collection.mark_retracted(found, "pubmed")
     if dry_run:
         return result
     if result.failed == 0:

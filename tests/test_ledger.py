@@ -33,7 +33,7 @@ def test_ledger_of_an_earlier_version_marks_its_papers_outdated(tmp_path: Path) 
     conn.commit()
     conn.close()
     ledger = Ledger(path)
-    assert ledger.schema_version == 2
+    assert ledger.schema_version == MIGRATIONS[-1][0]
     assert ledger.outdated_papers() == 1  # a paper with no edges has no payload to redo
     ledger.apply_papers([("old", "h2", refs_of(next(iter(cid_papers()))))])
     assert ledger.outdated_papers() == 0
@@ -42,7 +42,7 @@ def test_ledger_of_an_earlier_version_marks_its_papers_outdated(tmp_path: Path) 
 
 def test_new_ledger_is_migrated_to_the_latest_schema(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.sqlite")
-    assert ledger.schema_version == MIGRATIONS[-1][0] == 2
+    assert ledger.schema_version == MIGRATIONS[-1][0] == 3
     tables = {
         r[0] for r in ledger.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
     }
@@ -56,12 +56,13 @@ def test_new_ledger_is_migrated_to_the_latest_schema(tmp_path: Path) -> None:
         "runs",
         "sync_state",
         "meta",
+        "retractions",
     } <= tables
     assert ledger.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     ledger.close()
     # reopening does not re-run migrations
     again = Ledger(tmp_path / "ledger.sqlite")
-    assert again.schema_version == 2
+    assert again.schema_version == MIGRATIONS[-1][0]
     again.close()
 
 

@@ -430,6 +430,7 @@ def test_json_layout(workdir: Path, fake: FakeOllama) -> None:
         "journal",
         "year",
         "citations",
+        "retracted",
     }
     edge = d["edges"][0]
     assert set(edge) == {

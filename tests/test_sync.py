@@ -120,7 +120,9 @@ def test_first_sync_indexes_everything_and_second_fetches_nothing(
     chats = ollama.counts["/api/chat"]
     again = run(eutils, ollama, wd, "--quiet")
     assert again.exit_code == 0, again.output
-    assert eutils.count("esearch") == 1
+    # the window's search, and the search for retractions among the six PMIDs
+    assert eutils.count("esearch") == 2
+    assert "retracted publication" in eutils.requests[-1].params["term"]
     assert eutils.count("efetch") == 0
     assert eutils.count("fulltext") == 0
     assert ollama.counts["/api/chat"] == chats  # nothing indexed, the model not even asked

@@ -99,6 +99,11 @@ def payload_filter_options(f: F) -> F:
     help="Do not relax the join of two question entities or the parsed relation/answer types.",
 )
 @click.option(
+    "--include-retracted",
+    is_flag=True,
+    help="Keep the edges of retracted papers (left out by default), marked [retracted].",
+)
+@click.option(
     "--answer-model",
     default=None,
     envvar=config.ENV_ANSWER_MODEL,

@@ -43,7 +43,8 @@ def _human(stats: dict[str, Any]) -> str:
         f"Collection  {stats['collection']}",
         f"Store       {stats['backend']}: {stats['location']}",
         f"Ledger      {stats['ledger']}",
-        f"Papers      {p['done']:,} done, {p['failed']:,} failed, {p['pending']:,} pending",
+        f"Papers      {p['done']:,} done, {p['failed']:,} failed, {p['pending']:,} pending"
+        + (f", {stats['retracted_papers']:,} retracted" if stats.get("retracted_papers") else ""),
         f"Edges       {stats['edges']:,} ({stats['distinct_edges']:,} distinct), "
         f"{stats['entities']:,} entities"
         + (f", {stats['vector_size']}-d vectors" if stats["vector_size"] else ""),

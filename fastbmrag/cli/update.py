@@ -129,7 +129,7 @@ def count_input(inputs: tuple[str, ...], quiet: bool) -> ReadReport:
 
     report = ReadReport()
     total = sum(1 for _ in iter_papers(inputs, report))
-    if total == 0:
+    if total == 0 and not report.deleted:  # an update file may only delete citations
         why = "; ".join(f"{where}: {reason}" for where, reason in report.skipped[:3])
         raise InputError(f"No papers to index in {', '.join(inputs)}: {why or report.summary()}")
     for where, reason in report.skipped[:20]:
@@ -186,7 +186,7 @@ def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
     with command_logging(opts["log_file"], opts["quiet"]):
         rag = RAG.from_options({**opts, "collection": collection})
         summary, first = rag.update(
-            lambda: iter_papers(inputs, ReadReport()),
+            lambda: iter_papers(inputs, ReadReport(deletions=True)),
             update_options(rag, opts),
             count=lambda: count_input(inputs, opts["quiet"]),
             progress=not opts["quiet"],

@@ -155,6 +155,7 @@ def edge_point(
         **tgt.payload("target", ancestors),
         relationship_type=rel,
         **described,
+        retracted=int(paper.retraction == "retracted"),
         extra=meta,
     )
     point = Point(edge_point_id(paper.paper_id, src.key, rel, tgt.key), vector, payload.to_dict())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -33,6 +33,8 @@ class RunSummary:
     uncited_refinements: int = 0  # refined descriptions without a valid citation, not used
     drafted_from_main_text: int = 0  # papers without an abstract, drafted from their opening
     self_loops: int = 0  # drafted relations whose ends normalised to one entity (dropped)
+    retracted: int = 0  # papers whose record says they were retracted, newly flagged
+    deleted: int = 0  # papers a MEDLINE update file deleted, their edges removed
     wall_seconds: float = 0.0
     dry_run: bool = False
     would_index: dict[str, int] = field(default_factory=dict)  # dry run: reason -> papers
@@ -92,6 +94,10 @@ class RunSummary:
             out += f"; {self.self_loops:,} self-loops after normalisation dropped"
         if self.uncited_refinements:
             out += f"; {self.uncited_refinements:,} refinements without a valid citation not used"
+        if self.retracted:
+            out += f"; {self.retracted:,} retracted papers flagged"
+        if self.deleted:
+            out += f"; {self.deleted:,} deleted citations removed"
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,6 +157,9 @@ async def _run(
     try:
         if opts.dry_run:
             for paper in papers:
+                if paper.deleted:
+                    summary.would_index["delete"] = summary.would_index.get("delete", 0) + 1
+                    continue
                 summary.read += 1
                 why, _ = _classify(paper, collection, opts.force)
                 if why == "unchanged":
@@ -162,9 +171,24 @@ async def _run(
         if collection is None:
             raise ValueError("index_papers needs a collection unless dry_run is set")
         run_id = collection.record_run_start("update", {"options": asdict(opts)})
+        retracted: list[str] = []
+        deleted: list[str] = []
         try:
             with _Progress(progress, total) as bar:
-                await _work(papers, collection, llm, normalizer, opts, summary, bar)
+                await _work(
+                    _noting(papers, retracted, deleted),
+                    collection,
+                    llm,
+                    normalizer,
+                    opts,
+                    summary,
+                    bar,
+                )
+            # what the records say of retractions and deletions, once their papers are in
+            summary.retracted = len(collection.mark_retracted(retracted, "input"))
+            present = [p for p in deleted if collection.paper_state(p) is not None]
+            collection.delete_papers(present)
+            summary.deleted = len(present)
             collection.refresh_weights()
             collection.optimize()
         except BaseException as err:  # the run ends here: say why in the ledger, then raise
@@ -180,6 +204,18 @@ async def _run(
     finally:
         _account(summary, llm, started)
         await llm.aclose()
+
+
+def _noting(papers: Iterable[Paper], retracted: list[str], deleted: list[str]) -> Iterator[Paper]:
+    """``papers`` without the deleted citations, which go to ``deleted``; the ids of retracted
+    papers go to ``retracted``."""
+    for paper in papers:
+        if paper.deleted:
+            deleted.append(paper.paper_id)
+            continue
+        if paper.retraction == "retracted":
+            retracted.append(paper.paper_id)
+        yield paper
 
 
 def _account(summary: RunSummary, llm: LLMClient, started: float) -> None:

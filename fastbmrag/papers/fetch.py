@@ -83,6 +83,7 @@ DEFAULT_BACKOFF = 2.0
 DEFAULT_MAX_BACKOFF = 60.0
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_DATETYPE = "edat"
+RETRACTION_BATCH = 200  # PMIDs per search for retracted ones
 ESEARCH_CAP = 9_999  # ESearch pages only through the first 9,999 hits of a search
 ESEARCH_PAGE = 9_999
 EARLIEST = date(1781, 1, 1)  # older than the oldest PubMed record
@@ -431,6 +432,17 @@ class PubMedClient:
             )
             yield from ids
             start += len(ids)
+
+    def retracted(self, pmids: list[str]) -> list[str]:
+        """Those of ``pmids`` that PubMed now lists as retracted (the publication type
+        "Retracted Publication"), asked :data:`RETRACTION_BATCH` PMIDs at a time."""
+        out: list[str] = []
+        for i in range(0, len(pmids), RETRACTION_BATCH):
+            batch = pmids[i : i + RETRACTION_BATCH]
+            ids = " OR ".join(f"{p}[uid]" for p in batch)
+            _, found = self.esearch(f'"retracted publication"[pt] AND ({ids})', retmax=len(batch))
+            out += [p for p in found if p in set(batch)]
+        return out
 
     def efetch(self, pmids: list[str]) -> bytes:
         """MEDLINE XML (``PubmedArticleSet``) of these PMIDs."""

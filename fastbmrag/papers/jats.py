@@ -262,6 +262,12 @@ def paper_from_article(article: etree._Element, stem: str = "") -> Paper:
     title = _text(meta.find("title-group/article-title")) if meta is not None else ""
     subtitle = _text(meta.find("title-group/subtitle")) if meta is not None else ""
     journal = _text(article.find("front/journal-meta//journal-title"))
+    related = {r.get("related-article-type") for r in article.iter("related-article")}
+    retraction = ""
+    if article.get("article-type") == "retraction" or "retracted-article" in related:
+        retraction = "notice"  # a notice points at the article it retracts
+    elif "retraction-forward" in related:
+        retraction = "retracted"  # the retracted article points at its notice
     return Paper(
         paper_id=pmcid or pmid or doi or stem,
         abstract=_abstract(meta),
@@ -273,6 +279,7 @@ def paper_from_article(article: etree._Element, stem: str = "") -> Paper:
         pmid=pmid,
         pmcid=pmcid,
         doi=doi,
+        retraction=retraction,
     )
 
 

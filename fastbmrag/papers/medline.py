@@ -2,8 +2,10 @@
 
 Abstract-only papers: ``paper_id`` is the PMID; a structured abstract becomes one
 ``"LABEL: text"`` paragraph per section, joined by newlines. Citations without an abstract
-are skipped (and reported); ``DeleteCitation`` PMIDs are recorded in the report, never read
-as papers.
+are skipped (and reported); ``DeleteCitation`` PMIDs are recorded in the report (and yielded
+as deleted papers when it asks for them). Retractions: a citation with the publication type
+"Retracted Publication" or a "RetractionIn" link is retracted; one with the publication type
+"Retraction of Publication" or a "RetractionOf" link is a retraction notice (not indexed).
 
 ``pubmed_parser.parse_medline_xml`` reads the whole baseline file at about 1,400
 citations/s here (it visits every element, keeps every cleared element attached to the
@@ -28,6 +30,8 @@ from fastbmrag.papers.model import Paper
 from fastbmrag.papers.report import ReadReport
 
 NO_ABSTRACT = "no abstract"
+RETRACTED_TYPES = frozenset(["Retracted Publication"])
+NOTICE_TYPES = frozenset(["Retraction of Publication"])
 _TAGS = ("PubmedArticle", "PubmedBookArticle", "DeleteCitation")
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -120,6 +124,7 @@ def paper_from_citation(element: etree._Element) -> Paper:
             article_year = _year(child.findtext("Year"))
     if paper.year is None:
         paper.year = article_year
+    paper.retraction = _retraction(citation, article)
     ids = element.find("PubmedData/ArticleIdList")
     if ids is not None:
         doi = ""
@@ -131,6 +136,17 @@ def paper_from_citation(element: etree._Element) -> Paper:
                 paper.pmcid = (aid.text or "").strip()
         paper.doi = doi or paper.doi
     return paper
+
+
+def _retraction(citation: etree._Element, article: etree._Element) -> str:
+    """ "notice" for a retraction notice, "retracted" for a retracted paper, else ""."""
+    types = {_text(t) for t in article.iterfind("PublicationTypeList/PublicationType")}
+    links = {c.get("RefType") for c in citation.iterfind("CommentsCorrectionsList/*")}
+    if types & NOTICE_TYPES or "RetractionOf" in links:
+        return "notice"
+    if types & RETRACTED_TYPES or "RetractionIn" in links:
+        return "retracted"
+    return ""
 
 
 def _open(source: str | Path | bytes) -> tuple[IO[bytes], str]:
@@ -186,7 +202,10 @@ def _iter(stream: IO[bytes], name: str, report: ReadReport) -> Iterator[Paper]:
                     elif report.admit(paper, where):
                         yield paper
                 elif tag == "DeleteCitation":
-                    report.deleted.extend((p.text or "").strip() for p in element.iterfind("PMID"))
+                    gone = [(p.text or "").strip() for p in element.iterfind("PMID")]
+                    report.deleted.extend(gone)
+                    if report.deletions:
+                        yield from (Paper(paper_id=p, pmid=p, deleted=True) for p in gone if p)
                 else:  # PubmedBookArticle: book chapters are not journal papers
                     count += 1
                     report.skip(f"{name} citation {count}", "book citation (not supported)")

@@ -17,6 +17,12 @@ class Paper:
     paragraph with its section title in square brackets: ``"[Results] ..."``.
     ``extra`` holds every input column without a known meaning; it reaches
     every stored edge of the paper.
+
+    ``retraction`` is what the record says of a retraction: "retracted" (the paper was
+    retracted: its edges are flagged), "notice" (the record is itself a retraction notice:
+    not indexed), or "". ``deleted`` marks a MEDLINE update file's deleted citation: no paper,
+    only its id, whose edges are removed. Neither is part of :meth:`content_hash`: a
+    retraction flags a paper's edges, it does not re-extract them.
     """
 
     paper_id: str
@@ -31,6 +37,8 @@ class Paper:
     pmcid: str = ""
     doi: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    retraction: str = ""
+    deleted: bool = False
 
     @property
     def has_main_text(self) -> bool:

@@ -21,6 +21,7 @@ EMPTY = "empty abstract and main text"
 DUPLICATE = "duplicate paper_id"
 NO_PAPER_ID = "empty paper_id"
 UNREADABLE = "unreadable file"
+RETRACTION_NOTICE = "a retraction notice, not a paper"
 TOO_LARGE = "cell too large"
 NO_INPUT = "input not found"
 UNBALANCED_QUOTE = "unbalanced quote"
@@ -45,8 +46,12 @@ class ReadReport:
     ``duplicates`` lists the paper_ids that were dropped as repeats (first one kept),
     ``decode_errors`` the places where undecodable bytes were replaced by U+FFFD,
     ``repaired`` the ``(where, what)`` of values that were fixed up but kept, and
-    ``deleted`` the PMIDs a MEDLINE file lists as deleted citations.
+    ``deleted`` the PMIDs a MEDLINE file lists as deleted citations. With ``deletions``
+    the MEDLINE reader also yields each of them as a ``Paper(deleted=True)`` (for ``update``,
+    which removes their edges).
     """
+
+    deletions: bool = False
 
     read: int = 0
     files: int = 0
@@ -85,6 +90,9 @@ class ReadReport:
         label = f"{where} (paper_id {paper.paper_id})" if paper.paper_id else where
         if not paper.paper_id.strip():
             self.skip(where, NO_PAPER_ID)
+            return False
+        if paper.retraction == "notice":
+            self.skip(label, RETRACTION_NOTICE)
             return False
         if not paper.abstract.strip() and not paper.has_main_text:
             self.skip(label, EMPTY)

@@ -30,6 +30,8 @@ def evidence_line(edge: EdgeResult) -> str:
     p = edge.payload
     desc = " ".join(str(p.get("description") or "").split())[:DESCRIPTION_CHARS]
     line = f"[{edge.n}] {edge.statement}: {desc}"
+    if p.get("retracted"):
+        line = f"[{edge.n}] (from a RETRACTED paper) {edge.statement}: {desc}"
     quotes = [" ".join(str(e["text"]).split()) for e in evidence_of(p)]
     if quotes and " ".join(quotes) != desc:  # a cited description is its own evidence
         line += f' Quote: "{" ".join(quotes)[:DESCRIPTION_CHARS]}"'
@@ -104,6 +106,7 @@ def references_for(edges: list[EdgeResult], cited: list[int]) -> list[dict[str, 
         if ref is None:
             ref = {f: edge.payload.get(f) or None for f in REFERENCE_FIELDS}
             ref["paper_id"] = pid
+            ref["retracted"] = bool(edge.payload.get("retracted"))
             ref["citations"] = []
             refs[pid] = ref
         ref["citations"].append(k)

@@ -51,6 +51,7 @@ class QueryOptions:
     min_weight: float | None = None
     exact: bool = False  # entity filters match the entity itself, not what is below it
     fallback: bool = True  # relax filters that match nothing, down to no filter
+    include_retracted: bool = False  # keep the edges of retracted papers (marked) in answers
     answer_model: str | None = None
     answer_batch: int = ANSWER_BATCH
     concurrency: int = config.DEFAULT_CONCURRENCY  # answer calls in flight (map-reduce)

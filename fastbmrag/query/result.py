@@ -94,7 +94,7 @@ def _ref_line(ref: dict[str, Any]) -> str:
     where = ", ".join(str(v) for v in (ref.get("journal"), ref.get("year")) if v)
     title = str(ref.get("title") or ref["paper_id"]).rstrip(".")  # joined with ". " below
     parts = [str(title)] + ([where] if where else []) + ([", ".join(ids)] if ids else [])
-    return ". ".join(parts)
+    return ". ".join(parts) + (" [retracted]" if ref.get("retracted") else "")
 
 
 def _score(edge: EdgeResult) -> str:

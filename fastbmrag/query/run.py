@@ -19,6 +19,7 @@ from fastbmrag.query.options import QueryOptions
 from fastbmrag.query.result import EdgeResult, QueryResult
 from fastbmrag.query.retrieve import retrieve
 from fastbmrag.query.spec import (
+    RETRACTED,
     FilterSpec,
     build_spec,
     collection_name,
@@ -28,6 +29,8 @@ from fastbmrag.query.spec import (
 )
 from fastbmrag.store.base import Hit
 from fastbmrag.store.payload import edge_weight
+
+MAX_LEFT_OUT_EDGES = 10_000  # edges of retracted papers looked at to name them
 
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
@@ -77,8 +80,16 @@ async def aquery(
     if vector is not None:
         collection.check_vector_size(len(vector))
     spec = _hierarchical(build_spec(opts, linked, parse, normalizer), collection, steps.warnings)
+    hide = not opts.include_retracted and bool(collection.retracted_papers())
+    spec = replace(spec, hide_retracted=hide)
     with steps.timed("filter_s"):
         used, matched, relaxed = _first_matching(spec, collection, opts.fallback)
+        if hide and (left_out := _retracted_left_out(collection, used)):
+            steps.warnings.append(
+                f"{len(left_out)} retracted paper{'s' if len(left_out) > 1 else ''} left out "
+                f"({', '.join(sorted(left_out)[:5])}{' ...' if len(left_out) > 5 else ''}); "
+                "--include-retracted shows their edges, marked"
+            )
     with steps.timed("search_s"):
         flt = used.to_filter() or None
         hits = retrieve(collection, vector, flt, matched=matched, options=opts) if matched else []
@@ -208,6 +219,17 @@ def _first_matching(
         if matched > 0:
             break
     return used, matched, relaxed
+
+
+def _retracted_left_out(collection: Collection, used: FilterSpec) -> set[str]:
+    """The retracted papers with an edge that ``used`` would match if they were kept."""
+    flt = replace(used, hide_retracted=False).to_filter().and_(RETRACTED)
+    papers: set[str] = set()
+    for n, hit in enumerate(collection.store.scroll(flt)):
+        papers.add(str(hit.payload.get("paper_id")))
+        if n >= MAX_LEFT_OUT_EDGES:
+            break
+    return papers
 
 
 def _edges(collection: Collection, hits: list[Hit]) -> list[EdgeResult]:

@@ -12,6 +12,8 @@ from fastbmrag.query.entities import Entity, Parse, resolve_entity
 from fastbmrag.query.options import QueryOptions
 from fastbmrag.store.base import Filter, Match, Range
 
+RETRACTED = Match("retracted", value=1)  # an edge of a retracted paper
+
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
     from fastbmrag.vocab.base import Normalizer
@@ -34,6 +36,9 @@ class FilterSpec:
     pmids: tuple[str, ...] = ()
     min_weight: float | None = None
     exact: bool = False
+    include_retracted: bool = False
+    # set from the collection: it holds retracted papers, and they are to be left out
+    hide_retracted: bool = False
 
     @property
     def effective_match(self) -> str:
@@ -74,7 +79,8 @@ class FilterSpec:
         must += payload_conditions(self.payload_values())
         if self.weight_filter:
             must.append(self.weight_filter)
-        return Filter(must=tuple(must))
+        hidden = (RETRACTED,) if self.hide_retracted and not self.include_retracted else ()
+        return Filter(must=tuple(must), must_not=hidden)
 
     def _about(self, entities: list[Entity], ends: tuple[str, ...]) -> Filter:
         """Edges with one of ``entities`` at one of ``ends``: the entity itself, or (unless
@@ -99,6 +105,7 @@ class FilterSpec:
             "entity_types_from": self.entity_types_from,
             "min_weight": self.min_weight,
             "exact": self.exact,
+            "include_retracted": self.include_retracted,
         }
 
 
@@ -119,6 +126,7 @@ def build_spec(
         entities=entities,
         match=options.match,
         exact=options.exact,
+        include_retracted=options.include_retracted,
         min_weight=options.min_weight,
         **{f.name: getattr(options, f.name) for f in PAYLOAD_FILTERS},
     )

@@ -540,8 +540,11 @@ class Collection:
             if first is not None:
                 self.ensure_vector_size(len(first.vector))
             degrees = self.ledger.preview_degrees({pid: p.refs for pid, p in batch.items()})
+            retracted = self.ledger.retracted() & batch.keys()  # stays flagged when re-indexed
             for pid, p in batch.items():
                 for point, ref in zip(p.points, p.refs, strict=True):
+                    if pid in retracted:
+                        point.payload["retracted"] = 1
                     point.payload["paper_id"] = pid
                     point.payload["source_key"] = ref.source_key
                     point.payload["target_key"] = ref.target_key
@@ -778,6 +781,35 @@ class Collection:
 
         return dir_size(self.directory)
 
+    def mark_retracted(self, paper_ids: Iterable[str], source: str) -> list[str]:
+        """Flag the edges of these done papers as retracted (``retracted`` = 1) without
+        re-extracting them, and record it; returns the papers not flagged before."""
+        with self._mutex:
+            self._require_write()
+            new = self.ledger.not_yet_retracted(paper_ids)
+            for i in range(0, len(new), _SET_PAYLOAD_CHUNK):
+                chunk = tuple(new[i : i + _SET_PAYLOAD_CHUNK])
+                self.store.set_payload(
+                    {"retracted": 1}, Filter(must=(Match("paper_id", any_of=chunk),))
+                )
+            if new:  # the store first: a crash before the ledger records it flags them again
+                self.store.flush()
+                self.ledger.note_retracted(new, source)
+            return new
+
+    def retracted_papers(self) -> set[str]:
+        return self.ledger.retracted()
+
+    def retraction_candidates(self) -> list[str]:
+        """The done papers a PubMed search can find retracted: those whose id is a PMID, not
+        yet recorded as retracted."""
+        known = self.ledger.retracted()
+        return [
+            p.paper_id
+            for p in self.ledger.papers("done")
+            if p.paper_id.isdigit() and p.paper_id not in known
+        ]
+
     def stats(self, max_failed: int | None = 100) -> dict[str, Any]:
         """Everything `fastbmrag status` shows (from the ledger only: works during an update)."""
         counts = self.ledger.paper_counts()
@@ -790,6 +822,7 @@ class Collection:
             "location": self.location,
             "ledger": str(self.ledger.path),
             "papers": {**counts, "total": sum(counts.values())},
+            "retracted_papers": len(self.ledger.retracted()),
             "failed": [
                 {"paper_id": p.paper_id, "error": p.error, "updated_at": p.updated_at}
                 for p in failed

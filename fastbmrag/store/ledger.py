@@ -102,6 +102,18 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "ALTER TABLE dirty_nodes RENAME TO stale_nodes",
         ],
     ),
+    (
+        3,
+        [
+            # papers known to be retracted, and who said so ("input": the paper's own record;
+            # "pubmed": a sync's search); a retracted paper is kept, its edges flagged
+            """CREATE TABLE retractions (
+                paper_id TEXT PRIMARY KEY,
+                source TEXT NOT NULL,
+                noted_at TEXT NOT NULL
+            )""",
+        ],
+    ),
 ]
 
 _CHUNK = 500  # SQLite host-parameter batches
@@ -499,8 +511,38 @@ class Ledger:
                     )
                 else:
                     conn.execute(f"DELETE FROM papers WHERE paper_id IN ({marks})", chunk)
+                    conn.execute(f"DELETE FROM retractions WHERE paper_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM journal WHERE paper_id IN ({marks})", chunk)
         return removed, changed
+
+    # -- retractions --------------------------------------------------------------------------
+    def not_yet_retracted(self, paper_ids: Iterable[str]) -> list[str]:
+        """Those of these papers that are done and not recorded as retracted."""
+        ids = list(dict.fromkeys(paper_ids))
+        new: set[str] = set()
+        for chunk in _chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            new.update(
+                r[0]
+                for r in self._query(
+                    "SELECT p.paper_id FROM papers p LEFT JOIN retractions r "
+                    "ON r.paper_id = p.paper_id WHERE p.status = 'done' "
+                    f"AND r.paper_id IS NULL AND p.paper_id IN ({marks})",
+                    chunk,
+                )
+            )
+        return [pid for pid in ids if pid in new]
+
+    def note_retracted(self, paper_ids: Sequence[str], source: str) -> None:
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO retractions (paper_id, source, noted_at) VALUES (?, ?, ?)",
+                [(pid, source, now()) for pid in paper_ids],
+            )
+
+    def retracted(self) -> set[str]:
+        """The papers recorded as retracted."""
+        return {r[0] for r in self._query("SELECT paper_id FROM retractions")}
 
     def stale_nodes(self) -> dict[str, int]:
         """Nodes whose degree payload in the store is stale, with their current degree."""

@@ -65,6 +65,9 @@ class EdgePayload:
     # node degrees at the last weight refresh (set by the collection when it commits)
     source_degree: int = _index("integer", 0)
     target_degree: int = _index("integer", 0)
+    # 1 when the paper was retracted (its reader said so, or a sync found it since): answers
+    # leave such edges out unless asked for them; an older payload without it is 0
+    retracted: int = _index("integer", 0)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

@@ -21,7 +21,9 @@ Switchable faults (:meth:`FakeEutils.fail`): the next N requests of one kind
 answer a status (429 with NCBI's JSON body, 500, 503...), drop the
 connection, or never answer (``HANG``); :attr:`FakeEutils.requests` logs every request (kind, params,
 time) so tests can count them. Records can be added between calls
-(:meth:`add_medline`, :meth:`add_jats`) to simulate new papers.
+(:meth:`add_medline`, :meth:`add_jats`) to simulate new papers, and retracted
+(:meth:`retract`: the record gains the publication type "Retracted Publication", and the
+search ``"retracted publication"[pt] AND (1[uid] OR 2[uid] ...)`` finds it).
 
 Use::
 
@@ -88,6 +90,7 @@ class Record:
     edat: date  # Entrez date: when the record entered PubMed
     pdat: date  # publication date
     pmcid: str = ""
+    retracted: bool = False
 
 
 @dataclass
@@ -255,6 +258,23 @@ class FakeEutils:
                 self.fulltext[pmcid] = data
         return pmid
 
+    def retract(self, pmid: str) -> None:
+        """Mark a served record retracted, as PubMed does: its publication types gain
+        "Retracted Publication"."""
+        with self._lock:
+            rec = self.records[pmid]
+            article = etree.fromstring(rec.xml, parser=etree.XMLParser(resolve_entities=False))
+            art = article.find("MedlineCitation/Article")
+            types = art.find("PublicationTypeList") if art is not None else None
+            if art is not None and types is None:
+                types = etree.SubElement(art, "PublicationTypeList")
+            if types is not None:
+                etree.SubElement(
+                    types, "PublicationType", UI="D016441"
+                ).text = "Retracted Publication"
+            rec.xml = etree.tostring(article, encoding="utf-8")
+            rec.retracted = True
+
     def remove_full_text(self, pmcid: str) -> None:
         with self._lock:
             self.fulltext.pop(pmcid, None)
@@ -332,9 +352,17 @@ class FakeEutils:
             lo, hi = _date_window(params)
         except ValueError as err:
             return 200, "text/xml", _esearch_error(str(err))
+        uids = set(re.findall(r"(\d+)\[uid\]", term))
+        retracted = '"retracted publication"[pt]' in term.lower()
         with self._lock:
             wanted = self.queries.get(term)
-            records = [r for r in self.records.values() if wanted is None or r.pmid in wanted]
+            if wanted is None and uids:  # a search restricted to PMIDs
+                wanted = uids
+            records = [
+                r
+                for r in self.records.values()
+                if (wanted is None or r.pmid in wanted) and (r.retracted or not retracted)
+            ]
         if datetype not in ("edat", "pdat"):
             return 200, "text/xml", _esearch_error(f"Unsupported datetype {datetype!r} (fake)")
         key = (lambda r: r.edat) if datetype == "edat" else (lambda r: r.pdat)
