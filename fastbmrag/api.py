@@ -433,6 +433,7 @@ class RAG:
             "key": None, "name": found.name, "type": found.type, "id": found.id,
             "vocabulary": facts, "in_collection": False, "degree": 0, "weight": 0.0,
             "relations": {}, "partners": [], "papers": 0, "papers_by_year": {},
+            "retracted_papers": [],
         }  # fmt: skip
 
     def narrower(self, name: str, limit: int = 5) -> list[str]:

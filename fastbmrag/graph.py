@@ -47,8 +47,11 @@ class Edge:
     target: str
 
 
-def ledger_edges(collection: Collection) -> list[Edge]:
-    return [Edge(*row) for row in collection.ledger.edge_rows()]
+def ledger_edges(collection: Collection, *, retracted: bool = False) -> list[Edge]:
+    """The collection's edges; those of retracted papers only with ``retracted``."""
+    edges = [Edge(*row) for row in collection.ledger.edge_rows()]
+    gone = set() if retracted else collection.retracted_papers()
+    return [e for e in edges if e.paper_id not in gone] if gone else edges
 
 
 def node_names(collection: Collection) -> dict[str, dict[str, Any]]:
@@ -80,8 +83,24 @@ def consensus(edges: Iterable[tuple[str, str, str, Any]]) -> list[dict[str, Any]
 
 
 def contradictions(collection: Collection, entity_keys: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """The pairs whose papers disagree (opposite relationship types), most papers first."""
-    return _contradictions(ledger_edges(collection), node_names(collection), entity_keys)
+    """The pairs whose papers disagree (opposite relationship types), most papers first. The
+    papers of a retracted side are named in ``retracted``; a pair whose disagreement rests
+    on retracted papers alone says so (``only_with_retracted``)."""
+    retracted = collection.retracted_papers()
+    found = _contradictions(
+        ledger_edges(collection, retracted=True), node_names(collection), entity_keys
+    )
+    for pair in found:
+        pair["retracted"] = {
+            rel: [p for p in papers if p in retracted]
+            for rel, papers in pair["relations"].items()
+            if any(p in retracted for p in papers)
+        }
+        kept = [rel for rel, papers in pair["relations"].items() if set(papers) - retracted]
+        pair["only_with_retracted"] = not any(
+            opposed(a, b) for a, b in itertools.combinations(kept, 2)
+        )
+    return found
 
 
 def _contradictions(
@@ -198,7 +217,14 @@ def entity_card(collection: Collection, key: str, facts: dict[str, Any]) -> dict
     year."""
     names = node_names(collection)
     node = names.get(key, {})
-    touching = [e for e in ledger_edges(collection) if key in (e.source, e.target)]
+    everything = ledger_edges(collection, retracted=True)
+    retracted = collection.retracted_papers()
+    touching = [
+        e for e in everything if key in (e.source, e.target) and e.paper_id not in retracted
+    ]
+    left_out = {
+        e.paper_id for e in everything if key in (e.source, e.target) and e.paper_id in retracted
+    }
     by_type: dict[str, set[str]] = defaultdict(set)
     partners: dict[str, set[str]] = defaultdict(set)
     for e in touching:
@@ -238,6 +264,7 @@ def entity_card(collection: Collection, key: str, facts: dict[str, Any]) -> dict
         ],  # fmt: skip
         "papers": len(papers),
         "papers_by_year": dict(sorted(years.items())),
+        "retracted_papers": sorted(left_out),  # about it too, and left out of the above
     }
 
 

@@ -4,6 +4,7 @@ on a small collection built through the real pipeline with scripted model answer
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 
 from fastbmrag.cli import cli
 from fastbmrag.papers import Paper, write_papers_csv
+from fastbmrag.store.collection import Collection
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import _schema_title, _task_text, responder
 
@@ -81,6 +83,26 @@ def test_contradictions_list_the_pair_with_both_papers(collection: Any) -> None:
     text = run(wd, "contradictions").stdout
     assert "IL1B -> Endometriosis (2 papers)" in text and "upregulated_in: 1 paper (P1)" in text
     assert fake.requests_to("/api/chat") == []
+
+
+def test_a_disagreement_resting_on_a_retracted_paper_says_so(
+    collection: Any, tmp_path: Path
+) -> None:
+    wd, _ = collection
+    copy = tmp_path / "wd"
+    shutil.copytree(wd, copy)
+    with Collection.writer(copy, "g") as coll:
+        assert coll.mark_retracted(["P1"], "test") == ["P1"]
+    [pair] = json.loads(run(copy, "contradictions", "--json").stdout)
+    assert pair["retracted"] == {"upregulated_in": ["P1"]}
+    assert pair["only_with_retracted"] is True
+    text = run(copy, "contradictions").stdout
+    assert "(2 papers, only with retracted papers)" in text
+    assert "upregulated_in: 1 paper (P1) (1 retracted: 1 paper (P1))" in text
+    # a path leaves the retracted paper's edge out
+    assert json.loads(run(copy, "path", "IL1B", "Endometriosis", "--json").stdout)[0][0][
+        "papers"
+    ] == ["P2"]
 
 
 def test_path_finds_the_chain_with_both_papers_and_their_sentences(collection: Any) -> None:

@@ -205,3 +205,26 @@ def test_a_retracted_paper_of_a_later_input_stays_flagged_when_indexed_again(
     with Collection.reader(wd, "endo") as coll:
         flt = Filter(must=(Match("retracted", value=1),))
         assert {str(h.payload["paper_id"]) for h in coll.store.scroll(flt)} == {gone}
+
+
+def test_an_entity_card_leaves_retracted_papers_out_and_names_them(
+    eutils: FakeEutils, ollama: FakeOllama, tmp_path: Path
+) -> None:
+    wd = tmp_path / "wd"
+    assert sync(eutils, ollama, wd).exit_code == 0
+    with Collection.ledger_only(wd, "endo") as coll:
+        rows = [tuple(r) for r in coll.ledger.edge_rows()]
+    gone = rows[0][1]
+    disease = rows[0][4]  # the disease of the retracted paper's first edge (a MeSH id)
+    before = json.loads(
+        cli_run("entity", disease, "-c", "endo", "--working-dir", str(wd), "--json").stdout
+    )
+    eutils.retract(gone)
+    assert sync(eutils, ollama, wd).exit_code == 0
+    card = cli_run("entity", disease, "-c", "endo", "--working-dir", str(wd), "--json")
+    assert card.exit_code == 0, card.output
+    after = json.loads(card.stdout)
+    assert before["retracted_papers"] == [] and after["retracted_papers"] == [gone]
+    assert after["papers"] == before["papers"] - 1
+    text = cli_run("entity", disease, "-c", "endo", "--working-dir", str(wd)).output
+    assert f"left out, retracted: 1 paper ({gone})" in text

@@ -45,9 +45,14 @@ def contradictions(entity: str | None, as_json: bool, **opts: Any) -> None:
     if not found:
         click.echo("No pair of entities on which papers disagree.")
     for pair in found:
-        click.echo(f"{pair['source_name']} -> {pair['target_name']} ({pair['papers']} papers)")
+        note = ", only with retracted papers" if pair["only_with_retracted"] else ""
+        click.echo(
+            f"{pair['source_name']} -> {pair['target_name']} ({pair['papers']} papers{note})"
+        )
         for rel, papers in pair["relations"].items():
-            click.echo(f"  {rel}: {_papers(papers)}")
+            gone = pair["retracted"].get(rel)
+            marked = f" ({len(gone)} retracted: {_papers(gone)})" if gone else ""
+            click.echo(f"  {rel}: {_papers(papers)}{marked}")
 
 
 @click.command("path")
@@ -130,3 +135,5 @@ def entity(name: str, as_json: bool, **opts: Any) -> None:
         click.echo(
             "  by year: " + ", ".join(f"{y}: {n}" for y, n in card["papers_by_year"].items())
         )
+    if card.get("retracted_papers"):
+        click.echo(f"  left out, retracted: {_papers(card['retracted_papers'])}")
