@@ -56,6 +56,15 @@ def test_query_api_answers_with_citations(client: TestClient) -> None:
         json={"question": "IL1B", "entities": ["IL1B"], "since": 2016, "min_score": -1},
     )
     assert {e["paper_id"] for e in r.json()["edges"]} == {"Q5"}
+    # every option of the CLI's query, by the same name (one declaration: QueryOptions)
+    r = client.post(
+        "/api/query",
+        json={"question": "IL1B", "entities": ["IL1B"], "paper_ids": ["Q5"], "no_answer": True,
+              "all": True, "min_score": -1, "include_retracted": True, "match": "any"},
+    )  # fmt: skip
+    assert r.status_code == 200, r.text
+    assert r.json()["answer"] is None and {e["paper_id"] for e in r.json()["edges"]} == {"Q5"}
+    assert r.json()["filters"]["include_retracted"] is True
 
 
 @pytest.mark.parametrize(
@@ -68,6 +77,9 @@ def test_query_api_answers_with_citations(client: TestClient) -> None:
         ({"question": "x", "top_k": 0}, "--top-k must be at least 1"),
         ({"question": "x", "entities": "IL1B"}, "'entities' must be a list of texts"),
         ({"question": "x", "password": "1"}, "Unknown field(s): password"),
+        # the server's settings are not a request's to change
+        ({"question": "x", "answer_model": "other"}, "Unknown field(s): answer_model"),
+        ({"question": "x", "match": "most"}, "--match must be one of all, any"),
         ({"question": "x", "relationship_types": ["cures"]}, "Unknown relationship type 'cures'"),
     ],
 )

@@ -19,8 +19,9 @@ shard, the API answers 503 with ``retry`` and the page says so and tries again.
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -37,23 +38,34 @@ from fastbmrag.errors import (
     ModelNotFound,
     StoreBusy,
 )
+from fastbmrag.query.options import QueryOptions
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG
 
 STATIC = Path(__file__).parent / "static"
-QUERY_FIELDS: dict[str, type] = {
-    "question": str,
-    "entities": list,
-    "relationship_types": list,
-    "entity_types": list,
-    "since": int,
-    "until": int,
-    "min_weight": float,
-    "min_score": float,
-    "top_k": int,
-    "exact": bool,
-}
+# The server's settings, not a request's: the model, the map-reduce width.
+SERVER_SIDE = frozenset(["answer_model", "answer_batch", "concurrency"])
+
+
+def _query_fields() -> dict[str, type]:
+    """What a request may say: the question and every option of :class:`QueryOptions` (the
+    one declaration the CLI's options follow too) that is not the server's to set, with the
+    JSON kind of its value."""
+    hints = get_type_hints(QueryOptions)
+    out: dict[str, type] = {"question": str}
+    for f in fields(QueryOptions):
+        if f.name in SERVER_SIDE:
+            continue
+        hint = hints[f.name]
+        if get_origin(hint) is tuple:
+            out[f.name] = list
+        else:  # X | None -> X
+            out[f.name] = next((a for a in get_args(hint) if a is not type(None)), hint)
+    return out
+
+
+QUERY_FIELDS = _query_fields()
 MAX_TEXT = 1000  # characters of a question or a name
 
 
@@ -97,6 +109,8 @@ def query_options(body: Any) -> tuple[str, dict[str, Any]]:
             options[name] = [_text(v, name) for v in value]
         elif kind is bool:
             options[name] = bool(value)
+        elif kind is str:
+            options[name] = _text(value, name)
         else:
             number = (
                 value if isinstance(value, int | float) and not isinstance(value, bool) else None
