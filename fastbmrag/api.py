@@ -381,6 +381,30 @@ class RAG:
 
         return resolve_entity(name, self.normalizer()).node_keys()
 
+    def overview(self) -> dict[str, Any]:
+        """The collection at a glance (a start page): counts, the last update, the most
+        connected genes, diseases and chemicals, the papers indexed last, example questions."""
+        from fastbmrag.graph import overview
+
+        stats = self.status(max_failed=0)
+        with self.reader(command="overview") as coll:
+            return {
+                "collection": stats["collection"],
+                "papers": stats["papers"]["done"],
+                "edges": stats["edges"],
+                "entities": stats["entities"],
+                "retracted_papers": stats["retracted_papers"],
+                "last_update": (stats["last_run"] or {}).get("ended_at"),
+                **overview(coll),
+            }
+
+    def find_entities(self, text: str, limit: int = 10) -> list[dict[str, Any]]:
+        """The collection's entities named or identified by ``text`` (a prefix first)."""
+        from fastbmrag.graph import find_entities
+
+        with self.reader(command="entity") as coll:
+            return find_entities(coll, text, limit=limit)
+
     def contradictions(self, entity: str | None = None) -> list[dict[str, Any]]:
         """The entity pairs whose papers disagree (opposite relationship types), most papers
         first; with ``entity``, only pairs it is part of."""

@@ -3,6 +3,7 @@ browser, escaping, and the refusal of a non-local bind without --public."""
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import threading
 import time
@@ -104,6 +105,22 @@ def test_entity_path_contradictions_and_status(client: TestClient) -> None:
     assert status["collection"] == "papers" and status["papers"]["done"] == 5
 
 
+def test_the_overview_and_the_entity_completion(client: TestClient) -> None:
+    o = client.get("/api/overview").json()
+    assert (o["collection"], o["papers"], o["retracted_papers"]) == ("papers", 5, 0)
+    assert o["edges"] > 0 and o["last_update"]
+    top = o["top"]["gene"]
+    assert top and top == sorted(top, key=lambda r: -r["degree"])
+    assert o["top"]["disease"][0]["name"] == "Endometriosis"  # the most connected disease
+    assert f"What is the role of {top[0]['name']} in Endometriosis?" in o["examples"]
+    assert len(o["recent_papers"]) == 5 and all(p["title"] for p in o["recent_papers"])
+    found = client.get("/api/entities", params={"q": "il1"}).json()
+    assert found[0]["name"] == "IL1B" and found[0]["id"] == "HGNC:5992"
+    assert client.get("/api/entities", params={"q": "HGNC:5992"}).json()[0]["name"] == "IL1B"
+    assert client.get("/api/entities", params={"q": "zzzz"}).json() == []
+    assert client.get("/api/entities").status_code == 400
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [
@@ -186,16 +203,12 @@ def _browser() -> Any:
     return webdriver.Chrome(service=Service(driver), options=options)
 
 
-def test_the_page_asks_shows_evidence_and_draws_the_graph(
-    served: tuple[RAG, FakeOllama], request: pytest.FixtureRequest
-) -> None:
+@contextlib.contextmanager
+def _page(rag: RAG) -> Iterator[tuple[Any, str]]:
+    """A headless browser and the URL of the app served over ``rag``."""
     import uvicorn
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
     browser = _browser()
-    rag, _ = served
     server = uvicorn.Server(
         uvicorn.Config(create_app(rag), host="127.0.0.1", port=0, log_level="warning")
     )
@@ -206,7 +219,23 @@ def test_the_page_asks_shows_evidence_and_draws_the_graph(
         while not server.started and time.monotonic() < deadline:
             time.sleep(0.05)
         port = server.servers[0].sockets[0].getsockname()[1]
-        browser.get(f"http://127.0.0.1:{port}/")
+        yield browser, f"http://127.0.0.1:{port}/"
+    finally:
+        browser.quit()
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_the_page_asks_shows_evidence_and_draws_the_graph(
+    served: tuple[RAG, FakeOllama], request: pytest.FixtureRequest
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    rag, _ = served
+    with _page(rag) as (browser, url):
+        browser.get(url)
         wait = WebDriverWait(browser, 30)
         wait.until(ec.text_to_be_present_in_element((By.ID, "collection"), "papers: 5 papers"))
         box = browser.find_element(By.ID, "question")
@@ -223,14 +252,60 @@ def test_the_page_asks_shows_evidence_and_draws_the_graph(
         )
         sentence = browser.find_element(By.CSS_SELECTOR, "#evidence .evidence-sentence").text
         edges = rag.query(QUESTION)["edges"]
-        assert sentence == edges[0]["payload"]["evidence"][0]["text"]
+        evidence = edges[0]["payload"]["evidence"][0]
+        assert sentence == evidence["text"]
+        # where the sentence is in the paper
+        place = browser.find_element(By.CSS_SELECTOR, "#evidence .place").text
+        assert place == {"title": "Title", "abstract": "Abstract"}.get(evidence["where"], place)
         nodes = {e["payload"][k] for e in edges for k in ("source_key", "target_key")}
         drawn = browser.execute_script("return window.fastbmragGraph.nodes().length")
         assert drawn == len(nodes)
+        labels = browser.execute_script(
+            "return window.fastbmragGraph.edges().map((e) => e.style('label'))"
+        )
+        assert labels and all(labels)  # every edge names its relationship type
+        assert "gene" in browser.find_element(By.ID, "legend").text
         shot = Path(request.config.rootpath) / "tests" / "web-page.png"
         browser.save_screenshot(str(shot))
         assert shot.stat().st_size > 10_000
-    finally:
-        browser.quit()
-        server.should_exit = True
-        thread.join(10)
+
+
+def test_the_start_page_shows_the_collection_and_the_url_keeps_the_question(
+    served: tuple[RAG, FakeOllama],
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    rag, _ = served
+    with _page(rag) as (browser, url):
+        browser.get(url)
+        wait = WebDriverWait(browser, 30)
+        wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#start a.example")))
+        start = browser.find_element(By.ID, "start").text
+        assert "Most connected genes" in start and "Endometriosis" in start
+        example = browser.find_element(By.CSS_SELECTOR, "#start a.example")
+        asked = example.text
+        example.click()  # an example question is asked at once
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#answer a.cite")))
+        assert browser.find_element(By.ID, "question").get_attribute("value") == asked
+        assert "q=" in browser.current_url
+        # a bookmarked view: the question and a filter come back from the URL and are asked
+        browser.get(url + "?q=IL1B&entities=IL1B&since=2016&min_score=-1&no_answer=true")
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#answer li")))
+        assert browser.find_element(By.ID, "since").get_attribute("value") == "2016"
+        assert browser.find_element(By.ID, "no_answer").is_selected()
+        shown = browser.find_element(By.ID, "answer").text
+        assert "1 edges" in shown and "IL1B" in shown  # the one edge of 2016 and later
+        # entity search completes from the collection's entities
+        search = browser.find_element(By.ID, "entity-search")
+        search.send_keys("IL1")
+        wait.until(
+            lambda b: (
+                "IL1B"
+                in b.execute_script(
+                    "return [...document.querySelectorAll('#entity-options option')]"
+                    ".map((o) => o.value)"
+                )
+            )
+        )

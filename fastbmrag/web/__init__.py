@@ -7,9 +7,11 @@ shard, the API answers 503 with ``retry`` and the page says so and tries again.
 
     GET  /                       the page
     GET  /api/status             what the collection holds
-    POST /api/query              {"question": ..., "entities": [...], "relationship_types": [...],
-                                  "entity_types": [...], "since": 2015, "until": 2020,
-                                  "min_weight": 0.01, "min_score": 0.3, "top_k": 50, "exact": false}
+    GET  /api/overview           the start page: counts, last update, the most connected genes,
+                                 diseases and chemicals, recent papers, example questions
+    GET  /api/entities?q=IL1&limit=10   completion: entities by name or id prefix
+    POST /api/query              {"question": ..., and any option of `fastbmrag query` by its
+                                  QueryOptions name: "entities": [...], "since": 2015, ...}
     GET  /api/entity?name=IL1B   an entity's card
     GET  /api/neighbours?name=IL1B&limit=30   the edges touching an entity
     GET  /api/path?start=A&end=B&max_hops=3
@@ -153,6 +155,17 @@ def create_app(rag: RAG) -> Starlette:
     async def status(request: Request) -> Response:
         return await call(rag.status, max_failed=20)
 
+    async def overview(request: Request) -> Response:
+        return await call(rag.overview)
+
+    async def entities(request: Request) -> Response:
+        try:
+            wanted = name(request, "q")
+            limit = _whole(request, "limit", 10, 1, 50)
+        except InputError as err:
+            return JSON({"error": str(err)}, status_code=400)
+        return await call(rag.find_entities, wanted, limit)
+
     async def query(request: Request) -> Response:
         try:
             question, options = query_options(await request.json())
@@ -217,6 +230,8 @@ def create_app(rag: RAG) -> Starlette:
         routes=[
             Route("/", page),
             Route("/api/status", status),
+            Route("/api/overview", overview),
+            Route("/api/entities", entities),
             Route("/api/query", query, methods=["POST"]),
             Route("/api/entity", entity),
             Route("/api/neighbours", neighbours),

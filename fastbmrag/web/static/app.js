@@ -1,10 +1,16 @@
-// The page: ask, read the cited answer, open a citation's evidence, explore the graph.
-// Every text from the collection goes through textContent, never innerHTML.
+// The page: the collection at a glance, ask and read the cited answer with each citation's
+// sentences in place, find an entity, explore the graph. Every text from the collection goes
+// through textContent, never innerHTML. The URL holds the question and the filters.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const COLORS = { gene: "#1f77b4", disease: "#d62728", chemical: "#2ca02c", variant: "#9467bd",
                  pathway: "#ff7f0e", cell: "#8c564b", other: "#7f7f7f" };
+// The filters: QueryOptions names (the API's and, with dashes, the CLI's), and how each is read.
+const LISTS = ["entities", "relationship_types", "entity_types"];
+const NUMBERS = ["since", "until", "min_weight", "min_score", "top_k"];
+const CHOICES = ["match"];
+const FLAGS = ["exact", "include_retracted", "no_answer"];
 let result = null;
 let cy = null;
 
@@ -17,6 +23,15 @@ function el(tag, text, cls) {
 
 function list(id) {
   return $(id).value.split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+// A message of the server names CLI flags ("--min-score"): on the page, the filter's label.
+function phrased(message) {
+  return String(message).replace(/--([a-z][a-z-]*)/g, (flag, name) => {
+    const input = $(name.replaceAll("-", "_"));
+    const label = input && input.closest("label");
+    return label ? "the \u201c" + label.textContent.trim() + "\u201d filter" : flag;
+  });
 }
 
 async function api(path, options) {
@@ -34,27 +49,54 @@ async function api(path, options) {
 }
 
 function showError(message) {
-  $("error").textContent = message;
+  $("error").textContent = message ? phrased(message) : "";
   $("error").hidden = !message;
 }
 
-async function ask(event) {
-  event.preventDefault();
+function requestBody() {
   const body = { question: $("question").value };
-  const entities = list("entities");
-  const relations = list("relations");
-  if (entities.length) body.entities = entities;
-  if (relations.length) body.relationship_types = relations;
-  for (const key of ["since", "until", "min_weight"]) {
-    if ($(key).value) body[key] = Number($(key).value);
+  for (const key of LISTS) if (list(key).length) body[key] = list(key);
+  for (const key of NUMBERS) if ($(key).value !== "") body[key] = Number($(key).value);
+  for (const key of CHOICES) body[key] = $(key).value;
+  for (const key of FLAGS) if ($(key).checked) body[key] = true;
+  return body;
+}
+
+// The URL holds the question and every filter that differs from its default.
+function remember(body) {
+  const params = new URLSearchParams({ q: body.question });
+  for (const [key, value] of Object.entries(body)) {
+    const input = $(key);
+    if (key === "question" || !input) continue;
+    const shown = Array.isArray(value) ? value.join(", ") : String(value);
+    if (input.defaultValue !== shown && !(input.type === "checkbox" && !value)) params.set(key, shown);
   }
+  history.replaceState(null, "", "?" + params.toString());
+}
+
+function restore(params) {
+  $("question").value = params.get("q") || "";
+  for (const [key, value] of params) {
+    const input = $(key);
+    if (!input || key === "q") continue;
+    if (input.type === "checkbox") input.checked = value === "true";
+    else input.value = value;
+    $("filters").open = true;
+  }
+}
+
+async function ask(event) {
+  if (event) event.preventDefault();
+  const body = requestBody();
+  remember(body);
   $("progress").hidden = false;
+  $("start").hidden = true;
   showError("");
   try {
     result = await api("/api/query", { method: "POST", headers: { "Content-Type": "application/json" },
                                        body: JSON.stringify(body) });
     showAnswer(result);
-    drawGraph(result);
+    drawGraph(result.edges, result);
   } catch (err) {
     showError(err.message);
   } finally {
@@ -62,17 +104,49 @@ async function ask(event) {
   }
 }
 
+function askAbout(question) {
+  $("question").value = question;
+  ask();
+}
+
+function clickable(text, action, cls) {
+  const a = el("a", text, cls || "cite");
+  a.href = "#";
+  a.addEventListener("click", (event) => { event.preventDefault(); action(); });
+  return a;
+}
+
 function showAnswer(res) {
   const answer = $("answer");
-  answer.replaceChildren();
-  $("references").replaceChildren();
-  $("follow-ups").replaceChildren();
+  for (const id of ["notes", "answer", "references", "follow-ups"]) $(id).replaceChildren();
   $("evidence").hidden = true;
-  for (const w of res.warnings || []) {  // a relaxed search, a failed parse: apart from the answer
-    answer.append(el("p", "Note: " + w + ".", "note"));
+  for (const w of res.warnings || []) {  // a relaxed search, retracted papers left out: apart
+    $("notes").append(el("p", "Note: " + phrased(w) + ".", "note"));
   }
   if (res.no_evidence) {
-    answer.append(el("p", "No evidence: " + res.no_evidence.reason + "."));
+    answer.append(el("p", "No evidence: " + phrased(res.no_evidence.reason) + "."));
+    const near = res.no_evidence.closest || [];
+    if (near.length) {
+      const p = el("p", "Closest entities in the collection: ");
+      near.forEach((c, i) => {
+        if (i) p.append(", ");
+        p.append(clickable(c.name + " (" + c.degree + " edges)", () => showEntity(c.name)));
+      });
+      answer.append(p);
+    }
+    return;
+  }
+  if (res.answer === null) {
+    answer.append(el("p", res.edges.length + " edges (" + res.filters.matched + " passed the filters); "
+                          + "click one in the graph or below.", "muted"));
+    const items = el("ol");
+    for (const e of res.edges) {
+      const li = el("li");
+      li.append(clickable(e.payload.source + " " + e.payload.relationship_type.replaceAll("_", " ") + " "
+                          + e.payload.target, () => showEvidence(e.n)));
+      items.append(li);
+    }
+    answer.append(items);
     return;
   }
   const text = res.answer || "";
@@ -80,9 +154,8 @@ function showAnswer(res) {
   let last = 0;
   for (const m of text.matchAll(/\[(\d+)\]/g)) {
     p.append(document.createTextNode(text.slice(last, m.index)));
-    const link = el("a", m[0], "cite");
+    const link = clickable(m[0], () => showEvidence(Number(m[1])));
     link.dataset.n = m[1];
-    link.addEventListener("click", () => showEvidence(Number(m[1])));
     p.append(link);
     last = m.index + m[0].length;
   }
@@ -92,16 +165,15 @@ function showAnswer(res) {
     const item = el("li");
     item.append(el("span", ref.citations.map((n) => "[" + n + "]").join("") + " "));
     item.append(el("span", [ref.title || ref.paper_id, ref.journal, ref.year].filter(Boolean).join(". ")));
+    if (ref.retracted) item.append(el("span", " [retracted]", "retracted"));
     item.append(...links(ref));
     $("references").append(item);
   }
   if (res.follow_ups && res.follow_ups.length) {
     $("follow-ups").append(el("h3", "Follow-up questions"));
     for (const q of res.follow_ups) {
-      const a = el("a", q, "cite");
-      a.addEventListener("click", () => { $("question").value = q; });
       const line = el("div");
-      line.append(a);
+      line.append(clickable(q, () => askAbout(q)));
       $("follow-ups").append(line);
     }
   }
@@ -117,6 +189,14 @@ function links(p) {
   return out;
 }
 
+// Where in the paper a sentence is: the title, the abstract, or a main-text section.
+function place(sentence) {
+  if (sentence.where === "title") return "Title";
+  if (sentence.where === "abstract") return "Abstract";
+  if (sentence.section) return "Main text, " + sentence.section;
+  return sentence.passage ? "Main text, passage " + sentence.passage : "Main text";
+}
+
 function showEvidence(n) {
   const edge = result.edges.find((e) => e.n === n);
   if (!edge) return;
@@ -124,8 +204,16 @@ function showEvidence(n) {
   const box = $("evidence");
   box.replaceChildren();
   box.append(el("strong", "[" + n + "] " + p.source + " " + p.relationship_type.replaceAll("_", " ") + " " + p.target));
-  const sentences = Array.isArray(p.evidence) ? p.evidence.map((e) => e.text) : [p.evidence].filter(Boolean);
-  for (const s of sentences) box.append(el("blockquote", s, "evidence-sentence"));
+  if (p.retracted) box.append(el("div", "From a retracted paper.", "retracted"));
+  const sentences = Array.isArray(p.evidence) ? p.evidence : [{ text: p.evidence }].filter((s) => s.text);
+  for (const s of sentences) {
+    box.append(el("div", place(s), "place"));
+    box.append(el("blockquote", s.text, "evidence-sentence"));
+  }
+  if (p.description_source === "refined") {
+    box.append(el("div", "Refined from the main text:", "place"));
+    box.append(el("p", p.description, "description"));
+  }
   box.append(el("div", [p.title || p.paper_id, p.journal, p.year].filter(Boolean).join(". "), "muted"));
   box.append(...links(p));
   box.hidden = false;
@@ -133,7 +221,7 @@ function showEvidence(n) {
 
 function conflicting(res) {
   const keys = new Set();
-  for (const pair of res.consensus || []) if (pair.conflict) keys.add(pair.source_key + "|" + pair.target_key);
+  for (const pair of (res && res.consensus) || []) if (pair.conflict) keys.add(pair.source_key + "|" + pair.target_key);
   return keys;
 }
 
@@ -145,29 +233,48 @@ function graphElements(edges, conflicts) {
     nodes.set(p.source_key, { id: p.source_key, label: p.source, type: p.source_type });
     nodes.set(p.target_key, { id: p.target_key, label: p.target, type: p.target_type });
     out.push({ data: { id: "e" + (e.id || e.point_id), source: p.source_key, target: p.target_key,
-                       label: p.relationship_type, weight: e.weight || 0,
+                       label: p.relationship_type.replaceAll("_", " "), weight: e.weight || 0, n: e.n || 0,
                        conflict: conflicts.has(p.source_key + "|" + p.target_key) ? 1 : 0 } });
   }
   return [...[...nodes.values()].map((d) => ({ data: d })), ...out];
 }
 
-function drawGraph(res) {
+function drawGraph(edges, res) {
   cy = cytoscape({
     container: $("graph"),
-    elements: graphElements(res.edges, conflicting(res)),
+    elements: graphElements(edges, conflicting(res)),
     style: [
       { selector: "node", style: { label: "data(label)", "font-size": 10,
         "background-color": (n) => COLORS[n.data("type")] || COLORS.other } },
       { selector: "edge", style: { "curve-style": "bezier", "target-arrow-shape": "triangle",
+        label: "data(label)", "font-size": 7, color: "#555", "text-rotation": "autorotate",
         width: (e) => 1 + 6 * Math.min(1, 20 * e.data("weight")), "line-color": "#999",
         "target-arrow-color": "#999" } },
       { selector: "edge[conflict = 1]", style: { "line-color": "#d62728", "line-style": "dashed",
         "target-arrow-color": "#d62728" } },
     ],
-    layout: { name: "cose", animate: false },
+    layout: { name: "cose", animate: false, nodeRepulsion: () => 8000, idealEdgeLength: () => 80 },
   });
   cy.on("tap", "node", (event) => showEntity(event.target.data("label")));
+  cy.on("tap", "edge", (event) => { if (event.target.data("n")) showEvidence(event.target.data("n")); });
   window.fastbmragGraph = cy;  // for tests and the curious
+  drawLegend();
+}
+
+function drawLegend() {
+  const legend = $("legend");
+  legend.replaceChildren();
+  const present = new Set(cy.nodes().map((n) => n.data("type")));
+  for (const [type, color] of Object.entries(COLORS)) {
+    if (!present.has(type)) continue;
+    const key = el("span", "\u25cf ", "swatch");
+    key.style.color = color;
+    const item = el("span", "", "legend-item");
+    item.append(key, type);
+    legend.append(item);
+  }
+  legend.append(el("span", "arrow: the relation's direction; width: the edge's weight; "
+                          + "red dashed: papers disagree", "legend-item"));
 }
 
 async function showEntity(name) {
@@ -185,29 +292,133 @@ async function showEntity(name) {
       return;
     }
     box.append(el("div", "degree " + card.degree + ", " + card.papers + " papers"));
-    box.append(el("div", "relations: " + Object.entries(card.relations).map(([t, n]) => t + " " + n).join(", ")));
+    for (const [t, n] of Object.entries(card.relations)) box.append(el("div", t.replaceAll("_", " ") + ": " + n + " papers"));
+    if (card.partners.length) {
+      box.append(el("div", "partners: " + card.partners.map((p) => p.name + " (" + p.papers + ")").join(", ")));
+    }
+    if ((card.retracted_papers || []).length) {
+      box.append(el("div", "left out, retracted: " + card.retracted_papers.join(", "), "retracted"));
+    }
+    const actions = el("div", "", "actions");
     const more = el("button", "Expand neighbours");
+    more.type = "button";
     more.addEventListener("click", () => expand(name));
-    box.append(more);
+    const about = el("button", "Ask about it");
+    about.type = "button";
+    about.addEventListener("click", () => askAbout("What is known about " + card.name + "?"));
+    const target = el("input");
+    target.placeholder = "path to ...";
+    const go = el("button", "Path");
+    go.type = "button";
+    go.addEventListener("click", () => showPath(card.name, target.value, box));
+    actions.append(more, about, target, go);
+    box.append(actions);
   } catch (err) {
-    box.replaceChildren(el("span", err.message, "error"));
+    box.replaceChildren(el("span", phrased(err.message), "error"));
+  }
+}
+
+async function showPath(start, end, box) {
+  if (!end.trim()) return;
+  try {
+    const found = await api("/api/path?start=" + encodeURIComponent(start) + "&end=" + encodeURIComponent(end));
+    const out = el("div", "", "path");
+    if (!found.length) out.append(el("div", "No path of at most 3 hops.", "muted"));
+    for (const hops of found.slice(0, 3)) {
+      out.append(el("div", hops.map((h) => h.source + " " + h.relationship_type.replaceAll("_", " ") + " "
+                                          + h.target + " (" + h.papers.length + " papers)").join("; ")));
+    }
+    box.append(out);
+  } catch (err) {
+    box.append(el("div", phrased(err.message), "error"));
   }
 }
 
 async function expand(name) {
   const rows = await api("/api/neighbours?name=" + encodeURIComponent(name));
+  if (!cy) drawGraph([], null);
   const fresh = graphElements(rows, new Set()).filter((e) => cy.getElementById(e.data.id).empty());
   cy.add(fresh);
   cy.layout({ name: "cose", animate: false }).run();
+  drawLegend();
+}
+
+let searching = null;
+async function complete() {
+  const text = $("entity-search").value.trim();
+  if (text.length < 2) return;
+  clearTimeout(searching);
+  searching = setTimeout(async () => {
+    try {
+      const found = await api("/api/entities?q=" + encodeURIComponent(text));
+      $("entity-options").replaceChildren(...found.map((e) => {
+        const option = el("option");
+        option.value = e.name;
+        option.label = (e.id || e.type) + ", " + e.degree + " edges";
+        return option;
+      }));
+    } catch (err) {
+      showError(err.message);
+    }
+  }, 150);
+}
+
+async function showStart() {
+  const start = $("start");
+  try {
+    const o = await api("/api/overview");
+    $("collection").textContent = o.collection + ": " + o.papers + " papers, " + o.edges + " edges";
+    start.replaceChildren(el("h2", "The collection " + o.collection));
+    start.append(el("p", o.papers + " papers, " + o.edges + " edges, " + o.entities + " entities"
+                        + (o.retracted_papers ? ", " + o.retracted_papers + " retracted papers (left out of answers)" : "")
+                        + (o.last_update ? "; last updated " + o.last_update : "")));
+    const columns = el("div", "", "columns");
+    for (const [type, rows] of Object.entries(o.top)) {
+      if (!rows.length) continue;
+      const col = el("div", "", "column");
+      col.append(el("h3", "Most connected " + type + "s"));
+      for (const r of rows) {
+        const line = el("div");
+        line.append(clickable(r.name, () => showEntity(r.name)), " ", el("span", r.degree + " edges, weight " + r.weight, "muted"));
+        col.append(line);
+      }
+      columns.append(col);
+    }
+    start.append(columns);
+    if (o.examples.length) {
+      start.append(el("h3", "Ask, for example"));
+      for (const q of o.examples) {
+        const line = el("div");
+        line.append(clickable(q, () => askAbout(q), "cite example"));
+        start.append(line);
+      }
+    }
+    if (o.recent_papers.length) {
+      start.append(el("h3", "Indexed last"));
+      for (const p of o.recent_papers) {
+        const line = el("div", [p.title || p.paper_id, p.journal, p.year].filter(Boolean).join(". "));
+        line.append(...links(p));
+        start.append(line);
+      }
+    }
+    start.hidden = false;
+  } catch (err) {
+    showError(err.message);
+  }
 }
 
 async function start() {
   $("ask").addEventListener("submit", ask);
-  try {
-    const status = await api("/api/status");
-    $("collection").textContent = status.collection + ": " + status.papers.done + " papers, " + status.edges + " edges";
-  } catch (err) {
-    showError(err.message);
+  $("entity-search").addEventListener("input", complete);
+  $("entity-search").addEventListener("change", () => {
+    const name = $("entity-search").value.trim();
+    if (name) showEntity(name);
+  });
+  const params = new URLSearchParams(location.search);
+  await showStart();
+  if (params.get("q")) {
+    restore(params);
+    ask();
   }
 }
 
