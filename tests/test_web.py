@@ -309,3 +309,28 @@ def test_the_start_page_shows_the_collection_and_the_url_keeps_the_question(
                 )
             )
         )
+
+
+def test_an_entity_card_on_the_page_shows_where_papers_disagree(tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+    from test_graph import PAPERS, scripted  # IL1B up in endometriosis (P1), down (P2)
+
+    from fastbmrag.papers import Paper
+
+    with FakeOllama(responder=scripted) as fake:
+        rag = RAG(tmp_path / "wd", "g", ollama_host=fake.url)
+        papers = [Paper(pid, title=v[0], abstract=v[1]) for pid, v in PAPERS.items()]
+        assert rag.insert_paper(papers).indexed == len(PAPERS)
+        with _page(rag) as (browser, url):
+            browser.get(url)
+            wait = WebDriverWait(browser, 30)
+            search = browser.find_element(By.ID, "entity-search")
+            search.send_keys("IL1B\n")
+            browser.execute_script(
+                "document.getElementById('entity-search').dispatchEvent(new Event('change'))"
+            )
+            wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#entity .disagreement")))
+            line = browser.find_element(By.CSS_SELECTOR, "#entity .disagreement").text
+            assert "IL1B -> Endometriosis" in line and "(P1)" in line and "(P2)" in line

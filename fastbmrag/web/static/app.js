@@ -299,6 +299,14 @@ async function showEntity(name) {
     if ((card.retracted_papers || []).length) {
       box.append(el("div", "left out, retracted: " + card.retracted_papers.join(", "), "retracted"));
     }
+    const disagreements = await api("/api/contradictions?entity=" + encodeURIComponent(name));
+    for (const pair of disagreements) {  // papers that disagree about one of its relations
+      const sides = Object.entries(pair.relations)
+        .map(([rel, papers]) => rel.replaceAll("_", " ") + " (" + papers.join(", ") + ")").join(" vs ");
+      const note = pair.only_with_retracted ? "; only with retracted papers" : "";
+      box.append(el("div", "Papers disagree: " + pair.source_name + " -> " + pair.target_name
+                           + ": " + sides + note, "disagreement"));
+    }
     const actions = el("div", "", "actions");
     const more = el("button", "Expand neighbours");
     more.type = "button";
