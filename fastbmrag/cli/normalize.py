@@ -116,16 +116,29 @@ def normalize(
         rows += read_rows(input_file, type_.lower())
     if not rows:
         raise InputError("Nothing to normalise: give NAMEs or --input FILE (see --help).")
-    norm: Any = RAG().normalizer()
-    results = norm.normalize_many(rows)
+    norm = RAG().normalizer()
+    results = [norm.normalize(*row) for row in rows]
+
+    def explained(r: Normalized, row: tuple[str, str, str]) -> list[str]:
+        stages = norm.explain(*row)
+        return (
+            explanation(r, norm.label)
+            + ["  stages tried:"] * bool(stages)
+            + [f"    {s}" for s in stages]
+        )
+
     if as_json:
-        for r in results:
-            row = result_dict(r)
+        for r, asked in zip(results, rows, strict=True):
+            out = result_dict(r)
             if explain:
-                row["explain"] = explanation(r, norm.label)
-            click.echo(json.dumps(row, ensure_ascii=False))
+                out["explain"] = explained(r, asked)
+            click.echo(json.dumps(out, ensure_ascii=False))
     elif explain:
-        click.echo("\n\n".join("\n".join(explanation(r, norm.label)) for r in results))
+        click.echo(
+            "\n\n".join(
+                "\n".join(explained(r, asked)) for r, asked in zip(results, rows, strict=True)
+            )
+        )
     else:
         click.echo(format_table(results))
 

@@ -55,6 +55,14 @@ class Normalizer(Protocol):
         """What the vocabularies say of an id (an entity card's facts)."""
         ...
 
+    def label(self, ontology_id: str) -> str | None:
+        """A readable name for an id."""
+        ...
+
+    def explain(self, name: str, type_hint: str = "auto", context: str = "") -> list[str]:
+        """The stages tried for a name, each with what it found."""
+        ...
+
 
 class IdentityNormalizer:
     """Cleans whitespace, gives no id, knows no concept. Used when vocabularies are disabled."""
@@ -76,3 +84,9 @@ class IdentityNormalizer:
 
     def facts(self, ontology_id: str) -> dict[str, str]:
         return {}
+
+    def label(self, ontology_id: str) -> str | None:
+        return None
+
+    def explain(self, name: str, type_hint: str = "auto", context: str = "") -> list[str]:
+        return []

@@ -106,6 +106,7 @@ with no id.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import gzip
 import json
@@ -296,6 +297,9 @@ class DictionaryNormalizer(
             and self._direct(clean, DISEASE, ctx) is None
             and (coordination := self._coordination(name, clean, ctx)) is not None
         ):
+            self._tried(
+                DISEASE, "a coordination", None, f"one id per part ({len(coordination.parts)})"
+            )
             return coordination
         best: _Hit | None = None
         for t in types:
@@ -326,14 +330,17 @@ class DictionaryNormalizer(
     # ---- matching --------------------------------------------------------------------------
 
     def _match(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
-        hit = self._match_free(_free_key(clean, t), t)
-        if ctx is not None and (
-            hit is None
-            or hit.item < 0
-            or hit.matched_by in _CONTEXT_SENSITIVE
-            or clean in ctx.windows
-        ):
+        if _TRACE.get() is not None:  # explaining: every stage runs, none from the memo
             hit = self._match_uncached(clean, t, ctx)
+        else:
+            hit = self._match_free(_free_key(clean, t), t)
+            if ctx is not None and (
+                hit is None
+                or hit.item < 0
+                or hit.matched_by in _CONTEXT_SENSITIVE
+                or clean in ctx.windows
+            ):
+                hit = self._match_uncached(clean, t, ctx)
         if t == DISEASE and hit is not None and hit.item >= 0:
             induced = self._induced_form(clean, ctx, hit.item)
             if induced is not None and induced != hit.item:
@@ -346,30 +353,57 @@ class DictionaryNormalizer(
         text (a definition in the text beats the dictionary's reading of the short form, and a
         formula's: "warfarin (W)"); a chemical formula; the name as written; abbreviations
         spelt out; the MeSH fallbacks; a misspelling."""
+        tried = self._tried
         if ctx is not None:
-            hit = self._defined_long_form(clean, t, ctx)
+            hit = tried(t, "a long form the text defines", self._defined_long_form(clean, t, ctx))
             if hit is not None:
                 return hit
         if t == CHEMICAL:
             for formula in formula_names(clean):
                 hit = self._direct(formula, t, None)
                 if hit is not None and hit.item >= 0:
-                    return _Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
-        hit = self._direct(clean, t, ctx)
+                    return tried(t, "formula", _Hit(hit.type, hit.item, "formula", FORMULA_SCORE))
+        hit = tried(t, "the name as written", self._direct(clean, t, ctx))
         if hit is not None and ctx is not None and self._disowned(clean, hit, ctx):
+            tried(t, "the long form the text defines shares no word with it", None, "dropped")
             return None
         if hit is not None:
             return hit
         if t == GENE:
-            return self._expanded(clean, t, ctx) if ctx is not None else None
+            hit = self._expanded(clean, t, ctx) if ctx is not None else None
+            return tried(t, "short forms inside it spelt out", hit)
         if ctx is not None:
-            hit = self._short_form(clean, t, ctx)
+            hit = tried(t, "a short form of the text", self._short_form(clean, t, ctx))
             if hit is not None:
                 return hit
         if t == CHEMICAL and is_formula(clean):
             return None  # the parts of a formula ("2 O3" of Fe2O3) name no other compound
-        hit = self._fallback(clean, t, ctx)
-        return hit if hit is not None else self._spelling(clean, t)
+        hit = tried(t, "rewrites and parts (fallbacks)", self._fallback(clean, t, ctx))
+        return hit if hit is not None else tried(t, "misspelling", self._spelling(clean, t))
+
+    def _tried(self, t: str, stage: str, hit: _Hit | None, none: str = "nothing") -> _Hit | None:
+        """``hit``, noted in the trace of :meth:`explain` when one is being kept."""
+        trace = _TRACE.get()
+        if trace is not None:
+            if hit is None:
+                trace.append(f"{t}: {stage}: {none}")
+            elif hit.item < 0:
+                trace.append(f"{t}: {stage}: {hit.matched_by}, no id")
+            else:
+                row = self._genes[hit.item] if hit.type == GENE else self._desc[hit.item]
+                via = f" by way of {hit.via!r}" if hit.via else ""
+                trace.append(f"{t}: {stage}: {row[0]} {row[1]} ({hit.matched_by}{via})")
+        return hit
+
+    def explain(self, name: str, type_hint: str = AUTO, context: str = "") -> list[str]:
+        """The stages tried for ``name``, in order, each with what it found (no memo used)."""
+        trace: list[str] = []
+        token = _TRACE.set(trace)
+        try:
+            self._normalize(name, type_hint, self._context(context) if context else None)
+        finally:
+            _TRACE.reset(token)
+        return trace
 
     def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
         """Exact lookups: a gene's key (symbol > previous symbol > alias > names), without the words
@@ -480,6 +514,12 @@ class DictionaryNormalizer(
             )
         row = self._genes[hit.item] if hit.type == GENE else self._desc[hit.item]
         return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids, via=hit.via)
+
+
+# The stages :meth:`DictionaryNormalizer.explain` is tracing, when it is.
+_TRACE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "normaliser_trace", default=None
+)
 
 
 def _free_key(clean: str, t: str) -> str:
