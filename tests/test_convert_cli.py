@@ -29,7 +29,7 @@ def test_convert_pmc_and_medline(tmp_path: Path) -> None:
     assert code == 0
     assert stdout == ""
     assert stderr.splitlines()[-1] == (
-        "read 50 papers; skipped 4 (4 no abstract); ignored 20 deleted citations; "
+        "read 50 papers; skipped 4 (4 no abstract); listed 20 deleted citations; "
         f"wrote 50 to {out}"
     )
     assert f"skipped {SLICE.name} citation 25 (PMID 25205585): no abstract" in stderr.splitlines()
@@ -50,7 +50,7 @@ def test_quiet_keeps_only_the_summary(tmp_path: Path) -> None:
     code, _, stderr = _run(SLICE, "--quiet", "-o", tmp_path / "p.csv")
     assert code == 0
     assert stderr.splitlines() == [
-        "read 46 papers; skipped 4 (4 no abstract); ignored 20 deleted citations; "
+        "read 46 papers; skipped 4 (4 no abstract); listed 20 deleted citations; "
         f"wrote 46 to {tmp_path / 'p.csv'}"
     ]
 

@@ -24,7 +24,7 @@ def test_directory_file_and_glob(tmp_path: Path) -> None:
     assert len(ids) == 50
     assert report.files == 5
     assert report.summary() == (
-        "read 50 papers; skipped 4 (4 no abstract); ignored 20 deleted citations"
+        "read 50 papers; skipped 4 (4 no abstract); listed 20 deleted citations"
     )
 
 

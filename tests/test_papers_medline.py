@@ -34,7 +34,7 @@ def test_slice_counts_and_skips() -> None:
     assert report.deleted[0] == "31688362"
     assert "31688362" not in {p.paper_id for p in papers}
     assert report.summary() == (
-        "read 46 papers; skipped 4 (4 no abstract); ignored 20 deleted citations"
+        "read 46 papers; skipped 4 (4 no abstract); listed 20 deleted citations"
     )
     assert all(p.paragraphs == [] for p in papers)
 

@@ -125,5 +125,5 @@ class ReadReport:
                 " (save the file as UTF-8)"
             )
         if self.deleted:
-            parts.append(f"ignored {_plural(len(self.deleted), 'deleted citation')}")
+            parts.append(f"listed {_plural(len(self.deleted), 'deleted citation')}")
         return "; ".join(parts)

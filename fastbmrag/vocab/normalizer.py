@@ -292,7 +292,7 @@ class DictionaryNormalizer(
             return Normalized(name, hint, clean, None, "none", 0.0)
         types = ALL_TYPES if kind is None else (kind,)
         if (
-            kind == DISEASE
+            DISEASE in types
             and _CONJ_RE.search(clean)
             and self._direct(clean, DISEASE, ctx) is None
             and (coordination := self._coordination(name, clean, ctx)) is not None
