@@ -121,3 +121,18 @@ def test_the_command_reference_is_the_clis_own_help() -> None:
     # regenerate with `python scripts/gen_reference.py` after changing an option or a help text
     assert gen.rendered(current) == current
     assert "### fastbmrag update" in current and "--concurrency INTEGER RANGE" in current
+
+
+def test_bench_web_builds_a_collection_the_page_can_read(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from fastbmrag import RAG
+    from fastbmrag.web import create_app
+
+    bench = script("bench_web")
+    bench.build(tmp_path, 160)
+    client = TestClient(create_app(RAG(tmp_path, "bench")))
+    top = client.get("/api/overview").json()
+    assert top["edges"] == 160 and top["papers"] == 20 and top["top"]["gene"]
+    gene = top["top"]["gene"][0]["name"]
+    assert bench.timed(client, f"/api/entity?name={gene}", 1)["max_s"] > 0

@@ -29,8 +29,7 @@ def test_convert_pmc_and_medline(tmp_path: Path) -> None:
     assert code == 0
     assert stdout == ""
     assert stderr.splitlines()[-1] == (
-        "read 50 papers; skipped 4 (4 no abstract); listed 20 deleted citations; "
-        f"wrote 50 to {out}"
+        f"read 50 papers; skipped 4 (4 no abstract); listed 20 deleted citations; wrote 50 to {out}"
     )
     assert f"skipped {SLICE.name} citation 25 (PMID 25205585): no abstract" in stderr.splitlines()
     papers = list(read_papers_csv(out))

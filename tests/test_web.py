@@ -26,6 +26,7 @@ from fastbmrag.web import create_app
 DATA = Path(__file__).parent / "data"
 EVIL = "<script>window.hacked = 1</script>"
 QUESTION = "What is the role of IL1B in endometriosis?"
+IL1B_KEY, ENDO_KEY = "HGNC:5992", "D004715"
 
 
 @pytest.fixture(scope="module")
@@ -268,6 +269,19 @@ def test_the_page_asks_shows_evidence_and_draws_the_graph(
         shot = Path(request.config.rootpath) / "tests" / "web-page.png"
         browser.save_screenshot(str(shot))
         assert shot.stat().st_size > 10_000
+        # two nodes picked in the graph: the card of the second offers the path between them
+        browser.execute_script(
+            "const cy = window.fastbmragGraph; cy.$id(arguments[0]).emit('tap');"
+            "cy.$id(arguments[1]).emit('tap');",
+            IL1B_KEY,
+            ENDO_KEY,
+        )
+        wait.until(ec.element_to_be_clickable((By.CSS_SELECTOR, "#entity button.path-from")))
+        browser.find_element(By.CSS_SELECTOR, "#entity button.path-from").click()
+        wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#entity .path")))
+        path = browser.find_element(By.CSS_SELECTOR, "#entity .path").text
+        assert "IL1B" in path and "Endometriosis" in path and "papers" in path
+        browser.save_screenshot(str(shot.with_name("web-path.png")))
 
 
 def test_the_start_page_shows_the_collection_and_the_url_keeps_the_question(
@@ -284,6 +298,8 @@ def test_the_start_page_shows_the_collection_and_the_url_keeps_the_question(
         wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#start a.example")))
         start = browser.find_element(By.ID, "start").text
         assert "Most connected genes" in start and "Endometriosis" in start
+        shots = Path(__file__).parent
+        browser.save_screenshot(str(shots / "web-start.png"))
         example = browser.find_element(By.CSS_SELECTOR, "#start a.example")
         asked = example.text
         example.click()  # an example question is asked at once
@@ -297,6 +313,7 @@ def test_the_start_page_shows_the_collection_and_the_url_keeps_the_question(
         assert browser.find_element(By.ID, "no_answer").is_selected()
         shown = browser.find_element(By.ID, "answer").text
         assert "1 edges" in shown and "IL1B" in shown  # the one edge of 2016 and later
+        browser.save_screenshot(str(shots / "web-bookmarked.png"))
         # entity search completes from the collection's entities
         search = browser.find_element(By.ID, "entity-search")
         search.send_keys("IL1")

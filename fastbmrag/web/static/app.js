@@ -13,6 +13,7 @@ const CHOICES = ["match"];
 const FLAGS = ["exact", "include_retracted", "no_answer"];
 let result = null;
 let cy = null;
+let lastTapped = null;  // the node tapped before: a second one offers the path between them
 
 function el(tag, text, cls) {
   const node = document.createElement(tag);
@@ -255,7 +256,12 @@ function drawGraph(edges, res) {
     ],
     layout: { name: "cose", animate: false, nodeRepulsion: () => 8000, idealEdgeLength: () => 80 },
   });
-  cy.on("tap", "node", (event) => showEntity(event.target.data("label")));
+  cy.on("tap", "node", (event) => {
+    const name = event.target.data("label");
+    const previous = lastTapped;
+    lastTapped = name;
+    showEntity(name, previous);
+  });
   cy.on("tap", "edge", (event) => { if (event.target.data("n")) showEvidence(event.target.data("n")); });
   window.fastbmragGraph = cy;  // for tests and the curious
   drawLegend();
@@ -277,7 +283,7 @@ function drawLegend() {
                           + "red dashed: papers disagree", "legend-item"));
 }
 
-async function showEntity(name) {
+async function showEntity(name, previous) {
   const box = $("entity");
   box.replaceChildren(el("span", "Loading " + name + "...", "muted"));
   box.hidden = false;
@@ -320,6 +326,12 @@ async function showEntity(name) {
     go.type = "button";
     go.addEventListener("click", () => showPath(card.name, target.value, box));
     actions.append(more, about, target, go);
+    if (previous && previous !== name) {  // two nodes picked in the graph: the path between them
+      const between = el("button", "Path from " + previous, "path-from");
+      between.type = "button";
+      between.addEventListener("click", () => showPath(previous, name, box));
+      actions.append(between);
+    }
     box.append(actions);
   } catch (err) {
     box.replaceChildren(el("span", phrased(err.message), "error"));
@@ -376,7 +388,7 @@ async function showStart() {
   try {
     const o = await api("/api/overview");
     $("collection").textContent = o.collection + ": " + o.papers + " papers, " + o.edges + " edges";
-    start.replaceChildren(el("h2", "The collection " + o.collection));
+    start.replaceChildren(el("h2", "Collection " + o.collection));
     start.append(el("p", o.papers + " papers, " + o.edges + " edges, " + o.entities + " entities"
                         + (o.retracted_papers ? ", " + o.retracted_papers + " retracted papers (left out of answers)" : "")
                         + (o.last_update ? "; last updated " + o.last_update : "")));
@@ -387,7 +399,9 @@ async function showStart() {
       col.append(el("h3", "Most connected " + type + "s"));
       for (const r of rows) {
         const line = el("div");
-        line.append(clickable(r.name, () => showEntity(r.name)), " ", el("span", r.degree + " edges, weight " + r.weight, "muted"));
+        const edges = r.degree + (r.degree === 1 ? " edge" : " edges");
+        line.append(clickable(r.name, () => showEntity(r.name)), " ",
+                    el("span", edges + ", weight " + r.weight.toFixed(3), "muted"));
         col.append(line);
       }
       columns.append(col);
