@@ -283,12 +283,18 @@ function drawLegend() {
                           + "red dashed: papers disagree", "legend-item"));
 }
 
+let cardShown = 0;  // the latest card asked for: an older answer arriving later is dropped
+
 async function showEntity(name, previous) {
   const box = $("entity");
+  const mine = ++cardShown;
   box.replaceChildren(el("span", "Loading " + name + "...", "muted"));
   box.hidden = false;
   try {
     const card = await api("/api/entity?name=" + encodeURIComponent(name));
+    const disagreements = card.in_collection
+      ? await api("/api/contradictions?entity=" + encodeURIComponent(name)) : [];
+    if (mine !== cardShown) return;
     box.replaceChildren();
     box.append(el("strong", card.name + " (" + card.type + ", " + (card.id || "no id") + ")"));
     for (const [k, v] of Object.entries(card.vocabulary || {})) box.append(el("div", k + ": " + v));
@@ -297,15 +303,15 @@ async function showEntity(name, previous) {
       if (card.narrower.length) box.append(el("div", "Concepts below it with edges: " + card.narrower.join(", ")));
       return;
     }
-    box.append(el("div", "degree " + card.degree + ", " + card.papers + " papers"));
-    for (const [t, n] of Object.entries(card.relations)) box.append(el("div", t.replaceAll("_", " ") + ": " + n + " papers"));
+    const papers = (n) => n + (n === 1 ? " paper" : " papers");
+    box.append(el("div", "degree " + card.degree + ", " + papers(card.papers)));
+    for (const [t, n] of Object.entries(card.relations)) box.append(el("div", t.replaceAll("_", " ") + ": " + papers(n)));
     if (card.partners.length) {
       box.append(el("div", "partners: " + card.partners.map((p) => p.name + " (" + p.papers + ")").join(", ")));
     }
     if ((card.retracted_papers || []).length) {
       box.append(el("div", "left out, retracted: " + card.retracted_papers.join(", "), "retracted"));
     }
-    const disagreements = await api("/api/contradictions?entity=" + encodeURIComponent(name));
     for (const pair of disagreements) {  // papers that disagree about one of its relations
       const sides = Object.entries(pair.relations)
         .map(([rel, papers]) => rel.replaceAll("_", " ") + " (" + papers.join(", ") + ")").join(" vs ");
@@ -334,7 +340,7 @@ async function showEntity(name, previous) {
     }
     box.append(actions);
   } catch (err) {
-    box.replaceChildren(el("span", phrased(err.message), "error"));
+    if (mine === cardShown) box.replaceChildren(el("span", phrased(err.message), "error"));
   }
 }
 
@@ -349,6 +355,7 @@ async function showPath(start, end, box) {
                                           + h.target + " (" + h.papers.length + " papers)").join("; ")));
     }
     box.append(out);
+    out.scrollIntoView({ block: "nearest" });
   } catch (err) {
     box.append(el("div", phrased(err.message), "error"));
   }
