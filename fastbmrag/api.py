@@ -27,7 +27,8 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 from fastbmrag import config
 from fastbmrag.errors import ConfigError, InputError
 from fastbmrag.papers.model import Paper
-from fastbmrag.store.collection import Collection, choose_collection, readahead
+from fastbmrag.store.collection import Collection
+from fastbmrag.store.places import choose_collection, readahead
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
 
 if TYPE_CHECKING:

@@ -27,7 +27,8 @@ from fastbmrag.query import (
     render,
 )
 from fastbmrag.store.base import Filter, Match, Range
-from fastbmrag.store.collection import Collection, choose_collection
+from fastbmrag.store.collection import Collection
+from fastbmrag.store.places import choose_collection
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import _schema_title, responder
 from fastbmrag.vocab.loading import load_normalizer

@@ -213,7 +213,7 @@ def test_messages_read_as_written_for_people(
 ) -> None:
     from fastbmrag.llm.common import validate
     from fastbmrag.prompts import Draft
-    from fastbmrag.store.collection import _command_line
+    from fastbmrag.store.places import command_line
 
     _, reason = validate('{"e": [', Draft)
     assert reason.startswith("invalid JSON: ") and "Invalid JSON" not in reason
@@ -227,4 +227,4 @@ def test_messages_read_as_written_for_people(
 
     argv = ["/usr/bin/fastbmrag", "update", "-c", "endometriosis", "papers.csv"]
     monkeypatch.setattr("sys.argv", argv)
-    assert _command_line() == "fastbmrag update -c endometriosis papers.csv"
+    assert command_line() == "fastbmrag update -c endometriosis papers.csv"

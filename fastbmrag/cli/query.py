@@ -118,7 +118,7 @@ def query(question: str, **kw: Any) -> None:
       fastbmrag query "Which genes are up- or down-regulated in endometriosis?" --since 2015 --format markdown
       fastbmrag query "IL1B" --entity IL1B -r upregulated_in --no-answer --json
     """
-    from fastbmrag.store.collection import choose_collection, readahead
+    from fastbmrag.store.places import choose_collection, readahead
 
     fmt = "json" if kw.pop("as_json") else kw.pop("fmt")
     working_dir, url = config.working_dir(kw["working_dir"]), config.qdrant_url(kw["qdrant_url"])

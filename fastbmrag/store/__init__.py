@@ -16,13 +16,9 @@ from fastbmrag.store.base import (
     edge_point_id,
     node_key,
 )
-from fastbmrag.store.collection import (
-    DEFAULT_OPTIMIZE_MIN_POINTS,
-    Collection,
-    PaperEdges,
-    list_collections,
-)
+from fastbmrag.store.collection import DEFAULT_OPTIMIZE_MIN_POINTS, Collection, PaperEdges
 from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
+from fastbmrag.store.places import list_collections
 
 __all__ = [
     "DEFAULT_OPTIMIZE_MIN_POINTS",

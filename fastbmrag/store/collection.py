@@ -34,26 +34,20 @@ filter judges a stale node's edges by its current degree (its key, matched in Qd
 
 from __future__ import annotations
 
-import fcntl
-import json
 import logging
 import math
 import os
-import re
-import sys
 import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from fastbmrag.errors import (
     CollectionNotFound,
     DimensionMismatch,
-    InputError,
     LockedError,
     StoreBusy,
     StoreError,
@@ -62,13 +56,21 @@ from fastbmrag.errors import (
 from fastbmrag.store.base import EdgeRef, Filter, Match, Point, Range, Store
 from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
 from fastbmrag.store.payload import edge_weight
+from fastbmrag.store.places import (
+    LEDGER_FILE,
+    LOCK_FILE,
+    SHARD_DIR,
+    SHARD_LOCK_FILE,
+    FileLock,
+    check_name,
+    command_line,
+    holder_line,
+    list_collections,
+    stamp,
+)
 
 log = logging.getLogger(__name__)
 
-LEDGER_FILE = "ledger.sqlite"
-SHARD_DIR = "shard"
-LOCK_FILE = "lock"
-SHARD_LOCK_FILE = "shard.lock"
 
 # Build the HNSW index once at least this many points are searched by brute force. Below it a
 # nightly update of a few hundred edges returns at once, and brute force over <= 20k 1024-d
@@ -82,7 +84,6 @@ _SET_PAYLOAD_CHUNK = 512
 # that names them stays small.
 DEFAULT_DEFER_MIN_DEGREE = 100
 MAX_DEFERRED = 256
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
 class PaperEdges(NamedTuple):
@@ -92,117 +93,6 @@ class PaperEdges(NamedTuple):
     content_hash: str | None
     points: list[Point]
     refs: list[EdgeRef]
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _command_line() -> str:
-    """The command that holds a lock, as the user typed it (long ones shortened)."""
-    prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
-    line = " ".join([prog, *sys.argv[1:]])
-    return line if len(line) <= 160 else line[:157] + "..."
-
-
-def list_collections(working_dir: Path) -> list[str]:
-    """Names of the collections under ``working_dir`` (folders holding a ledger)."""
-    root = Path(working_dir)
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if (p / LEDGER_FILE).is_file())
-
-
-def choose_collection(working_dir: Path, name: str | None, *, qdrant_url: str | None = None) -> str:
-    """``name`` if given (flag or FASTBMRAG_COLLECTION), else the only collection there is."""
-    if name:
-        return name
-    if qdrant_url:
-        raise InputError("Name the collection to query on the Qdrant server: --collection NAME")
-    names = list_collections(working_dir)
-    if len(names) == 1:
-        return names[0]
-    if not names:
-        raise CollectionNotFound(
-            f"No collection in {working_dir}: index papers first (fastbmrag update -c NAME papers.csv) "
-            "or point --working-dir at the right directory"
-        )
-    raise InputError(
-        f"Several collections in {working_dir} ({', '.join(sorted(names))}): choose one with "
-        "--collection NAME or FASTBMRAG_COLLECTION"
-    )
-
-
-def readahead(working_dir: Path, name: str) -> None:
-    """Have the OS start reading, in the background, the files that opening collection
-    ``name``'s embedded shard reads (:func:`fastbmrag.store.edge.readahead`). A command calls
-    it before its imports and vocabulary load, which then overlap the disk reads of the open.
-    A hint only: nothing happens where the collection has no embedded shard."""
-    from fastbmrag.store.edge import readahead as shard_readahead
-
-    shard = Path(working_dir).expanduser() / name / SHARD_DIR
-    if shard not in _READ_AHEAD:  # once per process: the command, then RAG, may both ask
-        _READ_AHEAD.add(shard)
-        shard_readahead(shard)
-
-
-_READ_AHEAD: set[Path] = set()
-
-
-def check_name(name: str) -> str:
-    if not name or not _NAME.match(name):
-        raise InputError(
-            f"Invalid collection name {name!r}: use letters, digits, '_', '-' or '.', "
-            "starting with a letter or digit (e.g. --collection endometriosis)"
-        )
-    return name
-
-
-class FileLock:
-    """An exclusive ``flock`` on a file, holding who took it (pid, command, start time, mode).
-
-    flock locks belong to the open file, so they die with the process that holds them: a lock
-    file left behind by a killed process is simply taken over.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    def try_acquire(self, info: dict[str, Any]) -> bool:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            return False
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(info).encode(), 0)
-        self._fd = fd
-        return True
-
-    def holder(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text() or "{}")
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    def release(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd, None
-            os.close(fd)  # releases the flock
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
-
-def _who(holder: dict[str, Any]) -> str:
-    pid = holder.get("pid", "?")
-    cmd = holder.get("command", "another command")
-    started = holder.get("started_at", "an unknown time")
-    return f"pid {pid} ({cmd}, started {started})"
 
 
 class Collection:
@@ -306,8 +196,8 @@ class Collection:
             directory.mkdir(parents=True, exist_ok=True)
         info = {
             "pid": os.getpid(),
-            "command": command or _command_line(),
-            "started_at": _now(),
+            "command": command or command_line(),
+            "started_at": stamp(),
         }
         locks: list[FileLock] = []
         ledger: Ledger | None = None
@@ -317,7 +207,7 @@ class Collection:
                 lock = FileLock(directory / LOCK_FILE)
                 if not lock.try_acquire(info):
                     raise LockedError(
-                        f"Collection '{name}' is being updated by {_who(lock.holder())}: "
+                        f"Collection '{name}' is being updated by {holder_line(lock.holder())}: "
                         "wait for it to finish"
                     )
                 locks.append(lock)
@@ -418,7 +308,7 @@ class Collection:
             if holder.get("mode") == "write" or time.monotonic() >= deadline:
                 doing = "being updated" if holder.get("mode") == "write" else "open"
                 raise StoreBusy(
-                    f"Collection '{name}' is {doing} by {_who(holder)}, and its embedded store "
+                    f"Collection '{name}' is {doing} by {holder_line(holder)}, and its embedded store "
                     "can be open in one process at a time: wait for it to finish, or run a "
                     "Qdrant server and use --qdrant-url / QDRANT_URL to query during updates"
                 )

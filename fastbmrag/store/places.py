@@ -1,0 +1,133 @@
+"""Where collections live and who holds them: a collection's files under the working
+directory, its name, the one to use when none is named, the readahead of its embedded shard,
+and the ``flock`` files that say which command holds it."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from fastbmrag.errors import CollectionNotFound, InputError
+
+LEDGER_FILE = "ledger.sqlite"
+SHARD_DIR = "shard"
+LOCK_FILE = "lock"
+SHARD_LOCK_FILE = "shard.lock"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+def stamp() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def command_line() -> str:
+    """The command that holds a lock, as the user typed it (long ones shortened)."""
+    prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "python"
+    line = " ".join([prog, *sys.argv[1:]])
+    return line if len(line) <= 160 else line[:157] + "..."
+
+
+def list_collections(working_dir: Path) -> list[str]:
+    """Names of the collections under ``working_dir`` (folders holding a ledger)."""
+    root = Path(working_dir)
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / LEDGER_FILE).is_file())
+
+
+def choose_collection(working_dir: Path, name: str | None, *, qdrant_url: str | None = None) -> str:
+    """``name`` if given (flag or FASTBMRAG_COLLECTION), else the only collection there is."""
+    if name:
+        return name
+    if qdrant_url:
+        raise InputError("Name the collection to query on the Qdrant server: --collection NAME")
+    names = list_collections(working_dir)
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise CollectionNotFound(
+            f"No collection in {working_dir}: index papers first (fastbmrag update -c NAME papers.csv) "
+            "or point --working-dir at the right directory"
+        )
+    raise InputError(
+        f"Several collections in {working_dir} ({', '.join(sorted(names))}): choose one with "
+        "--collection NAME or FASTBMRAG_COLLECTION"
+    )
+
+
+def readahead(working_dir: Path, name: str) -> None:
+    """Have the OS start reading, in the background, the files that opening collection
+    ``name``'s embedded shard reads (:func:`fastbmrag.store.edge.readahead`). A command calls
+    it before its imports and vocabulary load, which then overlap the disk reads of the open.
+    A hint only: nothing happens where the collection has no embedded shard."""
+    from fastbmrag.store.edge import readahead as shard_readahead
+
+    shard = Path(working_dir).expanduser() / name / SHARD_DIR
+    if shard not in _READ_AHEAD:  # once per process: the command, then RAG, may both ask
+        _READ_AHEAD.add(shard)
+        shard_readahead(shard)
+
+
+_READ_AHEAD: set[Path] = set()
+
+
+def check_name(name: str) -> str:
+    if not name or not _NAME.match(name):
+        raise InputError(
+            f"Invalid collection name {name!r}: use letters, digits, '_', '-' or '.', "
+            "starting with a letter or digit (e.g. --collection endometriosis)"
+        )
+    return name
+
+
+class FileLock:
+    """An exclusive ``flock`` on a file, holding who took it (pid, command, start time, mode).
+
+    flock locks belong to the open file, so they die with the process that holds them: a lock
+    file left behind by a killed process is simply taken over.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def try_acquire(self, info: dict[str, Any]) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+        self._fd = fd
+        return True
+
+    def holder(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text() or "{}")
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)  # releases the flock
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+
+def holder_line(holder: dict[str, Any]) -> str:
+    pid = holder.get("pid", "?")
+    cmd = holder.get("command", "another command")
+    started = holder.get("started_at", "an unknown time")
+    return f"pid {pid} ({cmd}, started {started})"
