@@ -69,6 +69,15 @@ def flagged(wd: Path) -> dict[str, int]:
         }
 
 
+def synced_with_one_retracted(eutils: FakeEutils, ollama: FakeOllama, wd: Path) -> str:
+    """A first sync indexes the papers, PubMed retracts one, a second sync flags it: its id."""
+    assert sync(eutils, ollama, wd).exit_code == 0
+    gone = sorted(flagged(wd))[0]
+    eutils.retract(gone)
+    assert sync(eutils, ollama, wd).exit_code == 0
+    return gone
+
+
 def test_a_later_sync_finds_a_paper_retracted_and_answers_leave_it_out(
     eutils: FakeEutils, ollama: FakeOllama, tmp_path: Path
 ) -> None:
@@ -105,10 +114,7 @@ def test_an_answer_citing_a_retracted_paper_marks_it(
     eutils: FakeEutils, ollama: FakeOllama, tmp_path: Path
 ) -> None:
     wd = tmp_path / "wd"
-    assert sync(eutils, ollama, wd).exit_code == 0
-    gone = sorted(flagged(wd))[0]
-    eutils.retract(gone)
-    assert sync(eutils, ollama, wd).exit_code == 0
+    gone = synced_with_one_retracted(eutils, ollama, wd)
     result = cli_run(
         "query", "-c", "endo", "--working-dir", str(wd), "--ollama-host", ollama.url,
         "--min-score", "-1", "--no-link", "--include-retracted", "--paper-id", gone,
@@ -189,10 +195,7 @@ def test_a_retracted_paper_of_a_later_input_stays_flagged_when_indexed_again(
     eutils: FakeEutils, ollama: FakeOllama, tmp_path: Path
 ) -> None:
     wd = tmp_path / "wd"
-    assert sync(eutils, ollama, wd).exit_code == 0
-    gone = sorted(flagged(wd))[0]
-    eutils.retract(gone)
-    assert sync(eutils, ollama, wd).exit_code == 0
+    gone = synced_with_one_retracted(eutils, ollama, wd)
     # the same records read from a file again, forced: the ledger remembers the retraction
     with Collection.writer(wd, "endo") as coll:
         assert coll.retracted_papers() == {gone}
