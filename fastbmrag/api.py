@@ -515,12 +515,8 @@ class RAG:
         with self.reader(command="edges") as coll:
             spec: FilterSpec = build_spec(opts, [], Parse(), self.normalizer())
             spec = spec.resolve_weight(coll)
-            stale = coll.stale_nodes()
-            nodes = coll.node_count()
-            for hit in coll.store.scroll(spec.to_filter() or None):
-                payload = coll.current_payload(hit.payload, stale)
-                payload["weight"] = coll.edge_weight(payload, nodes, stale={})
-                yield hit.id, payload
+            for hit in coll.edges(spec.to_filter() or None):
+                yield hit.id, hit.payload
 
 
 def ensure_creatable(path: Path) -> None:

@@ -98,8 +98,6 @@ def build(wd: Path, n: int, dim: int) -> None:
                                     "end": 52,
                                 }
                             ],
-                            "source_degree": 1 + i % 50,
-                            "target_degree": 500,
                         },
                     )
                 )

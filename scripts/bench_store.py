@@ -11,10 +11,12 @@ fields of DESIGN.md, unit 1024-d vectors. Each backend runs in its own process s
     python scripts/bench_store.py --backend edge --n 200000 --json
 
 Embedded phases: load (Collection.commit_papers in batches, ledger + flush included; the
-store's own share, upsert + delete + flush, is reported beside it as store_edges_per_s), weight
-refresh, reopen + search before HNSW, optimise, reopen + search after, a nightly update of 500
-edges (commit + refresh + the optimise policy, which skips), and what forcing the optimise after
-that small update would cost (``--no-forced`` skips that full rebuild).
+store's own share, upsert + delete + flush, is reported beside it as store_edges_per_s),
+reopen + search before HNSW, optimise, reopen + search after, a nightly update of 500 edges
+(commit + the optimise policy, which skips), and what forcing the optimise after that small
+update would cost (``--no-forced`` skips that full rebuild). The filtered searches: edges of the
+most connected entity (a hub), then also year >= 2010 and ``--min-weight 0.001`` (the
+collection's own filter for it, resolved from the ledger at each open).
 """
 
 from __future__ import annotations
@@ -197,28 +199,27 @@ def time_searches(store: Store, flt: Filter | None, n: int, seed: int) -> dict[s
     return {**percentiles(samples), "mean_hits": round(hits / n, 2), "queries": n}
 
 
-def filters(hub: str, min_degree: int) -> dict[str, Filter]:
+MIN_WEIGHT = 0.001
+
+
+def filters(hub: str, weight: Filter) -> dict[str, Filter]:
     entity = Filter(should=(Match("source_key", hub), Match("target_key", hub)))
     return {
         "filtered_entity": entity,
-        "filtered_entity_year_weight": entity.and_(
-            Range("year", gte=2010),
-            Range("source_degree", gte=min_degree),
-            Range("target_degree", gte=min_degree),
-        ),
+        "filtered_entity_year_weight": entity.and_(Range("year", gte=2010), weight),
     }
 
 
-def reopen_and_search(
-    r: dict[str, Any], workdir: Path, queries: int, hub: str, min_degree: int, label: str
-) -> None:
+def reopen_and_search(r: dict[str, Any], workdir: Path, queries: int, hub: str, label: str) -> None:
     """Reopen the collection, then time each kind of search twice: the first ``queries``
     searches after the open (their vectors and payloads may still be on disk only), then as
     many new ones (seeds differ) once the first have run."""
     open_s, c = timed(lambda: Collection.reader(workdir, "bench"))
     try:
         r[label] = {"reopen_s": round(open_s, 3), "unindexed_points": c.store.unindexed_points()}
-        kinds = {"unfiltered": None, **filters(hub, min_degree)}
+        weight_s, weight = timed(lambda: c.min_weight_filter(MIN_WEIGHT))
+        r[label]["min_weight_filter_s"] = round(weight_s, 3)
+        kinds = {"unfiltered": None, **filters(hub, weight)}
         for rnd, suffix in ((0, ""), (1, "_again")):
             for i, (name, flt) in enumerate(kinds.items()):
                 r[label][name + suffix] = time_searches(
@@ -280,8 +281,7 @@ def bench_edge(
     if searches_only:  # a collection this script built before, in --workdir
         with Collection.reader(workdir, "bench") as coll:
             hub = max(coll.ledger.entities(), key=lambda e: e[4])[0]
-            min_degree = coll.min_degree(0.001)
-        reopen_and_search(r, workdir, queries, hub, min_degree, "reopened")
+        reopen_and_search(r, workdir, queries, hub, "reopened")
         return r
     coll = Collection.writer(workdir, "bench", create=True)
     clock = StoreClock(coll.store)
@@ -319,15 +319,12 @@ def bench_edge(
     note("load", r["load"])
     if profiler is not None:  # where the load's time goes, on stderr
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(15)
-    refresh_s, refreshed = timed(coll.refresh_weights)
-    r["refresh_weights"] = {"nodes": refreshed, "seconds": round(refresh_s, 2)}
-    note("refresh_weights", r["refresh_weights"])
     nodes = coll.node_count()
     hub = max(coll.ledger.entities(), key=lambda e: e[4])[0]
-    min_degree = coll.min_degree(0.001)
+    min_degree = coll.min_degree(MIN_WEIGHT)
     coll.close()
 
-    reopen_and_search(r, workdir, queries, hub, min_degree, "before_optimize")
+    reopen_and_search(r, workdir, queries, hub, "before_optimize")
     if load_only:
         return r
     coll = Collection.writer(workdir, "bench")
@@ -336,7 +333,7 @@ def bench_edge(
     r["peak_rss_mb_after_optimize"] = peak_rss_mb()
     note("optimize_s", r["optimize_s"])
     coll.close()
-    reopen_and_search(r, workdir, queries, hub, min_degree, "after_optimize")
+    reopen_and_search(r, workdir, queries, hub, "after_optimize")
 
     # a nightly update: 50 papers, then the batch-end routine
     coll = Collection.writer(workdir, "bench")
@@ -344,22 +341,12 @@ def bench_edge(
     t0 = time.perf_counter()
     coll.commit_papers(nightly)
     t1 = time.perf_counter()
-    stale = coll.stale_nodes()
-    refreshed = coll.refresh_weights()
-    t2 = time.perf_counter()
-    deferred = coll.stale_nodes()  # hubs left to the next optimise
     ran = coll.optimize()
-    t3 = time.perf_counter()
+    t2 = time.perf_counter()
     r["nightly_500_edges"] = {
-        "commit_refresh_policy_s": round(t3 - t0, 2),
+        "commit_policy_s": round(t2 - t0, 2),
         "commit_s": round(t1 - t0, 2),
-        "refresh_s": round(t2 - t1, 2),
-        "policy_s": round(t3 - t2, 2),
-        "nodes_refreshed": refreshed,
-        # distinct edges of the refreshed nodes (about the points whose payload was rewritten)
-        "degree_sum_refreshed": sum(d for k, d in stale.items() if k not in deferred),
-        "nodes_deferred": len(deferred),
-        "degree_sum_deferred": sum(deferred.values()),
+        "policy_s": round(t2 - t1, 2),
         "optimize_ran": ran,
     }
     if forced:
@@ -368,7 +355,7 @@ def bench_edge(
     coll.close()
     r["nodes"] = nodes
     r["hub"] = hub
-    r["min_degree_for_weight_0.001"] = min_degree
+    r[f"min_degree_for_weight_{MIN_WEIGHT}"] = min_degree
     r["disk_mb"] = round(Collection.ledger_only(workdir, "bench").size_on_disk() / 2**20, 1)
     return r
 
@@ -392,7 +379,6 @@ def bench_local(n: int, workdir: Path, queries: int) -> dict[str, Any]:
     for paper in papers(n, seed=1):
         for p, ref in zip(paper.points, paper.refs, strict=True):
             p.payload.update(source_key=ref.source_key, target_key=ref.target_key)
-            p.payload.update(source_degree=3, target_degree=3)
         pending.extend(paper.points)
         if len(pending) >= 1000:
             store.upsert(pending)
@@ -417,7 +403,7 @@ def bench_local(n: int, workdir: Path, queries: int) -> dict[str, Any]:
         "unfiltered": time_searches(store, None, queries, seed=7),
         **{
             name: time_searches(store, flt, queries, seed=8)
-            for name, flt in filters(hub, 2).items()
+            for name, flt in filters(hub, Filter(must=(Range("year", gte=2000),))).items()
         },
     }
     store.client.close()
@@ -427,7 +413,7 @@ def bench_local(n: int, workdir: Path, queries: int) -> dict[str, Any]:
 
 def point_cost(reps: int = 5000) -> dict[str, Any]:
     """Microseconds the Qdrant Edge bindings take to build one ``qdrant_edge.Point``: with this
-    benchmark's payload as stored (with the keys and degrees the collection adds and the
+    benchmark's payload as stored (with the keys the collection adds and the
     pipeline's chunk list), and per payload
     value type (27 values of one type, the empty payload's cost subtracted, divided by 27)."""
     import qdrant_edge as qe
@@ -437,7 +423,7 @@ def point_cost(reps: int = 5000) -> dict[str, Any]:
     vector = vector_list(p.vector)
     ref = paper.refs[0]
     payload = {**p.payload, "chunks": [1, 4], "source_key": ref.source_key,
-               "target_key": ref.target_key, "source_degree": 12, "target_degree": 5000}  # fmt: skip
+               "target_key": ref.target_key}  # fmt: skip
 
     def us(body: dict[str, Any]) -> float:
         t = time.perf_counter()

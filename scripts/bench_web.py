@@ -69,7 +69,6 @@ def build(wd: Path, n_edges: int) -> None:
                 coll.commit_papers(group)
                 group = []
         coll.commit_papers(group)
-        coll.refresh_weights(full=True)
         coll.optimize(force=True)
 
 

@@ -128,7 +128,7 @@ def test_invalid_relations_are_dropped_and_counted_and_the_paper_kept(tmp_path: 
 def test_a_collection_from_the_previous_version_still_answers_and_says_to_reindex(
     tmp_path: Path,
 ) -> None:
-    from fastbmrag.store.base import Filter, Range
+    from fastbmrag.store.base import Filter, Match
     from fastbmrag.testing.responders import responder
 
     csv = tmp_path / "papers.csv"
@@ -140,7 +140,7 @@ def test_a_collection_from_the_previous_version_still_answers_and_says_to_reinde
         with Collection.writer(wd, "papers") as coll:
             coll.store.set_payload(
                 {"evidence": "a short quote", "draft_description": "x", "refined": False},
-                Filter(must=(Range("source_degree", gte=0),)),
+                Filter(must=(Match("paper_id", any_of=tuple(coll.store.paper_ids())),)),
             )
             coll.store.flush()
             coll.ledger.conn.execute("UPDATE papers SET payload_version = 1")

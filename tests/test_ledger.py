@@ -42,7 +42,7 @@ def test_ledger_of_an_earlier_version_marks_its_papers_outdated(tmp_path: Path) 
 
 def test_new_ledger_is_migrated_to_the_latest_schema(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.sqlite")
-    assert ledger.schema_version == MIGRATIONS[-1][0] == 3
+    assert ledger.schema_version == MIGRATIONS[-1][0] == 4
     tables = {
         r[0] for r in ledger.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
     }
@@ -51,7 +51,6 @@ def test_new_ledger_is_migrated_to_the_latest_schema(tmp_path: Path) -> None:
         "edges",
         "triples",
         "entities",
-        "stale_nodes",
         "journal",
         "runs",
         "sync_state",
@@ -114,8 +113,6 @@ def test_degrees_follow_distinct_edges(tmp_path: Path) -> None:
         "D007741": 1,
     }
     assert ledger.node_count() == 4
-    assert ledger.stale_nodes() == {"D009599": 2, "D007022": 2, "D016534": 1, "D007741": 1}
-    ledger.clear_stale(ledger.stale_nodes())
     # A second paper stating nitroprusside -> hypotension changes no degree.
     other = [
         p
@@ -127,11 +124,8 @@ def test_degrees_follow_distinct_edges(tmp_path: Path) -> None:
         (p, r) for p, r in refs_of(other) if r.triple == ("D009599", "induces", "D007022")
     )
     changed = ledger.apply_papers([(other, "h", [(point, ref)])])
-    assert changed == set() and ledger.stale_nodes() == {}
+    assert changed == set()
     assert ledger.degrees(["D009599", "D007022"]) == {"D009599": 2, "D007022": 2}
-    # preview of replacing the first paper by one edge: the other paper keeps its edge alive
-    preview = ledger.preview_degrees({"PMID:2696505": [refs_of("PMID:2696505")[1][1]]})
-    assert preview == {"D009599": 2, "D016534": 1}  # -> hypotension (other paper), -> D016534
     removed, changed = ledger.remove_papers(["PMID:2696505"])
     assert removed == 3
     assert changed == {"D009599", "D016534", "D007741", "D007022"}

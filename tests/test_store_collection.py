@@ -71,11 +71,12 @@ def test_commit_stores_exactly_and_marks_done(tmp_path: Path) -> None:
         assert coll.paper_state("PMID:2696505").n_edges == 2  # type: ignore[union-attr]
         coll.mark_failed("PMID:7881871", "sha256:c", "LLM answer never matched the schema")
         assert [p.paper_id for p in coll.failed_papers()] == ["PMID:7881871"]
-        # payload carries keys and degrees set by the collection
+        # the payload carries the node keys set by the collection, the degrees stay in the ledger
         hit = coll.store.search(vec("nitroprusside induces hypotension"), limit=1)[0]
-        assert hit.payload["source_key"] == "D009599"
-        assert hit.payload["source_degree"] == 2  # induces hypotension + heart-rate increase
-        assert hit.payload["target_degree"] == 1
+        assert hit.payload["source_key"] == "D009599" and "source_degree" not in hit.payload
+        shown = coll.with_degrees([hit.payload])[0]
+        assert shown["source_degree"] == 2  # induces hypotension + heart-rate increase
+        assert shown["target_degree"] == 1
 
 
 def test_dimension_mismatch_names_both_sizes_and_the_fix(tmp_path: Path) -> None:
@@ -230,12 +231,11 @@ def test_crash_between_store_write_and_ledger_commit(tmp_path: Path, scenario: s
         for pid in done:
             n = coll.store.count(Filter(must=(Match("paper_id", pid),)))
             assert n == states[pid].n_edges == len(cid_papers()[pid])
-        # degrees in the payload agree with the ledger (weights refreshed on open)
+        # the ledger's degrees count exactly the edges present
         degrees = coll.ledger.recompute_degrees()
-        for hit in coll.store.scroll():
+        for hit in coll.edges():
             assert hit.payload["source_degree"] == degrees[hit.payload["source_key"]]
             assert hit.payload["target_degree"] == degrees[hit.payload["target_key"]]
-        assert coll.ledger.stale_nodes() == {}
         # a rerun fixes it
         commit(coll, "PMID:12653683")
         commit(coll, "PMID:2696505")
@@ -297,7 +297,7 @@ def test_server_backend_through_a_url(tmp_path: Path) -> None:
         commit(coll, "PMID:2696505")
         hit = coll.store.search(vec("nitroprusside induces hypotension"), limit=1)[0]
         assert (hit.payload["source_id"], hit.payload["target_id"]) == ("D009599", "D007022")
-        assert hit.payload["source_degree"] == 2
+        assert coll.with_degrees([hit.payload])[0]["source_degree"] == 2
         assert not (tmp_path / "cid" / "shard").exists()  # no embedded shard for a server
     with Collection.ledger_only(tmp_path, "cid", qdrant_url="http://qdrant.example:6333") as c:
         stats = c.stats()

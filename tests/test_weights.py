@@ -1,12 +1,13 @@
 """Weights as the fastbmRAG paper defines them, kept exact through updates and deletes.
 
 node weight = degree / number of nodes; edge weight = min(source weight, target weight);
-degrees over distinct (source_key, relationship_type, target_key) edges of the collection.
+degrees over distinct (source_key, relationship_type, target_key) edges of the collection. The
+ledger holds the degrees: a commit writes the paper's own points and nothing else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from qdrant_client import QdrantClient
 from test_store_support import cid_papers, expected_degrees, paper_edges
 
-from fastbmrag.store.base import Filter, Match, Store
+from fastbmrag.store.base import Filter, Point, Store
 from fastbmrag.store.collection import Collection, PaperEdges
 from fastbmrag.store.edge import EdgeStore
 from fastbmrag.store.server import ServerStore
@@ -48,10 +49,11 @@ def batch_item(paper_id: str, rows: list[dict[str, str]], relation: str = "induc
     return PaperEdges(paper_id, f"sha256:{paper_id}:{len(rows)}", points, refs)
 
 
-def snapshot(coll: Collection) -> dict[str, tuple[int, int]]:
-    """point id -> (source_degree, target_degree) as stored in the payload."""
+def snapshot(coll: Collection) -> dict[str, tuple[int, int, float]]:
+    """point id -> (source degree, target degree, weight) as the collection shows them."""
     return {
-        h.id: (h.payload["source_degree"], h.payload["target_degree"]) for h in coll.store.scroll()
+        h.id: (h.payload["source_degree"], h.payload["target_degree"], h.payload["weight"])
+        for h in coll.edges(batch_size=7)  # batches that do not divide the edges
     }
 
 
@@ -71,12 +73,10 @@ def test_incremental_updates_and_delete_equal_indexing_from_scratch(opener: Open
     with inc:
         for start in range(0, 20, 5):  # batches, as the indexer commits them
             inc.commit_papers([batch_item(pid, papers[pid]) for pid in ids[start : start + 5]])
-        assert inc.refresh_weights() > 0
         inc.commit_papers([batch_item(pid, papers[pid]) for pid in ids[10:20]])  # no change
         for pid in ids[20:]:  # one paper at a time
             commit(inc, pid, papers[pid])
         commit(inc, changed_id, changed_rows, "causes")
-        inc.refresh_weights()
         deleted = inc.delete_papers([*ids[:5], ids[25], "PMID:not-there"])
         assert deleted == sum(len(papers[p]) for p in [*ids[:5], ids[25]])
 
@@ -113,13 +113,13 @@ def test_incremental_updates_and_delete_equal_indexing_from_scratch(opener: Open
         assert stored == snapshot(scratch)
         assert len(stored) == sum(len(t) for t in triples.values())
         assert inc.store.paper_ids() == set(final)
-        for hit in inc.store.scroll():
+        for hit in inc.edges():
             s, t = hit.payload["source_key"], hit.payload["target_key"]
             assert (hit.payload["source_degree"], hit.payload["target_degree"]) == (
                 degrees[s],
                 degrees[t],
             )
-            assert inc.edge_weight(hit.payload) == min(degrees[s], degrees[t]) / n_nodes
+            assert hit.payload["weight"] == min(degrees[s], degrees[t]) / n_nodes
 
         weights = {
             hit.id: min(degrees[hit.payload["source_key"]], degrees[hit.payload["target_key"]])
@@ -128,10 +128,14 @@ def test_incremental_updates_and_delete_equal_indexing_from_scratch(opener: Open
         }
         distinct = sorted(set(weights.values()))
         assert len(distinct) >= 2  # the thresholds below really split the edges
+        forms = set()
         for threshold in [0.0, *distinct, (distinct[0] + distinct[1]) / 2, 0.99]:
             expected = {pid for pid, w in weights.items() if w >= threshold}
             assert filtered_ids(inc, threshold) == expected
             assert filtered_ids(scratch, threshold) == expected
+            flt = inc.min_weight_filter(threshold)
+            forms.add("keys passing" if flt.must else "keys failing" if flt.must_not else "none")
+        assert forms == {"keys passing", "none"}  # most nodes here have degree 1
         # known values: 28 nodes; catalepsy (MeSH D002375) is induced by 6 distinct chemicals
         assert n_nodes == 28
         assert degrees["D002375"] == 6
@@ -169,42 +173,38 @@ def test_a_relation_stated_by_many_papers_counts_once(opener: Opener) -> None:
 
 
 class CountingStore(EdgeStore):
-    """An embedded store that counts the points each payload update touches."""
+    """An embedded store that counts the points each write touches."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
-        self.touched = 0
+        self.upserted = 0
+        self.payloads_set = 0
+
+    def upsert(self, points: Sequence[Point]) -> None:
+        self.upserted += len(points)
+        super().upsert(points)
 
     def set_payload(self, payload: dict[str, Any], flt: Filter) -> None:
-        self.touched += self.count(flt)
+        self.payloads_set += self.count(flt)
         super().set_payload(payload, flt)
 
 
-def test_refresh_touches_only_edges_of_nodes_whose_degree_changed(tmp_path: Path) -> None:
+def test_a_commit_writes_only_the_papers_own_points(tmp_path: Path) -> None:
+    """Degrees change other edges' weights, not their points: a point the store has indexed
+    stays where it is, whatever later papers do to its nodes' degrees."""
     papers = cid_papers()
     ids = list(papers)
     store = CountingStore(tmp_path / "cid" / "shard")
     with Collection.writer(tmp_path, "cid", create=True, store=store) as coll:
         coll.commit_papers([batch_item(pid, papers[pid]) for pid in ids[:-1]])
-        coll.refresh_weights()
-        total = coll.store.count()
-        store.touched = 0
+        before = {h.id: h.payload["weight"] for h in coll.edges()}
+        store.upserted = store.payloads_set = 0
         # One new paper: nitroprusside (D009599) now also "treats" hypertension (D006973).
         row = dict(papers["PMID:2696505"][0], disease_id="D006973", disease_name="hypertension")
         commit(coll, "PMID:0000001", [row], "treats")
-        refreshed = coll.refresh_weights()
-        changed = {"D009599", "D006973"}
-        assert refreshed == len(changed)
-        touching = sum(
-            coll.store.count(Filter(must=(Match(f"{side}_key", any_of=tuple(changed)),)))
-            for side in ("source", "target")
-        )
-        assert store.touched == touching
-        assert 0 < store.touched < total / 4
-        # and nothing to do when nothing changed
-        store.touched = 0
-        commit(coll, ids[3], papers[ids[3]])
-        assert coll.refresh_weights() == 0 and store.touched == 0
+        assert (store.upserted, store.payloads_set) == (1, 0)
+        after = {h.id: h.payload["weight"] for h in coll.edges()}
+        assert any(after[i] != w for i, w in before.items())  # weights of other edges moved
 
 
 def test_min_weight_threshold_matches_float_weights(tmp_path: Path) -> None:
@@ -221,60 +221,22 @@ def test_min_weight_threshold_matches_float_weights(tmp_path: Path) -> None:
         assert store.count(coll.min_weight_filter(1.0)) == 0
 
 
-def test_hubs_deferred_to_the_optimise_keep_filters_and_weights_exact(opener: Opener) -> None:
-    """Nodes of degree >= defer_min_degree keep older degrees in their edges' payload until the
-    next optimise; the --min-weight filter, the weights and the payloads shown stay exact."""
-    papers = cid_papers()
-    ids = list(papers)
-    inc = opener("deferred", defer_min_degree=1)
-    with inc:
-        for start in range(0, 20, 5):
-            inc.commit_papers([batch_item(pid, papers[pid]) for pid in ids[start : start + 5]])
-        for pid in ids[20:]:
-            commit(inc, pid, papers[pid])
-        inc.delete_papers([*ids[:5], ids[25]])  # degrees go down as well as up
-
-    final = [p for p in ids[5:] if p != ids[25]]
-    degrees = expected_degrees(
-        {
-            pid: [(r["chemical_id"], "induces", r["disease_id"]) for r in papers[pid]]
-            for pid in final
-        }
-    )
-    n_nodes = len(degrees)
-    inc = opener("deferred", defer_min_degree=1)
-    with inc:
-        stale = inc.stale_nodes()
-        # the case under test: hubs deferred, their edges' payloads really behind
-        assert stale and all(degrees[k] == d for k, d in stale.items())
-        behind = [
-            h
-            for h in inc.store.scroll()
-            if (h.payload["source_degree"], h.payload["target_degree"])
-            != (degrees[h.payload["source_key"]], degrees[h.payload["target_key"]])
-        ]
-        assert behind
-        weights = {}
-        for hit in inc.store.scroll():
-            s, t = hit.payload["source_key"], hit.payload["target_key"]
-            shown = inc.current_payload(hit.payload, stale)
-            assert (shown["source_degree"], shown["target_degree"]) == (degrees[s], degrees[t])
-            weights[hit.id] = min(degrees[s], degrees[t]) / n_nodes
-            assert inc.edge_weight(hit.payload) == weights[hit.id]
-        # every degree threshold, those between a hub's stored and current degree included
-        # (in both directions: the deletes lowered some hubs' degrees)
-        stored = {(h.payload["source_key"], h.payload["source_degree"]) for h in behind}
-        stored |= {(h.payload["target_key"], h.payload["target_degree"]) for h in behind}
-        assert any(d > degrees[k] for k, d in stored) and any(d < degrees[k] for k, d in stored)
-        for k in range(max(degrees.values()) + 2):
-            expected = {pid for pid, w in weights.items() if w >= k / n_nodes}
-            assert filtered_ids(inc, k / n_nodes) == expected, k
-        # the optimise rewrites the deferred hubs
-        assert inc.optimize(force=True)
-        assert inc.stale_nodes() == {}
-        for hit in inc.store.scroll():
-            s, t = hit.payload["source_key"], hit.payload["target_key"]
-            assert (hit.payload["source_degree"], hit.payload["target_degree"]) == (
-                degrees[s],
-                degrees[t],
-            )
+def test_min_weight_names_the_nodes_below_it_when_they_are_fewer(tmp_path: Path) -> None:
+    """Three chemicals each inducing the same three diseases (every node of degree 3) and one
+    chemical inducing one of them: a threshold of degree 2 keeps every edge but the lone
+    chemical's, a condition on the one node below it."""
+    rows = [
+        {"chemical_id": f"C{c}", "chemical_name": f"chem {c}", "disease_id": f"D{d}",
+         "disease_name": f"disease {d}", "pmid": "1", "title": "grid"}
+        for c in range(3) for d in range(3)
+    ]  # fmt: skip
+    lone = {"chemical_id": "C9", "chemical_name": "chem 9", "disease_id": "D0",
+            "disease_name": "disease 0", "pmid": "2", "title": "lone"}  # fmt: skip
+    with Collection.writer(tmp_path, "grid", create=True) as coll:
+        coll.commit_papers([batch_item("PMID:1", rows), batch_item("PMID:2", [lone])])
+        n = coll.node_count()
+        assert n == 7
+        flt = coll.min_weight_filter(2 / n)
+        assert not flt.must and len(flt.must_not) == 2  # source and target not the lone node
+        kept = {h.payload["source_key"] for h in coll.store.scroll(flt)}
+        assert kept == {"C0", "C1", "C2"} and coll.store.count(flt) == 9

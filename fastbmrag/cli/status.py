@@ -49,11 +49,6 @@ def _human(stats: dict[str, Any]) -> str:
         f"{stats['entities']:,} entities"
         + (f", {stats['vector_size']}-d vectors" if stats["vector_size"] else ""),
     ]
-    if stats["stale_nodes"]:
-        lines.append(
-            f"Weights     {stats['stale_nodes']:,} nodes with older degrees in their "
-            "edges (exact in queries and exports; rewritten by the next optimise)"
-        )
     if stats["outdated_papers"]:
         lines.append(
             f"Payload     {stats['outdated_papers']:,} papers were indexed by an earlier version "

@@ -20,7 +20,6 @@ class UpdateOptions:
     chunk_overlap: int = CHUNK_OVERLAP
     top_k: int = TOP_K
     min_similarity: float = MIN_SIMILARITY
-    refresh_every: int = 200  # committed papers between weight refreshes
     commit_every: int = 32  # finished papers per store flush + ledger transaction
     commit_seconds: float = 5.0  # ... or fewer, when this long has passed since the last
     num_predict: int | None = None  # completion cap of the draft and refine calls (else theirs)

@@ -1,5 +1,5 @@
 """An indexing run: papers classified (new, changed, failed, unchanged), worked on by a bounded
-number of tasks, committed in groups, weights refreshed; its summary (:class:`RunSummary`)."""
+number of tasks, committed in groups; its summary (:class:`RunSummary`)."""
 
 from __future__ import annotations
 
@@ -189,7 +189,6 @@ async def _run(
             present = [p for p in deleted if collection.paper_state(p) is not None]
             collection.delete_papers(present)
             summary.deleted = len(present)
-            collection.refresh_weights()
             collection.optimize()
         except BaseException as err:  # the run ends here: say why in the ledger, then raise
             summary.stopped = (
@@ -238,20 +237,15 @@ async def _work(
     queue: asyncio.Queue[tuple[Paper, str] | None] = asyncio.Queue(maxsize=opts.concurrency * 2)
     group: list[PaperEdges] = []  # finished papers waiting for their (shared) commit
     last_commit = time.monotonic()
-    since_refresh = 0
 
     def commit() -> None:
         # One store flush and one ledger transaction for the group: a crash before it loses
         # only these papers' writes (they stay pending), and their LLM answers are cached.
-        nonlocal last_commit, since_refresh
+        nonlocal last_commit
         if group:
             collection.commit_papers(group)
-            since_refresh += len(group)
             group.clear()
         last_commit = time.monotonic()
-        if since_refresh >= opts.refresh_every:
-            since_refresh = 0
-            collection.refresh_weights()
 
     async def worker() -> None:
         while (item := await queue.get()) is not None:

@@ -28,7 +28,6 @@ from fastbmrag.query.spec import (
     relaxations,
 )
 from fastbmrag.store.base import Hit
-from fastbmrag.store.payload import edge_weight
 
 MAX_LEFT_OUT_EDGES = 10_000  # edges of retracted papers looked at to name them
 
@@ -236,10 +235,9 @@ def _edges(collection: Collection, hits: list[Hit]) -> list[EdgeResult]:
     """The hits as numbered evidence items, with current degrees and weights."""
     if not hits:
         return []
-    nodes, stale = collection.node_count(), collection.stale_nodes()
-    payloads = [collection.current_payload(h.payload, stale) for h in hits]
+    payloads = collection.with_degrees([h.payload for h in hits])
     return [
-        EdgeResult(i, h.id, h.score, edge_weight(p, nodes), p)
+        EdgeResult(i, h.id, h.score, p.pop("weight"), p)
         for i, (h, p) in enumerate(zip(hits, payloads, strict=True), 1)
     ]
 

@@ -12,24 +12,18 @@ its edges, or pending with none (the next writer to open the collection finishes
 
 1. journal the paper in the ledger;
 2. delete the paper's points, upsert its new points, flush the store (durable);
-3. one SQLite transaction: edge refs, degrees, stale-weight queue, paper done, journal cleared.
+3. one SQLite transaction: edge refs, degrees, paper done, journal cleared.
 
 Weights follow the fastbmRAG paper: node weight = degree / number of nodes; edge weight =
-min(source weight, target weight). Points carry their nodes' degrees (``source_degree``,
-``target_degree``, integers with a payload index), never the weight itself, because the number
-of nodes changes with every paper. ``weight >= w`` is then exactly ``source_degree >= k and
-target_degree >= k`` with ``k`` the smallest degree whose weight reaches ``w`` — two range
-conditions evaluated inside Qdrant. After a batch, :meth:`Collection.refresh_weights` rewrites the
-degree payload of the edges touching the nodes whose degree changed, and nothing else.
-
-Except for hubs: a hub's degree changes with nearly every batch and it touches a large share of
-all edges (a 500-edge nightly update of a 200k-edge collection refreshed nodes whose degrees sum
-to 147,582, most of its points: 45 s, docs/benchmarks.md "Storage"). A
-changed node of degree >= ``defer_min_degree`` (at most ``MAX_DEFERRED`` of them, the largest)
-keeps older degrees in its edges' payload until the next optimise, and the ledger's queue of
-stale nodes holds its current degree. Filters and weights stay exact: the ``--min-weight``
-filter judges a stale node's edges by its current degree (its key, matched in Qdrant), and
-:meth:`Collection.current_payload` gives a payload its current degrees for display and export.
+min(source weight, target weight). The ledger holds the degrees; points carry their nodes' keys
+(``source_key``, ``target_key``, indexed), never a degree or a weight, because both change with
+every paper. A commit therefore writes the paper's own points and nothing else in the store:
+rewriting the degree payload of every edge of a node whose degree changed moved indexed points
+back to the unindexed segment and made `update`'s memory grow with the collection
+(docs/benchmarks.md, "Memory"). ``weight >= w`` is resolved from the ledger when a query asks
+for it: both ends among the nodes of degree >= ``k`` (``k`` the smallest degree whose weight
+reaches ``w``), or neither among the others, whichever list is shorter (:meth:`min_weight_filter`).
+:meth:`with_degrees` gives payloads their current degrees for display and export.
 """
 
 from __future__ import annotations
@@ -39,8 +33,7 @@ import math
 import os
 import threading
 import time
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -53,7 +46,7 @@ from fastbmrag.errors import (
     StoreError,
     StoreLost,
 )
-from fastbmrag.store.base import EdgeRef, Filter, Match, Point, Range, Store
+from fastbmrag.store.base import EdgeRef, Filter, Hit, Match, Point, Store
 from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
 from fastbmrag.store.payload import edge_weight
 from fastbmrag.store.places import (
@@ -71,6 +64,8 @@ from fastbmrag.store.places import (
 
 log = logging.getLogger(__name__)
 
+ENDS = ("source", "target")
+
 
 # Build the HNSW index once at least this many points are searched by brute force. Below it a
 # nightly update of a few hundred edges returns at once, and brute force over <= 20k 1024-d
@@ -79,11 +74,6 @@ DEFAULT_OPTIMIZE_MIN_POINTS = 20_000
 # How long a reader waits for another *reader* (a query) to let go of the embedded shard.
 DEFAULT_BUSY_TIMEOUT = 10.0
 _SET_PAYLOAD_CHUNK = 512
-# Changed nodes of at least this degree are rewritten at the next optimise rather than after
-# every batch (module docstring); at most MAX_DEFERRED of them, so that the --min-weight filter
-# that names them stays small.
-DEFAULT_DEFER_MIN_DEGREE = 100
-MAX_DEFERRED = 256
 
 
 class PaperEdges(NamedTuple):
@@ -110,7 +100,6 @@ class Collection:
         writable: bool = False,
         locks: Sequence[FileLock] = (),
         optimize_min_points: int = DEFAULT_OPTIMIZE_MIN_POINTS,
-        defer_min_degree: int = DEFAULT_DEFER_MIN_DEGREE,
     ) -> None:
         self.name = name
         self.directory = directory
@@ -119,7 +108,6 @@ class Collection:
         self.backend = backend
         self.writable = writable
         self.optimize_min_points = optimize_min_points
-        self.defer_min_degree = defer_min_degree
         self._locks = list(locks)
         self._mutex = threading.RLock()
         self._dim: int | None = None
@@ -148,8 +136,7 @@ class Collection:
     ) -> Collection:
         """Open collection ``name`` for writing (``create``: make it when missing): takes the
         collection lock (LockedError if another process has it) and finishes anything a killed
-        writer left. ``options`` as for :meth:`reader`, plus ``optimize_min_points`` and
-        ``defer_min_degree``."""
+        writer left. ``options`` as for :meth:`reader`, plus ``optimize_min_points``."""
         return cls._open(working_dir, name, write=True, create=create, **options)
 
     @classmethod
@@ -173,7 +160,6 @@ class Collection:
         command: str | None = None,
         busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
         optimize_min_points: int = DEFAULT_OPTIMIZE_MIN_POINTS,
-        defer_min_degree: int = DEFAULT_DEFER_MIN_DEGREE,
         repair: bool = False,
     ) -> Collection:
         """Open (or with ``create``, create) collection ``name`` under ``working_dir``: the one
@@ -245,7 +231,6 @@ class Collection:
                 writable=write,
                 locks=locks,
                 optimize_min_points=optimize_min_points,
-                defer_min_degree=defer_min_degree,
             )
         except BaseException:
             if opened is not None and store is None:
@@ -340,19 +325,12 @@ class Collection:
             return
         self._closed = True
         try:
-            if self.writable and self._store is not None:
-                try:
-                    self.refresh_weights()
-                except StoreError as err:  # the queue is kept: the next writer finishes it
-                    log.warning("Weights of collection '%s' not refreshed: %s", self.name, err)
+            if self._store is not None:
+                self._store.close()
         finally:
-            try:
-                if self._store is not None:
-                    self._store.close()
-            finally:
-                self.ledger.close()
-                for lock in reversed(self._locks):
-                    lock.release()
+            self.ledger.close()
+            for lock in reversed(self._locks):
+                lock.release()
 
     def __enter__(self) -> Collection:
         return self
@@ -407,8 +385,8 @@ class Collection:
         """Make ``points`` exactly the paper's edges (durably), then mark the paper done.
 
         ``points[i]`` is the edge described by ``refs[i]``. Their payloads must hold everything
-        but ``source_degree``/``target_degree``, which are set here (as are ``paper_id``,
-        ``source_key`` and ``target_key``, from the arguments).
+        but ``paper_id``, ``source_key`` and ``target_key``, which are set here from the
+        arguments.
         """
         self.commit_papers([PaperEdges(paper_id, content_hash, points, refs)])
 
@@ -429,7 +407,6 @@ class Collection:
             first = next((p.points[0] for p in batch.values() if p.points), None)
             if first is not None:
                 self.ensure_vector_size(len(first.vector))
-            degrees = self.ledger.preview_degrees({pid: p.refs for pid, p in batch.items()})
             retracted = self.ledger.retracted() & batch.keys()  # stays flagged when re-indexed
             for pid, p in batch.items():
                 for point, ref in zip(p.points, p.refs, strict=True):
@@ -438,8 +415,6 @@ class Collection:
                     point.payload["paper_id"] = pid
                     point.payload["source_key"] = ref.source_key
                     point.payload["target_key"] = ref.target_key
-                    point.payload["source_degree"] = degrees[ref.source_key]
-                    point.payload["target_degree"] = degrees[ref.target_key]
             ids = list(batch)
             self.ledger.journal_begin(ids, "commit")
             self._delete_points_of(ids)
@@ -478,11 +453,10 @@ class Collection:
             self._delete_points_of(ids)
             self.store.flush()
             removed, _changed = self.ledger.remove_papers(ids)
-            self.refresh_weights()
             return removed
 
     def recover(self) -> dict[str, int]:
-        """Finish what a crashed writer left: journaled papers and stale weights.
+        """Finish what a crashed writer left: journaled papers.
 
         A paper journaled for commit has unknown edges in the store: they are removed and the
         paper is left pending (the next run indexes it again). A journaled delete is completed.
@@ -502,47 +476,16 @@ class Collection:
                 self.ledger.remove_papers(commits, keep_as_pending=True)
             if deletes:
                 self.ledger.remove_papers(deletes)
-            refreshed = self.refresh_weights()
-            return {"reset": len(commits), "deleted": len(deletes), "refreshed": refreshed}
+            return {"reset": len(commits), "deleted": len(deletes)}
 
-    # -- weights ----------------------------------------------------------------------------
-    def refresh_weights(self, full: bool = False) -> int:
-        """Rewrite ``source_degree``/``target_degree`` of the edges touching nodes whose degree
-        changed since the last refresh, except hubs deferred to the next optimise (all of them
-        with ``full``). Returns the number of nodes refreshed."""
-        with self._mutex:
-            self._require_write()
-            stale = self.ledger.stale_nodes()
-            if not full:
-                hubs = sorted((k for k, d in stale.items() if d >= self.defer_min_degree),
-                              key=lambda k: (-stale[k], k))  # fmt: skip
-                for key in hubs[:MAX_DEFERRED]:
-                    del stale[key]
-            if not stale:
-                return 0
-            by_degree: dict[int, list[str]] = defaultdict(list)
-            for key, degree in stale.items():
-                if degree > 0:  # a node with degree 0 has no edges left
-                    by_degree[degree].append(key)
-            for degree, keys in by_degree.items():
-                for i in range(0, len(keys), _SET_PAYLOAD_CHUNK):
-                    chunk = tuple(keys[i : i + _SET_PAYLOAD_CHUNK])
-                    for side in ("source", "target"):
-                        self.store.set_payload(
-                            {f"{side}_degree": degree},
-                            Filter(must=(Match(f"{side}_key", any_of=chunk),)),
-                        )
-            self.store.flush()
-            self.ledger.clear_stale(stale)
-            return len(stale)
-
+    # -- weights ---------------------------------------------------------------------------
     def node_count(self) -> int:
         """Number of nodes in the graph (entities with at least one edge)."""
         return self.ledger.node_count()
 
     def min_degree(self, threshold: float) -> int:
         """Smallest degree ``d`` with ``d / node_count() >= threshold`` (float arithmetic, the
-        same as :meth:`edge_weight`)."""
+        same as :func:`~fastbmrag.store.payload.edge_weight`)."""
         n = self.node_count()
         if threshold <= 0 or n == 0:
             return 0
@@ -554,26 +497,18 @@ class Collection:
         return k
 
     def min_weight_filter(self, threshold: float) -> Filter:
-        """Edges whose weight is >= ``threshold``, as conditions Qdrant evaluates: a range on
-        each end's degree; the edges of nodes whose stored degree is stale are judged by their
-        key and current degree instead."""
+        """Edges whose weight is >= ``threshold``, as conditions Qdrant evaluates: both ends
+        among the nodes of degree >= ``k``, or, where those are the longer list, neither end
+        among the others."""
         k = self.min_degree(threshold)
         if k <= 0:
             return Filter()
-        stale = self.stale_nodes()
-        if not stale:
-            return Filter(must=(Range("source_degree", gte=k), Range("target_degree", gte=k)))
-        keys = tuple(sorted(stale))
-        passing = tuple(key for key in keys if stale[key] >= k)
-        ends: list[Match | Range | Filter] = []
-        for end in ("source", "target"):
-            fresh = Filter(
-                must=(Range(f"{end}_degree", gte=k),), must_not=(Match(f"{end}_key", any_of=keys),)
-            )
-            ends.append(
-                Filter(should=(fresh, Match(f"{end}_key", any_of=passing))) if passing else fresh
-            )
-        return Filter(must=tuple(ends))
+        passing, failing = self.ledger.keys_by_degree(k)
+        if not failing:
+            return Filter()
+        if len(passing) <= len(failing):
+            return Filter(must=tuple(Match(f"{end}_key", any_of=passing) for end in ENDS))
+        return Filter(must_not=tuple(Match(f"{end}_key", any_of=failing) for end in ENDS))
 
     def indexed_fields(self) -> dict[str, str] | None:
         """The store's payload indexes (None where the backend cannot tell), read once per open."""
@@ -606,36 +541,36 @@ class Collection:
         out = [{"name": r[1], "id": r[3], "type": r[2], "degree": r[4]} for r in rows]
         return out[:n]
 
-    def stale_nodes(self) -> dict[str, int]:
-        """Node key -> current degree, for the nodes whose edges still carry an older one
-        (hubs deferred to the next optimise, or a batch not yet refreshed)."""
-        return self.ledger.stale_nodes()
-
-    @staticmethod
-    def current_payload(payload: dict[str, Any], stale: dict[str, int]) -> dict[str, Any]:
-        """``payload`` with current degrees (a copy where ``stale``, from :meth:`stale_nodes`,
-        has one of its nodes)."""
-        source, target = payload.get("source_key"), payload.get("target_key")
-        if source not in stale and target not in stale:
-            return payload
-        out = dict(payload)
-        if source in stale:
-            out["source_degree"] = stale[source]
-        if target in stale:
-            out["target_degree"] = stale[target]
+    def with_degrees(self, payloads: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Copies of ``payloads`` with their ends' current degrees (``source_degree``,
+        ``target_degree``, from the ledger) and ``weight`` (:func:`edge_weight`)."""
+        keys = {str(p.get(f"{end}_key")) for p in payloads for end in ENDS}
+        degrees = self.ledger.degrees(keys)
+        n_nodes = self.node_count()
+        out = []
+        for payload in payloads:
+            shown = dict(payload)
+            for end in ENDS:
+                shown[f"{end}_degree"] = degrees.get(str(payload.get(f"{end}_key")), 0)
+            shown["weight"] = edge_weight(shown, n_nodes) or 0.0
+            out.append(shown)
         return out
 
-    def edge_weight(
-        self,
-        payload: dict[str, Any],
-        n_nodes: int | None = None,
-        stale: dict[str, int] | None = None,
-    ) -> float:
-        """min(source weight, target weight) of a stored edge, for display. Pass ``n_nodes``
-        (:meth:`node_count`) and ``stale`` (:meth:`stale_nodes`) when weighing many edges."""
-        n = self.node_count() if n_nodes is None else n_nodes
-        payload = self.current_payload(payload, self.stale_nodes() if stale is None else stale)
-        return edge_weight(payload, n) or 0.0
+    def edges(self, flt: Filter | None = None, batch_size: int = 256) -> Iterator[Hit]:
+        """Every edge matching ``flt`` (all without), its payload :meth:`with_degrees`."""
+        batch: list[Hit] = []
+        for hit in self.store.scroll(flt, batch_size=batch_size):
+            batch.append(hit)
+            if len(batch) == batch_size:
+                yield from self._weighed(batch)
+                batch = []
+        yield from self._weighed(batch)
+
+    def _weighed(self, hits: list[Hit]) -> Iterator[Hit]:
+        if hits:
+            payloads = self.with_degrees([h.payload for h in hits])
+            for hit, payload in zip(hits, payloads, strict=True):
+                yield Hit(hit.id, hit.score, payload)
 
     # -- maintenance ------------------------------------------------------------------------
     def optimize(self, force: bool = False) -> bool:
@@ -645,7 +580,6 @@ class Collection:
             self._require_write()
             if not force and self.store.unindexed_points() < self.optimize_min_points:
                 return False
-            self.refresh_weights(full=True)  # the deferred hubs too: small beside the HNSW build
             self.store.optimize()
             return True
 
@@ -721,7 +655,6 @@ class Collection:
             "distinct_edges": self.ledger.distinct_edge_count(),
             "entities": self.ledger.node_count(),
             "vector_size": int(size) if size else None,
-            "stale_nodes": len(self.ledger.stale_nodes()),
             "outdated_papers": self.ledger.outdated_papers(),
             "last_run": asdict(run) if run else None,
             "size_on_disk": self.size_on_disk(),

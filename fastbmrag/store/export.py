@@ -60,10 +60,8 @@ def _text(value: Any, kind: str) -> str:
 
 
 def _edges(coll: Collection) -> Iterator[Hit]:
-    """Every edge, its payload with current degrees (Collection.current_payload)."""
-    stale = coll.stale_nodes()
-    for hit in coll.store.scroll(batch_size=_SCROLL_BATCH):
-        yield Hit(hit.id, hit.score, coll.current_payload(hit.payload, stale))
+    """Every edge, its payload with current degrees and weight (Collection.with_degrees)."""
+    return coll.edges(batch_size=_SCROLL_BATCH)
 
 
 def write_graphml(coll: Collection, out: IO[bytes]) -> tuple[int, int]:
@@ -83,7 +81,6 @@ def write_graphml(coll: Collection, out: IO[bytes]) -> tuple[int, int]:
                     str(hit.payload.get(side, node)),
                     str(hit.payload.get(f"{side}_type", "")),
                 )
-    edge_types["weight"] = "double"
     node_types = {
         "name": "string",
         "type": "string",
@@ -129,8 +126,7 @@ def write_graphml(coll: Collection, out: IO[bytes]) -> tuple[int, int]:
                         xf.write(_node(key, {"name": name, "type": type_}, node_types))
                         written_nodes += 1
                 for hit in _edges(coll):
-                    payload = dict(hit.payload)
-                    payload["weight"] = coll.edge_weight(payload, n_nodes, stale={})
+                    payload = hit.payload
                     el = etree.Element(
                         "edge",
                         {
@@ -165,14 +161,14 @@ def write_csv(coll: Collection, out: IO[str]) -> int:
     for hit in _edges(coll):
         for key in hit.payload:
             columns.setdefault(key, None)
+    columns.pop("weight", None)
     header = ["point_id", "weight", *columns]
     writer = csv.writer(out)
     writer.writerow(header)
-    n_nodes = coll.node_count()
     rows = 0
     for hit in _edges(coll):
         payload = hit.payload
-        row: list[Any] = [hit.id, coll.edge_weight(payload, n_nodes, stale={})]
+        row: list[Any] = [hit.id, payload["weight"]]
         for key in columns:
             value = payload.get(key)
             row.append("" if value is None else _scalar(value))

@@ -114,6 +114,14 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             )""",
         ],
     ),
+    (
+        4,
+        [
+            # degrees live here only: the store's points no longer carry them, so no node
+            # waits for its edges' degree payload to be rewritten
+            "DROP TABLE stale_nodes",
+        ],
+    ),
 ]
 
 _CHUNK = 500  # SQLite host-parameter batches
@@ -400,21 +408,6 @@ class Ledger:
         with self._lock:
             return self._degrees(self.conn, keys)
 
-    def preview_degrees(self, replacements: dict[str, Sequence[EdgeRef]]) -> dict[str, int]:
-        """Degrees every node of the refs will have once each paper's edges are its refs."""
-        with self._lock:
-            plan = self._plan(
-                self.conn, {pid: {r.triple for r in refs} for pid, refs in replacements.items()}
-            )
-            nodes = {
-                k
-                for refs in replacements.values()
-                for r in refs
-                for k in (r.source_key, r.target_key)
-            }
-            current = self._degrees(self.conn, nodes)
-            return {k: current[k] + plan.delta.get(k, 0) for k in nodes}
-
     def _apply_plan(self, conn: sqlite3.Connection, plan: DegreePlan) -> set[str]:
         conn.executemany(
             "INSERT INTO triples (source_key, relationship_type, target_key, n_papers) "
@@ -434,17 +427,13 @@ class Ledger:
         conn.executemany(
             "DELETE FROM entities WHERE key = ? AND degree <= 0", [(k,) for k in changed]
         )
-        conn.executemany(
-            "INSERT OR IGNORE INTO stale_nodes (key) VALUES (?)", [(k,) for k in changed]
-        )
         return changed
 
     def apply_papers(
         self, papers: Sequence[tuple[str, str | None, Sequence[tuple[str, EdgeRef]]]]
     ) -> set[str]:
         """In one transaction, for each (paper id, content hash, [(point id, ref), ...]): the
-        paper's edge refs become these, degrees follow, nodes whose degree changed are queued for
-        a weight refresh, and the paper is done (its journal entry cleared).
+        paper's edge refs become these, degrees follow, and the paper is done (its journal entry cleared).
 
         Returns the keys of the nodes whose degree changed.
         """
@@ -544,17 +533,13 @@ class Ledger:
         """The papers recorded as retracted."""
         return {r[0] for r in self._query("SELECT paper_id FROM retractions")}
 
-    def stale_nodes(self) -> dict[str, int]:
-        """Nodes whose degree payload in the store is stale, with their current degree."""
-        rows = self._query(
-            "SELECT d.key, COALESCE(e.degree, 0) FROM stale_nodes d "
-            "LEFT JOIN entities e ON e.key = d.key"
-        )
-        return {k: int(v) for k, v in rows}
-
-    def clear_stale(self, keys: Iterable[str]) -> None:
-        with self.transaction() as conn:
-            conn.executemany("DELETE FROM stale_nodes WHERE key = ?", [(k,) for k in keys])
+    def keys_by_degree(self, k: int) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The graph's node keys of degree >= ``k``, and those below it."""
+        passing: list[str] = []
+        failing: list[str] = []
+        for key, degree in self._query("SELECT key, degree FROM entities WHERE degree > 0"):
+            (passing if degree >= k else failing).append(key)
+        return tuple(passing), tuple(failing)
 
     def node_count(self) -> int:
         return int(self._query("SELECT COUNT(*) FROM entities WHERE degree > 0")[0][0])

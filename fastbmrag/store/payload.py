@@ -40,7 +40,8 @@ class EdgePayload:
     authors: str = ""
     paper_weight: float | None = _index("float", None)
     # the source entity: normalised name, ontology id, type, name as written, how it matched,
-    # and the node key behind degrees and weights
+    # and the node key behind degrees and weights (the ledger holds the degrees; shards written before
+    # it did may still carry ``source_degree``/``target_degree``, which nothing reads)
     source: str = _index("keyword")
     source_id: str = _index("keyword")
     source_key: str = _index("keyword")
@@ -62,9 +63,6 @@ class EdgePayload:
     description_source: str = CITED
     # the sentences behind the description: [{text, where, passage, section, start, end}]
     evidence: list[dict[str, Any]] = field(default_factory=list)
-    # node degrees at the last weight refresh (set by the collection when it commits)
-    source_degree: int = _index("integer", 0)
-    target_degree: int = _index("integer", 0)
     # 1 when the paper was retracted (its reader said so, or a sync found it since): answers
     # leave such edges out unless asked for them; an older payload without it is 0
     retracted: int = _index("integer", 0)
@@ -103,8 +101,8 @@ def evidence_of(payload: dict[str, Any]) -> list[dict[str, Any]]:
 
 def edge_weight(payload: dict[str, Any], n_nodes: int) -> float | None:
     """An edge's weight: the degree of its less connected end over the collection's number of
-    nodes, from a payload with current degrees (``Collection.current_payload``); None for a
-    payload without degrees."""
+    nodes, from a payload with current degrees (``Collection.with_degrees``); None for a payload
+    without them."""
     try:
         degree = min(int(payload["source_degree"]), int(payload["target_degree"]))
     except (KeyError, TypeError, ValueError):
