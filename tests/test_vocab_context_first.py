@@ -52,8 +52,13 @@ SHORT_FORMS = [
         "mutations of meiotic genes, such as disrupted meiotic cDNA (DMC1)",
         ("HGNC:2927",),
     ),  # fmt: skip
+    # one capital the text defines stands for its word, not for an element's symbol
+    ("H", "chemical", "Mice were given heparin (H) before surgery.", ("D006493",)),
+    ("B", "chemical", "Rats received bicarbonate (B) or saline (S) daily.", ("D001639",)),
+    ("B", "chemical", "Tables (A) and (B) list the doses.", ("D001895",)),
     # no definition in the text: the dictionary's reading
     ("T4", "gene", "", ("HGNC:1678",)),
+    ("H", "chemical", "", ("D006859",)),
 ]
 
 

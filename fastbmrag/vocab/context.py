@@ -112,8 +112,10 @@ def _abbreviations(text: str) -> tuple[dict[str, str], dict[str, str]]:
         if ";" in short or "," in short:
             short = re.split(r"[;,]", short)[0].strip()
         words = short.split()
-        if not short or len(words) > 2 or len(short) < 2 or not short[0].isalnum():
+        if not short or len(words) > 2 or not short[0].isalnum():
             continue
+        if len(short) < 2 and not short.isupper():
+            continue  # one capital may stand for a word ("phlorizin (P)"); "(a)" enumerates
         if not any(c.isalpha() for c in short):
             continue
         before = text[: m.start()].rstrip()
