@@ -29,6 +29,7 @@ from fastbmrag.errors import ConfigError, InputError
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection
 from fastbmrag.store.places import choose_collection, readahead
+from fastbmrag.store.status import collection_status
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
 
 if TYPE_CHECKING:
@@ -323,7 +324,7 @@ class RAG:
             journal = coll.ledger.journal()
         interrupted = self._finish_interrupted(journal)
         with self.ledger() as coll:
-            stats = coll.stats(max_failed=max_failed)
+            stats = collection_status(coll, max_failed=max_failed)
         stats["interrupted"] = interrupted
         return stats
 

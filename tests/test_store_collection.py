@@ -22,6 +22,7 @@ from fastbmrag.errors import (
 )
 from fastbmrag.store import Collection, Filter, Match, list_collections
 from fastbmrag.store.base import Point
+from fastbmrag.store.status import collection_status
 
 TESTS = Path(__file__).parent
 
@@ -94,7 +95,7 @@ def test_dimension_mismatch_names_both_sizes_and_the_fix(tmp_path: Path) -> None
                 paper_edges("PMID:1", cid_papers()["PMID:2696505"][:1])[1],
             )
     with Collection.reader(tmp_path, "cid") as coll:
-        assert coll.stats()["vector_size"] == 16
+        assert collection_status(coll)["vector_size"] == 16
 
 
 def test_second_writer_is_locked_out(tmp_path: Path) -> None:
@@ -140,7 +141,7 @@ def test_reader_gets_store_busy_while_a_writer_holds_the_shard(tmp_path: Path) -
         assert f"pid {os.getpid()} (fastbmrag update" in message and "--qdrant-url" in message
         # status reads the ledger only, so it works during the update
         with Collection.ledger_only(tmp_path, "cid") as status:
-            assert status.stats()["papers"]["done"] == 1
+            assert collection_status(status)["papers"]["done"] == 1
         # the writer's shard is intact
         assert w.store.count() == 3
     with Collection.reader(tmp_path, "cid") as reader:
@@ -266,7 +267,7 @@ def test_stats_runs_and_sync_state(tmp_path: Path) -> None:
         coll.mark_pending("PMID:11166519", "h")
         coll.record_run_end(run, {"done": 2, "failed": 1})
         coll.set_sync_state("endometriosis[MeSH]", "2024/10/01", new_papers=12)
-        stats = coll.stats()
+        stats = collection_status(coll)
     assert stats["papers"] == {"done": 2, "failed": 1, "pending": 1, "total": 4}
     assert stats["failed"] == [
         {
@@ -300,6 +301,6 @@ def test_server_backend_through_a_url(tmp_path: Path) -> None:
         assert coll.with_degrees([hit.payload])[0]["source_degree"] == 2
         assert not (tmp_path / "cid" / "shard").exists()  # no embedded shard for a server
     with Collection.ledger_only(tmp_path, "cid", qdrant_url="http://qdrant.example:6333") as c:
-        stats = c.stats()
+        stats = collection_status(c)
     assert stats["location"] == "http://qdrant.example:6333/collections/cid"
     assert stats["backend"] == "server" and stats["papers"]["done"] == 1

@@ -22,6 +22,7 @@ from fastbmrag.cli import cli
 from fastbmrag.llm.common import PROBE_TEXT
 from fastbmrag.papers import Paper, ReadReport, iter_papers, write_papers_csv
 from fastbmrag.store.collection import Collection
+from fastbmrag.store.status import collection_status
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import pipeline_responder, responder
 
@@ -338,7 +339,7 @@ def test_sigkill_at_several_points_then_rerun_equals_clean_run(tmp_path: Path) -
     assert after_crashes.keys() == uninterrupted.keys()
     assert after_crashes == uninterrupted
     with Collection.reader(wd, "papers") as coll:
-        stats = coll.stats()
+        stats = collection_status(coll)
         assert stats["papers"]["done"] == 12
         assert not stats["papers"].get("pending") and not stats["papers"].get("failed")
 

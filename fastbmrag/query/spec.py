@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from fastbmrag.filters import PAYLOAD_FILTERS, payload_conditions
-from fastbmrag.query.entities import Entity, Parse, resolve_entity
+from fastbmrag.query.entities import Entity, Parse, closest_entities, resolve_entity
 from fastbmrag.query.options import QueryOptions
 from fastbmrag.store.base import Filter, Match, Range
 
@@ -194,9 +194,9 @@ def no_evidence(
             == 0
         ]  # fmt: skip
         for e in missing:
-            closest += collection.similar_entities(e.name, e.type)
+            closest += closest_entities(collection, e.name, e.type)
             if e.name != e.text:
-                closest += collection.similar_entities(e.text, e.type)
+                closest += closest_entities(collection, e.text, e.type)
         closest = list({(c["name"], c["type"]): c for c in closest}.values())[:8]
         if missing:
             about = " or ".join(f"{e.name} ({e.id})" if e.id else e.name for e in missing)

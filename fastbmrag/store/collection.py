@@ -34,7 +34,6 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -518,30 +517,6 @@ class Collection:
             self._indexed_read = True
         return self._indexed
 
-    def similar_entities(
-        self, name: str, entity_type: str | None = None, n: int = 5
-    ) -> list[dict[str, Any]]:
-        """Entities of the graph whose names read closest to ``name`` (difflib ratio >= 0.6),
-        of ``entity_type`` when given: what to suggest when a name has no edge."""
-        import difflib
-
-        by_name: dict[str, list[tuple[str, str, str, str | None, int]]] = {}
-        for row in self.ledger.entities():
-            if row[4] > 0 and (entity_type in (None, "auto") or row[2] == entity_type):
-                by_name.setdefault(row[1].casefold(), []).append(row)
-        key = name.casefold()
-        close = difflib.get_close_matches(key, list(by_name), n=n, cutoff=0.6)
-        rows = [row for c in close for row in by_name[c]]
-        rows.sort(
-            key=lambda r: (
-                -difflib.SequenceMatcher(None, key, r[1].casefold()).ratio(),
-                -r[4],
-                r[1],
-            )
-        )
-        out = [{"name": r[1], "id": r[3], "type": r[2], "degree": r[4]} for r in rows]
-        return out[:n]
-
     def with_degrees(self, payloads: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Copies of ``payloads`` with their ends' current degrees (``source_degree``,
         ``target_degree``, from the ledger) and ``weight`` (:func:`edge_weight`)."""
@@ -634,29 +609,3 @@ class Collection:
             for p in self.ledger.papers("done")
             if p.paper_id.isdigit() and p.paper_id not in known
         ]
-
-    def stats(self, max_failed: int | None = 100) -> dict[str, Any]:
-        """Everything `fastbmrag status` shows (from the ledger only: works during an update)."""
-        counts = self.ledger.paper_counts()
-        failed = self.ledger.papers("failed", limit=max_failed)
-        run = self.ledger.last_run()
-        size = self.ledger.get_meta("vector_size")
-        return {
-            "collection": self.name,
-            "backend": self.backend,
-            "location": self.location,
-            "ledger": str(self.ledger.path),
-            "papers": {**counts, "total": sum(counts.values())},
-            "retracted_papers": len(self.ledger.retracted()),
-            "failed": [
-                {"paper_id": p.paper_id, "error": p.error, "updated_at": p.updated_at}
-                for p in failed
-            ],
-            "edges": self.ledger.edge_count(),
-            "distinct_edges": self.ledger.distinct_edge_count(),
-            "entities": self.ledger.node_count(),
-            "vector_size": int(size) if size else None,
-            "outdated_papers": self.ledger.outdated_papers(),
-            "last_run": asdict(run) if run else None,
-            "size_on_disk": self.size_on_disk(),
-        }
