@@ -262,7 +262,7 @@ def test_a_full_text_without_an_abstract_is_drafted_from_its_opening(tmp_path: P
     summary = json.loads(result.stdout)
     assert summary["indexed"] == 1 and summary["edges"] > 0
     assert summary["drafted_from_main_text"] == 1
-    assert "1 papers without an abstract drafted from main text" in summary["line"]
+    assert "1 paper without an abstract drafted from main text" in summary["line"]
     # the draft read the opening passages, numbered like an abstract, and no more than ~3,000
     # characters of them
     assert "[2] " in draft and 1000 < len(draft) < 4000

@@ -408,7 +408,7 @@ def test_a_relation_whose_ends_normalise_to_one_entity_is_dropped_and_counted(
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert (summary["edges"], summary["self_loops"]) == (1, 1)
-    assert "1 self-loops after normalisation dropped" in summary["line"]
+    assert "1 self-loop after normalisation dropped" in summary["line"]
 
 
 def test_stage_2_names_each_relation_as_the_paper_writes_it(tmp_path: Path) -> None:

@@ -85,20 +85,15 @@ class RunSummary:
         return f"; servers: {each}"
 
     def _drops(self) -> str:
-        out = ""
-        if self.drafted_from_main_text:
-            out += f"; {self.drafted_from_main_text:,} papers without an abstract drafted from main text"
-        if self.dropped_relations:
-            out += f"; {self.dropped_relations:,} drafted relations dropped (invalid or uncited)"
-        if self.self_loops:
-            out += f"; {self.self_loops:,} self-loops after normalisation dropped"
-        if self.uncited_refinements:
-            out += f"; {self.uncited_refinements:,} refinements without a valid citation not used"
-        if self.retracted:
-            out += f"; {self.retracted:,} retracted papers flagged"
-        if self.deleted:
-            out += f"; {self.deleted:,} deleted citations removed"
-        return out
+        said = [
+            (self.drafted_from_main_text, "paper", "without an abstract drafted from main text"),
+            (self.dropped_relations, "drafted relation", "dropped (invalid or uncited)"),
+            (self.self_loops, "self-loop", "after normalisation dropped"),
+            (self.uncited_refinements, "refinement", "without a valid citation not used"),
+            (self.retracted, "retracted paper", "flagged"),
+            (self.deleted, "deleted citation", "removed"),
+        ]
+        return "".join(f"; {n:,} {noun}{'s' * (n != 1)} {rest}" for n, noun, rest in said if n)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
