@@ -130,7 +130,8 @@ def render_text(result: QueryResult) -> str:
             out += ["Follow-up questions:", *(f"  - {q}" for q in result.follow_ups), ""]
     elif result.no_evidence is None:
         out.append(
-            f"{len(result.edges):,} edges ({result.filters['matched']:,} passed the filters):"
+            f"{len(result.edges):,} edge{'s' * (len(result.edges) != 1)} "
+            f"({result.filters['matched']:,} passed the filters):"
         )
         for e in result.edges:
             p = e.payload
