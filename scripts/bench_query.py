@@ -102,7 +102,8 @@ def build(wd: Path, n: int, dim: int) -> None:
                     )
                 )
             coll.store.upsert(points)
-        coll.store.flush()
+            coll.store.flush()
+            coll.optimize()  # indexed as it grows, as `update` does
         coll.optimize(force=True)
 
 
