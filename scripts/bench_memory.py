@@ -137,7 +137,6 @@ def build_collection(n_edges: int, wd: Path) -> None:
             group.append(paper)
             if len(group) == 500:
                 coll.commit_papers(group)
-                coll.optimize()  # indexed as it grows, as `update` does
                 group.clear()
         coll.commit_papers(group)
         coll.optimize(force=True)

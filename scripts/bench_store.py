@@ -287,22 +287,18 @@ def bench_edge(
     clock = StoreClock(coll.store)
     loaded = 0
     load_s = 0.0  # time inside commit_papers only: generating the synthetic data is not counted
-    index_s = 0.0  # the index builds between commits, as `update` runs them (coll.optimize())
     batch: list[PaperEdges] = []
 
     profiler = cProfile.Profile() if profile else None
 
     def commit() -> None:
-        nonlocal loaded, load_s, index_s, batch
+        nonlocal loaded, load_s, batch
         t = time.perf_counter()
         if profiler is not None:
             profiler.runcall(coll.commit_papers, batch)
         else:
             coll.commit_papers(batch)
         load_s += time.perf_counter() - t
-        t = time.perf_counter()
-        coll.optimize()
-        index_s += time.perf_counter() - t
         loaded += sum(len(p.points) for p in batch)
         batch = []
 
@@ -318,8 +314,6 @@ def bench_edge(
         "edges_per_s": round(loaded / load_s),
         "store_seconds": round(clock.seconds, 2),
         "store_edges_per_s": round(loaded / clock.seconds),
-        "index_seconds": round(index_s, 1),
-        "segments": coll.store._shard.info().segments_count,  # type: ignore[attr-defined]
         "peak_rss_mb": peak_rss_mb(),
     }
     note("load", r["load"])

@@ -240,7 +240,6 @@ async def _work(
         if group:
             collection.commit_papers(group)
             group.clear()
-            collection.optimize()  # indexes what the run added once it is enough points
         last_commit = time.monotonic()
 
     async def worker() -> None:

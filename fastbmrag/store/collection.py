@@ -66,11 +66,10 @@ log = logging.getLogger(__name__)
 ENDS = ("source", "target")
 
 
-# Build the HNSW index once at least this many points are searched by brute force: an update
-# calls optimize() after every commit, so a long one indexes as it goes, a segment's worth at a
-# time, and a nightly update of a few hundred edges returns at once (brute force over a few
-# thousand 1024-d vectors costs a few ms per query; docs/benchmarks.md, "Storage", "Memory").
-DEFAULT_OPTIMIZE_MIN_POINTS = 8_192
+# Build the HNSW index once at least this many points are searched by brute force. Below it a
+# nightly update of a few hundred edges returns at once, and brute force over <= 20k 1024-d
+# vectors costs a few ms per query (docs/benchmarks.md, "Storage").
+DEFAULT_OPTIMIZE_MIN_POINTS = 20_000
 # How long a reader waits for another *reader* (a query) to let go of the embedded shard.
 DEFAULT_BUSY_TIMEOUT = 10.0
 _SET_PAYLOAD_CHUNK = 512

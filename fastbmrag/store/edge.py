@@ -56,12 +56,6 @@ INDEX_MEMORY = qe.Memory.Cached
 # pressure instead of the process holding them. Fixed when a segment is built.
 VECTOR_MEMORY = qe.Memory.Cold
 
-# No segment holds more than this many KB of vectors (16,384 1024-d vectors), so that building
-# the index of the points an update added reads those points, not the whole collection: with one
-# segment, `update`'s memory grew with the collection (docs/benchmarks.md, "Memory"). Fixed when
-# a shard is created.
-MAX_SEGMENT_KB = 64 * 1024
-
 
 # Segment folders an open does not read in full: the vectors and the payloads are read on use
 # (a search reads those of the points it visits or returns).
@@ -202,7 +196,6 @@ class EdgeStore(Store):
                 size=vector_size, distance=qe.Distance.Cosine, memory=VECTOR_MEMORY
             ),
             wal_enabled=WAL_ENABLED,
-            optimizers=qe.EdgeOptimizersConfig(max_segment_size=MAX_SEGMENT_KB),
         )
         shard = qe.EdgeShard.create(str(self.path), config)
         for name, kind in INDEXES.items():
