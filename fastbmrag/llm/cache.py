@@ -17,10 +17,10 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from types import TracebackType
 
 import numpy as np
 
+from fastbmrag.closing import Closing
 from fastbmrag.errors import ConfigError
 
 CACHE_FILENAME = "llm_cache.sqlite"
@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS embedding (
 _MAX_VARS = 500  # keys per SELECT ... IN (...)
 
 
-class ResponseCache:
+class ResponseCache(Closing):
     """Validated chat answers and embedding vectors, by content hash."""
 
     def __init__(self, path: str | Path) -> None:
@@ -148,14 +148,3 @@ class ResponseCache:
             if self._conn is not None:
                 self._conn.close()
                 self._conn = None
-
-    def __enter__(self) -> ResponseCache:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -56,7 +56,6 @@ import time
 from collections.abc import Callable, Container, Iterator, Sized
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
-from types import TracebackType
 from typing import TypeVar
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlsplit
@@ -66,6 +65,7 @@ from Bio import Entrez
 from lxml import etree
 
 from fastbmrag import __version__
+from fastbmrag.closing import Closing
 from fastbmrag.errors import ConfigError, FetchError, InputError
 from fastbmrag.papers.jats import parse_jats
 from fastbmrag.papers.medline import parse_medline
@@ -207,7 +207,7 @@ def _entrez_call(timeout: float) -> Iterator[None]:
             socket.setdefaulttimeout(saved_timeout)
 
 
-class PubMedClient:
+class PubMedClient(Closing):
     """ESearch / EFetch through ``Bio.Entrez`` and full text over HTTP, with retries."""
 
     def __init__(
@@ -226,17 +226,6 @@ class PubMedClient:
 
     def close(self) -> None:
         self._http.close()
-
-    def __enter__(self) -> PubMedClient:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     # --- transport ---------------------------------------------------------------------------
 

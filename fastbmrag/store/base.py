@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from fastbmrag.closing import Closing
+
 # Fixed namespace of edge point ids (uuid5(NAMESPACE_DNS, "edges.fastbmrag")). Never change it:
 # every stored point id is derived from it.
 EDGE_NAMESPACE = uuid.UUID("23858c6d-a8ea-5be5-a599-16f4f3b50d67")
@@ -106,7 +108,7 @@ class Hit:
     payload: dict[str, Any]
 
 
-class Store(ABC):
+class Store(ABC, Closing):
     """One collection of edges."""
 
     location: str  # shard path or server URL + collection, for `status`
@@ -172,9 +174,3 @@ class Store(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

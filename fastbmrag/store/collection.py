@@ -37,6 +37,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from fastbmrag.closing import Closing
 from fastbmrag.errors import (
     CollectionNotFound,
     DimensionMismatch,
@@ -84,7 +85,7 @@ class PaperEdges(NamedTuple):
     refs: list[EdgeRef]
 
 
-class Collection:
+class Collection(Closing):
     """One collection of edges. Open it with :meth:`reader`, :meth:`writer` or
     :meth:`ledger_only`; use it as a context manager."""
 
@@ -330,12 +331,6 @@ class Collection:
             self.ledger.close()
             for lock in reversed(self._locks):
                 lock.release()
-
-    def __enter__(self) -> Collection:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # -- schema -----------------------------------------------------------------------------
     def check_vector_size(self, dim: int) -> int | None:
