@@ -321,7 +321,7 @@ class RAG:
         """What the collection holds (from the ledger); finishes an operation a killed command
         left half done when no other command holds the collection (``interrupted``)."""
         with self.ledger() as coll:
-            journal = coll.ledger.journal()
+            journal = coll.journal()
         interrupted = self._finish_interrupted(journal)
         with self.ledger() as coll:
             stats = collection_status(coll, max_failed=max_failed)

@@ -49,7 +49,7 @@ class Edge:
 
 def ledger_edges(collection: Collection, *, retracted: bool = False) -> list[Edge]:
     """The collection's edges; those of retracted papers only with ``retracted``."""
-    edges = [Edge(*row) for row in collection.ledger.edge_rows()]
+    edges = [Edge(*row) for row in collection.edge_rows()]
     gone = set() if retracted else collection.retracted_papers()
     return [e for e in edges if e.paper_id not in gone] if gone else edges
 
@@ -58,7 +58,7 @@ def node_names(collection: Collection) -> dict[str, dict[str, Any]]:
     """Node key -> name, type, ontology id and degree."""
     return {
         key: {"name": name, "type": etype, "id": ontology_id, "degree": degree}
-        for key, name, etype, ontology_id, degree in collection.ledger.entities()
+        for key, name, etype, ontology_id, degree in collection.entities()
     }
 
 
@@ -200,7 +200,7 @@ def _evidence(collection: Collection, edges: Sequence[Edge]) -> dict[str, dict[s
     ids = {e.point_id for e in edges}
     flt = Filter(must=(Match("paper_id", any_of=tuple(sorted({e.paper_id for e in edges}))),))
     out = {}
-    for hit in collection.store.scroll(flt):
+    for hit in collection.scroll(flt):
         if hit.id in ids:
             ev = evidence_of(hit.payload)
             text = ev[0]["text"] if ev else str(hit.payload.get("description") or "")
@@ -235,7 +235,7 @@ def entity_card(collection: Collection, key: str, facts: dict[str, Any]) -> dict
     if papers:
         seen: set[str] = set()
         flt = Filter(must=(Match("paper_id", any_of=tuple(papers)),))
-        for hit in collection.store.scroll(flt):
+        for hit in collection.scroll(flt):
             pid = str(hit.payload.get("paper_id"))
             if pid not in seen and hit.payload.get("year"):
                 seen.add(pid)
@@ -336,11 +336,11 @@ def overview(collection: Collection, *, top: int = 8, recent: int = 5) -> dict[s
              "weight": round(n["degree"] / nodes, 6)}
             for _key, n in ranked if n["type"] == etype
         ][:top]  # fmt: skip
-    done = collection.ledger.papers("done")[-recent:][::-1]
+    done = collection.done_papers()[-recent:][::-1]
     titles: dict[str, dict[str, Any]] = {}
     if done:
         flt = Filter(must=(Match("paper_id", any_of=tuple(p.paper_id for p in done)),))
-        for hit in collection.store.scroll(flt):
+        for hit in collection.scroll(flt):
             pid = str(hit.payload.get("paper_id"))
             titles.setdefault(pid, {k: hit.payload.get(k) for k in PAPER_KEYS})
     papers = [titles.get(p.paper_id, {"paper_id": p.paper_id}) | {"indexed": p.updated_at}

@@ -21,17 +21,16 @@ def retrieve(
     options: QueryOptions,
 ) -> list[Hit]:
     """Vector search (``vector`` None: filter order via scroll, no score)."""
-    store = collection.store
     if vector is None:
         hits: list[Hit] = []
-        for hit in store.scroll(flt):
+        for hit in collection.scroll(flt):
             hits.append(hit)
             if not options.all and len(hits) >= options.top_k:
                 break
         return hits
     limit = max(matched, 1) if options.all else options.top_k
-    hits = store.search(vector, flt, limit=limit, score_threshold=options.min_score)
+    hits = collection.search(vector, flt, limit=limit, score_threshold=options.min_score)
     if options.all and options.min_score is None and len(hits) < matched:
         seen = {h.id for h in hits}
-        hits += [h for h in store.scroll(flt) if h.id not in seen]
+        hits += [h for h in collection.scroll(flt) if h.id not in seen]
     return hits

@@ -212,7 +212,7 @@ def _first_matching(
     used, matched, relaxed = spec, 0, []
     for note, candidate in relaxations(spec, fallback):
         used = candidate.resolve_weight(collection)
-        matched = collection.store.count(used.to_filter() or None)
+        matched = collection.count(used.to_filter() or None)
         if note is not None:
             relaxed.append(note)
         if matched > 0:
@@ -224,7 +224,7 @@ def _retracted_left_out(collection: Collection, used: FilterSpec) -> set[str]:
     """The retracted papers with an edge that ``used`` would match if they were kept."""
     flt = replace(used, hide_retracted=False).to_filter().and_(RETRACTED)
     papers: set[str] = set()
-    for n, hit in enumerate(collection.store.scroll(flt)):
+    for n, hit in enumerate(collection.scroll(flt)):
         papers.add(str(hit.payload.get("paper_id")))
         if n >= MAX_LEFT_OUT_EDGES:
             break

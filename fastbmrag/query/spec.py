@@ -188,7 +188,7 @@ def no_evidence(
     else:
         missing = [
             e for e in spec.entities
-            if collection.store.count(
+            if collection.count(
                 FilterSpec(entities=[e], match="any", exact=spec.exact).to_filter()
             )
             == 0

@@ -526,6 +526,37 @@ class Collection(Closing):
             out.append(shown)
         return out
 
+    # -- reads: what queries, graph commands and the web page ask of a collection ----------
+    def count(self, flt: Filter | None = None) -> int:
+        """Edges matching ``flt`` (all without)."""
+        return self.store.count(flt)
+
+    def scroll(self, flt: Filter | None = None) -> Iterator[Hit]:
+        """Edges matching ``flt`` as stored (no degrees: :meth:`edges` adds them)."""
+        return self.store.scroll(flt)
+
+    def search(
+        self, vector: Any, flt: Filter | None, limit: int, score_threshold: float | None = None
+    ) -> list[Hit]:
+        """The ``limit`` edges matching ``flt`` closest to ``vector``."""
+        return self.store.search(vector, flt, limit=limit, score_threshold=score_threshold)
+
+    def entities(self) -> Iterator[tuple[str, str, str, str | None, int]]:
+        """(key, name, type, ontology id, degree) of every node of the graph."""
+        return self.ledger.entities()
+
+    def edge_rows(self) -> Iterator[tuple[str, str, str, str, str]]:
+        """(point id, paper id, source key, relationship type, target key) of every edge."""
+        return self.ledger.edge_rows()
+
+    def done_papers(self) -> list[PaperState]:
+        """The papers indexed, oldest first."""
+        return self.ledger.papers("done")
+
+    def journal(self) -> dict[str, str]:
+        """Papers whose commit or delete a killed command left half done (paper id -> op)."""
+        return self.ledger.journal()
+
     def edges(self, flt: Filter | None = None, batch_size: int = 256) -> Iterator[Hit]:
         """Every edge matching ``flt`` (all without), its payload :meth:`with_degrees`."""
         batch: list[Hit] = []
