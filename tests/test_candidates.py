@@ -199,4 +199,4 @@ def test_one_noun_for_a_class_of_drugs_for_another(norm: DictionaryNormalizer) -
 
 def test_a_name_without_its_aside_says_so(norm: DictionaryNormalizer) -> None:
     r = norm.normalize("Toll-like receptor (TLR) 4", "chemical")
-    assert (r.ontology_id, r.matched_by, r.via) == ("D051197", "variant", "toll-like receptor 4")
+    assert (r.ontology_id, r.matched_by, r.via) == ("D051197", "rewrite", "toll-like receptor 4")

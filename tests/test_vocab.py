@@ -243,8 +243,8 @@ def test_abbreviation_finder() -> None:
         ("anaemia", "disease", ("Anemia", "D000740"), "name"),
         ("necrotising fasciitis", "disease", ("Fasciitis, Necrotizing", "D019115"), "entry_term"),
         ("angio-oedema", "disease", ("Angioedema", "D000799"), "name"),  # folded as one word too
-        ("hypotensive", "disease", ("Hypotension", "D007022"), "variant"),
-        ("nephrotoxicity", "disease", ("Kidney Diseases", "D007674"), "variant"),
+        ("hypotensive", "disease", ("Hypotension", "D007022"), "derived"),
+        ("nephrotoxicity", "disease", ("Kidney Diseases", "D007674"), "organ"),
         ("severe hypotension", "disease", ("Hypotension", "D007022"), "partial"),
         ("famotidine", "chemical", ("Famotidine", "D015738"), "name"),
         ("amphetamine", "chemical", ("Amphetamine", "D000661"), "name"),
@@ -270,17 +270,17 @@ def test_abbreviation_finder() -> None:
         ("Cl-", "chemical", ("Chlorides", "D002712"), "formula"),  # an anion, not the element
         # formulae among a longer name's words, written as their names
         # an anion's name as its acid's: "-ate" of "-ic acid"
-        ("D-glucarates", "chemical", ("Glucaric Acid", "D005937"), "variant"),
-        ("para-aminohippurate", "chemical", ("p-Aminohippuric Acid", "D010130"), "variant"),
+        ("D-glucarates", "chemical", ("Glucaric Acid", "D005937"), "rewrite"),
+        ("para-aminohippurate", "chemical", ("p-Aminohippuric Acid", "D010130"), "rewrite"),
         # a class of drugs as MeSH names it ("... Agents"); a Latin plural
         (
             "beta-adrenergic blocking drugs",
             "chemical",
             ("Adrenergic beta-Antagonists", "D000319"),
-            "variant",
+            "rewrite",
         ),
-        ("antithyroid medications", "chemical", ("Antithyroid Agents", "D013956"), "variant"),
-        ("contrast medium", "chemical", ("Contrast Media", "D003287"), "variant"),
+        ("antithyroid medications", "chemical", ("Antithyroid Agents", "D013956"), "rewrite"),
+        ("contrast medium", "chemical", ("Contrast Media", "D003287"), "derived"),
     ],
 )
 def test_mesh_names(

@@ -28,7 +28,7 @@ def test_impaired_function_in_any_word_order(
     norm: DictionaryNormalizer, name: str, mesh_id: str
 ) -> None:
     r = norm.normalize(name, "disease")
-    assert (r.ontology_id, r.matched_by) == (mesh_id, "variant")
+    assert (r.ontology_id, r.matched_by) == (mesh_id, "rewrite")
 
 
 @pytest.mark.parametrize(
@@ -43,7 +43,7 @@ def test_adjective_before_the_head_as_its_noun(
     norm: DictionaryNormalizer, name: str, mesh_id: str
 ) -> None:
     r = norm.normalize(name, "disease")
-    assert (r.ontology_id, r.matched_by) == (mesh_id, "variant")
+    assert (r.ontology_id, r.matched_by) == (mesh_id, "rewrite")
 
 
 @pytest.mark.parametrize(
@@ -59,7 +59,7 @@ def test_quantity_on_the_measure_without_its_modifiers(
     norm: DictionaryNormalizer, name: str, mesh_id: str
 ) -> None:
     r = norm.normalize(name, "disease")
-    assert (r.ontology_id, r.matched_by) == (mesh_id, "variant")
+    assert (r.ontology_id, r.matched_by) == (mesh_id, "rewrite")
 
 
 def test_site_one_word_short_of_a_descriptor_name(norm: DictionaryNormalizer) -> None:
@@ -103,7 +103,7 @@ def test_combining_form_and_a_disease_word(norm: DictionaryNormalizer) -> None:
 )
 def test_more_derived_forms(norm: DictionaryNormalizer, name: str, mesh_id: str) -> None:
     r = norm.normalize(name, "disease")
-    assert (r.ontology_id, r.matched_by) == (mesh_id, "variant")
+    assert (r.ontology_id, r.matched_by) == (mesh_id, "rewrite")
 
 
 def test_head_word_of_a_longer_name_completed(norm: DictionaryNormalizer) -> None:

@@ -50,7 +50,7 @@ WORD_ORDER_SCORE = 0.8
 AS_WRITTEN_FACTOR = 0.95  # a symbol before an isoform's marker, a respelt name
 GROUP_SCORE = 0.8
 HEAD_SCORE = 0.6
-VARIANT_SCORE = 0.7
+REWRITE_SCORE = 0.7
 SPELLING_SCORE = 0.65
 EXTEND_SCORE = 0.6
 AMBIGUOUS_SCORE = 0.5
@@ -59,9 +59,11 @@ _CAT = {DISEASE: "C", CHEMICAL: "D"}
 
 FORMULA_SCORE = 0.85
 DRUG_INDUCED_FACTOR = 0.95
-# Results that a context can change: a fallback may pass over an ambiguous step the context
-# would have decided.
-_CONTEXT_SENSITIVE = frozenset(["variant", "partial", "extend", "head"])
+# The stages whose hit a context can change: a fallback may pass over an ambiguous step the
+# context would have decided.
+_CONTEXT_SENSITIVE = frozenset(
+    ["derived", "rewrite", "completion", "organ", "site", "conjunct", "partial", "extend", "head"]
+)
 
 
 def _clean(name: str) -> str:

@@ -17,7 +17,7 @@ from fastbmrag.vocab.context import (
     AMBIGUOUS_SCORE,
     EXTEND_SCORE,
     HEAD_SCORE,
-    VARIANT_SCORE,
+    REWRITE_SCORE,
     _clean,
     _Context,
     _Hit,
@@ -101,24 +101,25 @@ class MeshFallbacks(CandidateStages):
                     if hit.matched_by in _CONTEXT_SENSITIVE:
                         return hit
                     via = hit.via or bare
-                    return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates, via)
+                    return _Hit(hit.type, hit.item, "rewrite", REWRITE_SCORE, hit.candidates, via)
         toks = _name_forms(clean)[1]
         if not toks:
             return None
         body = toks[:-1]
         variants = [(*body, v) for v in _suffix_variants(toks[-1], 2)]
-        tries: list[Sequence[str]] = [*variants]
+        tries: list[tuple[str, Sequence[str]]] = [("derived", v) for v in variants]
         if t == CHEMICAL:
-            tries += [(*body, *acid) for acid in acid_forms(toks[-1])]
+            tries += [("rewrite", (*body, *acid)) for acid in acid_forms(toks[-1])]
             if toks[-1] in DRUG_WORDS and body:
-                tries += [(*body, w) for w in ("agent", "drug") if w != toks[-1]]
+                tries += [("rewrite", (*body, w)) for w in ("agent", "drug") if w != toks[-1]]
         if t == DISEASE:
-            tries += _rewrites(toks)
-            tries += self._head_completions((*variants, toks))
-            tries += _organ_phrases(toks)
+            tries += [("rewrite", r) for r in _rewrites(toks)]
+            tries += [("completion", c) for c in self._head_completions((*variants, toks))]
+            tries += [("organ", o) for o in _organ_phrases(toks)]
             if len(toks) == 1 and toks[0].endswith("toxicity") and len(toks[0]) > 9:
-                tries.append(("drug", "toxicity"))  # "cytotoxicity": the compound's head
-            tries += _more_rewrites(toks)
+                # "cytotoxicity": the compound's head
+                tries.append(("organ", ("drug", "toxicity")))
+            tries += [("rewrite", r) for r in _more_rewrites(toks)]
         bag_words = self._bag_words
         if len(toks) > 1:
             # The head word as its descriptor's own name: "supraventricular
@@ -127,10 +128,11 @@ class MeshFallbacks(CandidateStages):
             if head is not None and head.item >= 0:
                 name = _name_forms(self._desc[head.item][1])[1]
                 if name != toks[-1:]:
-                    tries.append((*toks[:-1], *name))
-        hit = self._first_term(tries, t, ctx)
-        if hit is not None:
-            return hit
+                    tries.append(("rewrite", (*toks[:-1], *name)))
+        for label, phrase in tries:
+            hit = self._first_term((phrase,), t, ctx, label)
+            if hit is not None:
+                return hit
         if t == DISEASE and len(toks) > 1:
             # Tried last, as few names get this far: an adjective before a head as its
             # noun ("neuronal degeneration" -> neuron degeneration, "olfactory disorder" ->
@@ -143,7 +145,7 @@ class MeshFallbacks(CandidateStages):
                 ]
                 if last in LOSS_HEADS:
                     late += [(v, "degeneration") for v in (first, *_variants(first))]
-                hit = self._first_term(late, t, ctx)
+                hit = self._first_term(late, t, ctx, "rewrite")
                 if hit is not None:
                     return hit
             hit = self._superset_hit(toks, ctx)
@@ -175,11 +177,11 @@ class MeshFallbacks(CandidateStages):
                 parts = _name_forms(split)[1]
                 hit = (
                     self._direct(split, t, ctx)
-                    or self._first_term(self._head_completions((parts,)), t, ctx)
+                    or self._first_term(self._head_completions((parts,)), t, ctx, "rewrite")
                     or self._site_disease(parts, ctx)
                 )
                 if hit is not None and hit.item >= 0:
-                    return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+                    return _Hit(hit.type, hit.item, "rewrite", REWRITE_SCORE, hit.candidates)
         hit = self._partial(toks, t, ctx, listed=LIST_RE.search(clean) is not None)
         if hit is not None:
             return hit
@@ -240,9 +242,9 @@ class MeshFallbacks(CandidateStages):
         return any(w not in written and w not in DISEASE_HEADS for w in name)
 
     def _first_term(
-        self, tries: Iterable[Sequence[str]], t: str, ctx: _Context | None
+        self, tries: Iterable[Sequence[str]], t: str, ctx: _Context | None, stage: str
     ) -> _Hit | None:
-        """The first phrase of ``tries`` that is a term of the type, as a variant. Most
+        """The first phrase of ``tries`` that is a term of the type, as a hit of ``stage``. Most
         tries name no term: both keys are looked up inline first (as :meth:`_mesh_tokens`
         does), and only a phrase with a key goes through :meth:`_mesh_tokens`. A phrase
         tried twice is looked up twice: cheaper than removing the few repeats."""
@@ -255,7 +257,7 @@ class MeshFallbacks(CandidateStages):
             hit = self._mesh_tokens(phrase, t, ctx)
             if hit is not None and hit.item >= 0:
                 return _Hit(
-                    hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates, " ".join(phrase)
+                    hit.type, hit.item, stage, REWRITE_SCORE, hit.candidates, " ".join(phrase)
                 )
         return None
 
@@ -277,6 +279,7 @@ class MeshFallbacks(CandidateStages):
             ([*site, "disease"], [*organ, "disease"], [*site, "disorder"], [*organ, "disorder"]),
             DISEASE,
             ctx,
+            "site",
         )
         if hit is not None and "F" in self._desc[hit.item][2] and self._is_process(toks[-1]):
             return None  # a tissue's process has a body site, no mind: "reactive gliosis"
@@ -290,7 +293,9 @@ class MeshFallbacks(CandidateStages):
             # A part of an organ or a faculty: "visual field loss" -> vision disorder (not
             # when the modifiers name a disease: "pulmonary hypertension syndrome").
             organ = ORGAN_ADJECTIVES[site[0]].split()
-            hit = self._first_term(([*organ, "disease"], [*organ, "disorder"]), DISEASE, ctx)
+            hit = self._first_term(
+                ([*organ, "disease"], [*organ, "disorder"]), DISEASE, ctx, "site"
+            )
             if hit is not None:
                 return hit
         key = sorted(site)
@@ -352,11 +357,11 @@ class MeshFallbacks(CandidateStages):
         if len(core) < len(toks) and core and self._mesh_tokens(core, DISEASE, None) is not None:
             return None  # "acute myocardial infarction": a course word on a term of its own
         if isinstance(codes, int):
-            return _Hit(DISEASE, codes, "variant", VARIANT_SCORE)
+            return _Hit(DISEASE, codes, "completion", REWRITE_SCORE)
         chosen = self._pick_descriptor(codes, ctx) if ctx is not None else None
         if chosen is None:
             return None
-        return _Hit(DISEASE, chosen, "variant", VARIANT_SCORE, tuple(codes))
+        return _Hit(DISEASE, chosen, "completion", REWRITE_SCORE, tuple(codes))
 
     def _superset_codes(self, words: Sequence[str]) -> int | list[int] | None:
         codes = self._superset.get(_bag_key(words))
@@ -387,7 +392,7 @@ class MeshFallbacks(CandidateStages):
         for phrase in dict.fromkeys(tries):
             hit = self._direct(phrase, t, ctx) or self._fallback(phrase, t, ctx)
             if hit is not None and hit.item >= 0 and hit.matched_by not in ("partial", "extend"):
-                return _Hit(hit.type, hit.item, "variant", VARIANT_SCORE, hit.candidates)
+                return _Hit(hit.type, hit.item, "conjunct", REWRITE_SCORE, hit.candidates)
         return None
 
     def _coordination(self, name: str, clean: str, ctx: _Context | None) -> Normalized | None:

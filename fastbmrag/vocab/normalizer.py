@@ -47,10 +47,23 @@ matched_by       score  meaning
                         form of the descriptor found ("dyskinetic" -> Dyskinesias ->
                         Dyskinesia, Drug-Induced); never when the name states another
                         cause ("viral hepatitis", "radiation-induced"); see ``compile_mesh``
-``variant``      0.70   a derived form: "hypotensive" -> hypotension, "psychotic" -> psychosis;
-                        or a rewrite towards MeSH wording: "extrapyramidal symptoms" ->
-                        Extrapyramidal Disorders, "liver tumors" -> Liver Neoplasms,
-                        "gastric" -> stomach, "levodopa-induced X" -> X
+``derived``      0.70   a derived form of the last word: "hypotensive" -> hypotension,
+                        "psychotic" -> psychosis, "contrast medium" -> contrast media
+``rewrite``      0.70   a rewrite towards MeSH's wording: "extrapyramidal symptoms" ->
+                        extrapyramidal disorder, "liver tumors" -> liver neoplasm, "gastric"
+                        -> stomach, "D-glucarates" -> glucaric acid, "decreased renal
+                        function" -> renal insufficiency; the name without a parenthesised
+                        aside; a combining form split ("myonecrosis" -> muscular necrosis)
+``completion``   0.70   a disease name one word short of a term: a word for disease added
+                        ("bipolar" -> bipolar disorder, "sickle cell" -> sickle cell
+                        disease), or the word the term has besides ("variant angina" ->
+                        Angina Pectoris, Variant)
+``organ``        0.70   an organ's damage as the organ's disease: "nephrotoxicity",
+                        "renal damage" -> Kidney Diseases
+``site``         0.70   a head that only says its site is diseased as the site's disease:
+                        "bladder inflammation" -> Urinary Bladder Diseases
+``conjunct``     0.70   one conjunct of a coordination whose parts are not all terms:
+                        "pulmonary and renal insufficiency" -> Renal Insufficiency
 ``head``         0.60   one disease word completed to the most general descriptor with a
                         two-word term holding it (largest MeSH subtree): "diabetes" ->
                         Diabetes Mellitus, "overdosage" -> Drug Overdose; a tree sibling
