@@ -10,7 +10,8 @@ from test_store_support import cid_papers, paper_edges
 
 from fastbmrag.errors import StoreError
 from fastbmrag.store.base import EdgeRef
-from fastbmrag.store.ledger import MIGRATIONS, Ledger
+from fastbmrag.store.ledger import Ledger
+from fastbmrag.store.migrations import MIGRATIONS
 
 
 def refs_of(paper_id: str) -> list[tuple[str, EdgeRef]]:

@@ -3,15 +3,9 @@
 One file, ``<working-dir>/<collection>/ledger.sqlite``, in WAL mode (``status`` can read it while
 an update writes) with ``synchronous=FULL`` (a paper marked done survives a power cut).
 
-Degrees are counted over *distinct* edges: a distinct edge is the triple
-``(source_key, relationship_type, target_key)`` over the whole collection, so a relation
-stated by ten papers counts once. A node's degree is the number of distinct edges it takes part
-in, as source or target (a self-loop counts once). The ``triples`` table keeps, for each distinct
-edge, how many papers state it; a degree changes only when a triple appears (0 -> 1 paper) or
-disappears (1 -> 0), which keeps each update proportional to the paper being changed.
-
-Schema changes are numbered migrations in :data:`MIGRATIONS`, applied in order and recorded in
-``PRAGMA user_version``. Never edit a released migration: append a new one.
+Degrees are counted over distinct edges (:mod:`fastbmrag.store.degrees`). Schema changes are the
+numbered migrations of :mod:`fastbmrag.store.migrations`, applied in order and recorded in
+``PRAGMA user_version``.
 """
 
 from __future__ import annotations
@@ -20,7 +14,6 @@ import json
 import os
 import sqlite3
 import threading
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -30,110 +23,13 @@ from typing import Any
 
 from fastbmrag.errors import StoreError
 from fastbmrag.store.base import EdgeRef
+from fastbmrag.store.degrees import apply_plan, chunks, degrees_of, plan_replacements
+from fastbmrag.store.migrations import MIGRATIONS
 from fastbmrag.store.payload import PAYLOAD_VERSION
-
-Triple = tuple[str, str, str]
-
-MIGRATIONS: list[tuple[int, list[str]]] = [
-    (
-        1,
-        [
-            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-            """CREATE TABLE papers (
-                paper_id TEXT PRIMARY KEY,
-                status TEXT NOT NULL CHECK (status IN ('pending', 'done', 'failed')),
-                content_hash TEXT,
-                n_edges INTEGER NOT NULL DEFAULT 0,
-                error TEXT,
-                updated_at TEXT NOT NULL
-            )""",
-            "CREATE INDEX papers_status ON papers (status)",
-            """CREATE TABLE edges (
-                point_id TEXT PRIMARY KEY,
-                paper_id TEXT NOT NULL,
-                source_key TEXT NOT NULL,
-                relationship_type TEXT NOT NULL,
-                target_key TEXT NOT NULL
-            )""",
-            "CREATE INDEX edges_paper ON edges (paper_id)",
-            """CREATE TABLE triples (
-                source_key TEXT NOT NULL,
-                relationship_type TEXT NOT NULL,
-                target_key TEXT NOT NULL,
-                n_papers INTEGER NOT NULL,
-                PRIMARY KEY (source_key, relationship_type, target_key)
-            ) WITHOUT ROWID""",
-            """CREATE TABLE entities (
-                key TEXT PRIMARY KEY,
-                name TEXT NOT NULL,
-                type TEXT NOT NULL,
-                ontology_id TEXT,
-                degree INTEGER NOT NULL DEFAULT 0
-            )""",
-            "CREATE TABLE dirty_nodes (key TEXT PRIMARY KEY)",
-            """CREATE TABLE journal (
-                paper_id TEXT PRIMARY KEY,
-                op TEXT NOT NULL CHECK (op IN ('commit', 'delete')),
-                started_at TEXT NOT NULL
-            )""",
-            """CREATE TABLE runs (
-                run_id INTEGER PRIMARY KEY AUTOINCREMENT,
-                command TEXT NOT NULL,
-                args TEXT NOT NULL DEFAULT '{}',
-                pid INTEGER,
-                started_at TEXT NOT NULL,
-                ended_at TEXT,
-                summary TEXT
-            )""",
-            """CREATE TABLE sync_state (
-                query TEXT PRIMARY KEY,
-                last_date TEXT NOT NULL,
-                updated_at TEXT NOT NULL,
-                info TEXT NOT NULL DEFAULT '{}'
-            )""",
-        ],
-    ),
-    (
-        2,
-        [
-            # the EdgePayload version each done paper's edges were stored with
-            "ALTER TABLE papers ADD COLUMN payload_version INTEGER NOT NULL DEFAULT 1",
-            # one name for the nodes whose degrees wait for a weight refresh: stale nodes
-            "ALTER TABLE dirty_nodes RENAME TO stale_nodes",
-        ],
-    ),
-    (
-        3,
-        [
-            # papers known to be retracted, and who said so ("input": the paper's own record;
-            # "pubmed": a sync's search); a retracted paper is kept, its edges flagged
-            """CREATE TABLE retractions (
-                paper_id TEXT PRIMARY KEY,
-                source TEXT NOT NULL,
-                noted_at TEXT NOT NULL
-            )""",
-        ],
-    ),
-    (
-        4,
-        [
-            # degrees live here only: the store's points no longer carry them, so no node
-            # waits for its edges' degree payload to be rewritten
-            "DROP TABLE stale_nodes",
-        ],
-    ),
-]
-
-_CHUNK = 500  # SQLite host-parameter batches
 
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _chunks(items: Sequence[Any], n: int = _CHUNK) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(items), n):
-        yield items[i : i + n]
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,18 +59,6 @@ class RunRecord:
     started_at: str
     ended_at: str | None
     summary: dict[str, Any] | None
-
-
-@dataclass(slots=True)
-class DegreePlan:
-    """The effect of replacing some papers' distinct edges: new triple counts and degree deltas."""
-
-    counts: dict[Triple, int]
-    delta: Counter[str]
-
-    @property
-    def changed(self) -> set[str]:
-        return {k for k, d in self.delta.items() if d}
 
 
 class Ledger:
@@ -268,7 +152,7 @@ class Ledger:
     def paper_states(self, paper_ids: Iterable[str]) -> dict[str, PaperState]:
         ids = list(dict.fromkeys(paper_ids))
         out: dict[str, PaperState] = {}
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             marks = ",".join("?" * len(chunk))
             for row in self._query(
                 f"SELECT {self._PAPER_COLS} FROM papers WHERE paper_id IN ({marks})", chunk
@@ -335,99 +219,10 @@ class Ledger:
     def journal(self) -> dict[str, str]:
         return {pid: op for pid, op in self._query("SELECT paper_id, op FROM journal")}
 
-    # -- degrees ----------------------------------------------------------------------------
-    def _old_triples(
-        self, conn: sqlite3.Connection, paper_ids: Sequence[str]
-    ) -> dict[str, set[Triple]]:
-        out: dict[str, set[Triple]] = {pid: set() for pid in paper_ids}
-        for chunk in _chunks(list(paper_ids)):
-            marks = ",".join("?" * len(chunk))
-            for pid, s, r, t in conn.execute(
-                "SELECT paper_id, source_key, relationship_type, target_key FROM edges "
-                f"WHERE paper_id IN ({marks})",
-                chunk,
-            ):
-                out[pid].add((s, r, t))
-        return out
-
-    @staticmethod
-    def _triple_counts(conn: sqlite3.Connection, triples: Sequence[Triple]) -> dict[Triple, int]:
-        """n_papers of each triple present in the ledger (one query per chunk of triples)."""
-        out: dict[Triple, int] = {}
-        for chunk in _chunks(triples, _CHUNK // 3):
-            values = ",".join(["(?, ?, ?)"] * len(chunk))
-            for s, r, t, n in conn.execute(
-                "SELECT t.source_key, t.relationship_type, t.target_key, t.n_papers "
-                f"FROM (VALUES {values}) AS v CROSS JOIN triples AS t "
-                "ON t.source_key = v.column1 AND t.relationship_type = v.column2 "
-                "AND t.target_key = v.column3",  # CROSS JOIN: look each one up by primary key
-                [x for tr in chunk for x in tr],
-            ):
-                out[(s, r, t)] = int(n)
-        return out
-
-    def _plan(self, conn: sqlite3.Connection, replacements: dict[str, set[Triple]]) -> DegreePlan:
-        old = self._old_triples(conn, list(replacements))
-        change: Counter[Triple] = Counter()
-        for pid, new in replacements.items():
-            for tr in old[pid]:
-                change[tr] -= 1
-            for tr in new:
-                change[tr] += 1
-        existing = self._triple_counts(conn, list(change))
-        counts: dict[Triple, int] = {}
-        delta: Counter[str] = Counter()
-        for tr, d in change.items():
-            before = existing.get(tr, 0)
-            after = before + d
-            if after < 0:
-                raise StoreError(
-                    f"The ledger {self.path} is inconsistent (negative count for {tr}): run "
-                    "`fastbmrag delete` on the affected papers and index them again"
-                )
-            counts[tr] = after
-            if (before > 0) != (after > 0):
-                step = 1 if after > 0 else -1
-                for node in {tr[0], tr[2]}:
-                    delta[node] += step
-        return DegreePlan(counts, delta)
-
-    def _degrees(self, conn: sqlite3.Connection, keys: Iterable[str]) -> dict[str, int]:
-        keys = list(dict.fromkeys(keys))
-        out = dict.fromkeys(keys, 0)
-        for chunk in _chunks(keys):
-            marks = ",".join("?" * len(chunk))
-            for key, degree in conn.execute(
-                f"SELECT key, degree FROM entities WHERE key IN ({marks})", chunk
-            ):
-                out[key] = int(degree)
-        return out
-
     def degrees(self, keys: Iterable[str]) -> dict[str, int]:
         """Current degree of each key (0 for a node not in the graph)."""
         with self._lock:
-            return self._degrees(self.conn, keys)
-
-    def _apply_plan(self, conn: sqlite3.Connection, plan: DegreePlan) -> set[str]:
-        conn.executemany(
-            "INSERT INTO triples (source_key, relationship_type, target_key, n_papers) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT (source_key, relationship_type, target_key) "
-            "DO UPDATE SET n_papers = excluded.n_papers",
-            [(*tr, n) for tr, n in plan.counts.items() if n > 0],
-        )
-        conn.executemany(
-            "DELETE FROM triples WHERE source_key = ? AND relationship_type = ? AND target_key = ?",
-            [tr for tr, n in plan.counts.items() if n <= 0],
-        )
-        changed = plan.changed
-        conn.executemany(
-            "UPDATE entities SET degree = degree + ? WHERE key = ?",
-            [(plan.delta[k], k) for k in changed],
-        )
-        conn.executemany(
-            "DELETE FROM entities WHERE key = ? AND degree <= 0", [(k,) for k in changed]
-        )
-        return changed
+            return degrees_of(self.conn, keys)
 
     def apply_papers(
         self, papers: Sequence[tuple[str, str | None, Sequence[tuple[str, EdgeRef]]]]
@@ -439,9 +234,10 @@ class Ledger:
         """
         batch = {pid: (content_hash, dict(edges)) for pid, content_hash, edges in papers}
         with self.transaction() as conn:
-            plan = self._plan(
-                conn, {pid: {r.triple for r in by_id.values()} for pid, (_, by_id) in batch.items()}
-            )
+            replacements = {
+                pid: {r.triple for r in by_id.values()} for pid, (_, by_id) in batch.items()
+            }
+            plan = plan_replacements(conn, replacements, self.path)
             entities: dict[str, tuple[str, str, str | None]] = {}
             for _, by_id in batch.values():
                 for r in by_id.values():
@@ -453,7 +249,7 @@ class Ledger:
                 "ontology_id = excluded.ontology_id",
                 [(k, *v) for k, v in entities.items()],
             )
-            changed = self._apply_plan(conn, plan)
+            changed = apply_plan(conn, plan)
             stamp = now()
             for pid, (content_hash, by_id) in batch.items():
                 conn.execute("DELETE FROM edges WHERE paper_id = ?", (pid,))
@@ -484,10 +280,10 @@ class Ledger:
         papers or keep them as pending. Returns (edges removed, nodes whose degree changed)."""
         ids = list(dict.fromkeys(paper_ids))
         with self.transaction() as conn:
-            plan = self._plan(conn, {pid: set() for pid in ids})
-            changed = self._apply_plan(conn, plan)
+            plan = plan_replacements(conn, {pid: set() for pid in ids}, self.path)
+            changed = apply_plan(conn, plan)
             removed = 0
-            for chunk in _chunks(ids):
+            for chunk in chunks(ids):
                 marks = ",".join("?" * len(chunk))
                 removed += conn.execute(
                     f"DELETE FROM edges WHERE paper_id IN ({marks})", chunk
@@ -509,7 +305,7 @@ class Ledger:
         """Those of these papers that are done and not recorded as retracted."""
         ids = list(dict.fromkeys(paper_ids))
         new: set[str] = set()
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             marks = ",".join("?" * len(chunk))
             new.update(
                 r[0]
@@ -553,7 +349,7 @@ class Ledger:
     def paper_edge_count(self, paper_ids: Iterable[str]) -> int:
         ids = list(dict.fromkeys(paper_ids))
         total = 0
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             marks = ",".join("?" * len(chunk))
             total += int(
                 self._query(f"SELECT COUNT(*) FROM edges WHERE paper_id IN ({marks})", chunk)[0][0]

@@ -1,0 +1,93 @@
+"""The ledger's schema, as numbered migrations applied in order and recorded in ``PRAGMA
+user_version`` (see :class:`fastbmrag.store.ledger.Ledger`). Never edit a released migration:
+append a new one."""
+
+MIGRATIONS: list[tuple[int, list[str]]] = [
+    (
+        1,
+        [
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            """CREATE TABLE papers (
+                paper_id TEXT PRIMARY KEY,
+                status TEXT NOT NULL CHECK (status IN ('pending', 'done', 'failed')),
+                content_hash TEXT,
+                n_edges INTEGER NOT NULL DEFAULT 0,
+                error TEXT,
+                updated_at TEXT NOT NULL
+            )""",
+            "CREATE INDEX papers_status ON papers (status)",
+            """CREATE TABLE edges (
+                point_id TEXT PRIMARY KEY,
+                paper_id TEXT NOT NULL,
+                source_key TEXT NOT NULL,
+                relationship_type TEXT NOT NULL,
+                target_key TEXT NOT NULL
+            )""",
+            "CREATE INDEX edges_paper ON edges (paper_id)",
+            """CREATE TABLE triples (
+                source_key TEXT NOT NULL,
+                relationship_type TEXT NOT NULL,
+                target_key TEXT NOT NULL,
+                n_papers INTEGER NOT NULL,
+                PRIMARY KEY (source_key, relationship_type, target_key)
+            ) WITHOUT ROWID""",
+            """CREATE TABLE entities (
+                key TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                type TEXT NOT NULL,
+                ontology_id TEXT,
+                degree INTEGER NOT NULL DEFAULT 0
+            )""",
+            "CREATE TABLE dirty_nodes (key TEXT PRIMARY KEY)",
+            """CREATE TABLE journal (
+                paper_id TEXT PRIMARY KEY,
+                op TEXT NOT NULL CHECK (op IN ('commit', 'delete')),
+                started_at TEXT NOT NULL
+            )""",
+            """CREATE TABLE runs (
+                run_id INTEGER PRIMARY KEY AUTOINCREMENT,
+                command TEXT NOT NULL,
+                args TEXT NOT NULL DEFAULT '{}',
+                pid INTEGER,
+                started_at TEXT NOT NULL,
+                ended_at TEXT,
+                summary TEXT
+            )""",
+            """CREATE TABLE sync_state (
+                query TEXT PRIMARY KEY,
+                last_date TEXT NOT NULL,
+                updated_at TEXT NOT NULL,
+                info TEXT NOT NULL DEFAULT '{}'
+            )""",
+        ],
+    ),
+    (
+        2,
+        [
+            # the EdgePayload version each done paper's edges were stored with
+            "ALTER TABLE papers ADD COLUMN payload_version INTEGER NOT NULL DEFAULT 1",
+            # one name for the nodes whose degrees wait for a weight refresh: stale nodes
+            "ALTER TABLE dirty_nodes RENAME TO stale_nodes",
+        ],
+    ),
+    (
+        3,
+        [
+            # papers known to be retracted, and who said so ("input": the paper's own record;
+            # "pubmed": a sync's search); a retracted paper is kept, its edges flagged
+            """CREATE TABLE retractions (
+                paper_id TEXT PRIMARY KEY,
+                source TEXT NOT NULL,
+                noted_at TEXT NOT NULL
+            )""",
+        ],
+    ),
+    (
+        4,
+        [
+            # degrees live here only: the store's points no longer carry them, so no node
+            # waits for its edges' degree payload to be rewritten
+            "DROP TABLE stale_nodes",
+        ],
+    ),
+]
