@@ -14,22 +14,15 @@ its edges, or pending with none (the next writer to open the collection finishes
 2. delete the paper's points, upsert its new points, flush the store (durable);
 3. one SQLite transaction: edge refs, degrees, paper done, journal cleared.
 
-Weights follow the fastbmRAG paper: node weight = degree / number of nodes; edge weight =
-min(source weight, target weight). The ledger holds the degrees; points carry their nodes' keys
-(``source_key``, ``target_key``, indexed), never a degree or a weight, because both change with
-every paper. A commit therefore writes the paper's own points and nothing else in the store:
-rewriting the degree payload of every edge of a node whose degree changed moved indexed points
-back to the unindexed segment and made `update`'s memory grow with the collection
-(docs/benchmarks.md, "Memory"). ``weight >= w`` is resolved from the ledger when a query asks
-for it: both ends among the nodes of degree >= ``k`` (``k`` the smallest degree whose weight
-reaches ``w``), or neither among the others, whichever list is shorter (:meth:`min_weight_filter`).
-:meth:`with_degrees` gives payloads their current degrees for display and export.
+Weights are pure functions over the ledger's degrees (:mod:`fastbmrag.store.weights`): a commit
+writes the paper's own points and nothing else in the store; ``weight >= w`` is resolved from
+the ledger when a query asks for it (:meth:`min_weight_filter`), and :meth:`with_degrees` gives
+payloads their current degrees and weight for display and export.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import os
 import threading
 import time
@@ -46,9 +39,9 @@ from fastbmrag.errors import (
     StoreError,
     StoreLost,
 )
+from fastbmrag.store import weights
 from fastbmrag.store.base import EdgeRef, Filter, Hit, Match, Point, Store
 from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
-from fastbmrag.store.payload import edge_weight
 from fastbmrag.store.places import (
     LEDGER_FILE,
     LOCK_FILE,
@@ -63,8 +56,6 @@ from fastbmrag.store.places import (
 )
 
 log = logging.getLogger(__name__)
-
-ENDS = ("source", "target")
 
 
 # Build the HNSW index once at least this many points are searched by brute force. Below it a
@@ -478,31 +469,13 @@ class Collection(Closing):
         return self.ledger.node_count()
 
     def min_degree(self, threshold: float) -> int:
-        """Smallest degree ``d`` with ``d / node_count() >= threshold`` (float arithmetic, the
-        same as :func:`~fastbmrag.store.payload.edge_weight`)."""
-        n = self.node_count()
-        if threshold <= 0 or n == 0:
-            return 0
-        k = max(0, math.ceil(threshold * n))
-        while k > 0 and (k - 1) / n >= threshold:
-            k -= 1
-        while k / n < threshold:
-            k += 1
-        return k
+        """Smallest degree whose weight reaches ``threshold`` (:func:`weights.min_degree`)."""
+        return weights.min_degree(threshold, self.node_count())
 
     def min_weight_filter(self, threshold: float) -> Filter:
-        """Edges whose weight is >= ``threshold``, as conditions Qdrant evaluates: both ends
-        among the nodes of degree >= ``k``, or, where those are the longer list, neither end
-        among the others."""
+        """Edges whose weight is >= ``threshold``, as conditions on their node keys."""
         k = self.min_degree(threshold)
-        if k <= 0:
-            return Filter()
-        passing, failing = self.ledger.keys_by_degree(k)
-        if not failing:
-            return Filter()
-        if len(passing) <= len(failing):
-            return Filter(must=tuple(Match(f"{end}_key", any_of=passing) for end in ENDS))
-        return Filter(must_not=tuple(Match(f"{end}_key", any_of=failing) for end in ENDS))
+        return weights.weight_filter(*self.ledger.keys_by_degree(k)) if k > 0 else Filter()
 
     def indexed_fields(self) -> dict[str, str] | None:
         """The store's payload indexes (None where the backend cannot tell), read once per open."""
@@ -512,19 +485,9 @@ class Collection(Closing):
         return self._indexed
 
     def with_degrees(self, payloads: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Copies of ``payloads`` with their ends' current degrees (``source_degree``,
-        ``target_degree``, from the ledger) and ``weight`` (:func:`edge_weight`)."""
-        keys = {str(p.get(f"{end}_key")) for p in payloads for end in ENDS}
-        degrees = self.ledger.degrees(keys)
-        n_nodes = self.node_count()
-        out = []
-        for payload in payloads:
-            shown = dict(payload)
-            for end in ENDS:
-                shown[f"{end}_degree"] = degrees.get(str(payload.get(f"{end}_key")), 0)
-            shown["weight"] = edge_weight(shown, n_nodes) or 0.0
-            out.append(shown)
-        return out
+        """Copies of ``payloads`` with their ends' current degrees and their weight."""
+        keys = {str(p.get(f"{end}_key")) for p in payloads for end in weights.ENDS}
+        return weights.with_degrees(payloads, self.ledger.degrees(keys), self.node_count())
 
     # -- reads: what queries, graph commands and the web page ask of a collection ----------
     def count(self, flt: Filter | None = None) -> int:

@@ -97,14 +97,3 @@ def evidence_of(payload: dict[str, Any]) -> list[dict[str, Any]]:
         return [{"text": value, "where": None, "passage": None, "section": "", "start": None,
                  "end": None}]  # fmt: skip
     return []
-
-
-def edge_weight(payload: dict[str, Any], n_nodes: int) -> float | None:
-    """An edge's weight: the degree of its less connected end over the collection's number of
-    nodes, from a payload with current degrees (``Collection.with_degrees``); None for a payload
-    without them."""
-    try:
-        degree = min(int(payload["source_degree"]), int(payload["target_degree"]))
-    except (KeyError, TypeError, ValueError):
-        return None
-    return degree / n_nodes if n_nodes else 0.0
