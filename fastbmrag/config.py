@@ -26,6 +26,20 @@ DEFAULT_NUM_CTX = 8192
 DEFAULT_LLM_BACKEND = "ollama"
 DEFAULT_OPENAI_BASE_URL = "http://localhost:8000/v1"  # vLLM's default
 DEFAULT_PREFLIGHT_TIMEOUT = 15.0  # seconds for each request of the preflight
+# Indexing, documented in README ("Indexing"): ~300 tokens per chunk keeps the refine prompt of
+# a 10-relation paper (<= 30 chunks, most shared) well inside an 8k context.
+DEFAULT_CHUNK_CHARS = 1200
+DEFAULT_CHUNK_OVERLAP = 150
+DEFAULT_REFINE_TOP_K = 3  # main-text chunks per relation
+DEFAULT_MIN_SIMILARITY = 0.35
+# Completion caps: the draft's 20 relations of <= 30 tokens each with their entities, plus
+# slack; the refine call's ~80 tokens per relation for 20 relations.
+DEFAULT_DRAFT_NUM_PREDICT = 1024
+DEFAULT_REFINE_NUM_PREDICT = 2400
+# Query: edges retrieved, and the cosine below which an edge is no evidence (mxbai-embed-large
+# puts on-topic statements at 0.5-0.8).
+DEFAULT_QUERY_TOP_K = 50
+DEFAULT_MIN_SCORE = 0.3
 
 # Environment variables (the ecosystem's own where one exists).
 ENV_HOME = "FASTBMRAG_HOME"

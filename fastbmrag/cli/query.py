@@ -130,13 +130,13 @@ def query(question: str, **kw: Any) -> None:
 
     rag = RAG.from_options(kw)
 
-    from fastbmrag.query import DEFAULT_MIN_SCORE, options_from, render
+    from fastbmrag.query import options_from, render
 
     opts = options_from(
         {
             **kw,
             "all": kw["all_"],
-            "min_score": DEFAULT_MIN_SCORE if kw["min_score"] is None else kw["min_score"],
+            "min_score": config.DEFAULT_MIN_SCORE if kw["min_score"] is None else kw["min_score"],
             "link": not kw["no_link"],
             "fallback": not kw["no_fallback"],
         }

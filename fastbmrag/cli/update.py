@@ -19,14 +19,6 @@ from fastbmrag.cli.common import (
     quiet_option,
     working_dir_option,
 )
-from fastbmrag.index.extract import DRAFT_NUM_PREDICT
-from fastbmrag.index.refine import (
-    CHUNK_CHARS,
-    CHUNK_OVERLAP,
-    MIN_SIMILARITY,
-    REFINE_NUM_PREDICT,
-    TOP_K,
-)
 from fastbmrag.papers.report import ReadReport
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -48,28 +40,28 @@ def index_options(f: F) -> F:
         click.option(
             "--chunk-size",
             type=click.IntRange(200, 20000),
-            default=CHUNK_CHARS,
+            default=config.DEFAULT_CHUNK_CHARS,
             show_default=True,
             help="Max characters per main-text chunk.",
         ),
         click.option(
             "--chunk-overlap",
             type=click.IntRange(0, 5000),
-            default=CHUNK_OVERLAP,
+            default=config.DEFAULT_CHUNK_OVERLAP,
             show_default=True,
             help="Characters repeated where a paragraph is split.",
         ),
         click.option(
             "--top-k",
             type=click.IntRange(1, 20),
-            default=TOP_K,
+            default=config.DEFAULT_REFINE_TOP_K,
             show_default=True,
             help="Chunks per relation in stage 2.",
         ),
         click.option(
             "--min-similarity",
             type=click.FloatRange(-1, 1),
-            default=MIN_SIMILARITY,
+            default=config.DEFAULT_MIN_SIMILARITY,
             show_default=True,
             help="Cosine floor for a chunk to refine a relation.",
         ),
@@ -84,7 +76,7 @@ def index_options(f: F) -> F:
             default=None,
             envvar=config.ENV_NUM_PREDICT,
             help=f"Cap on the tokens the model writes per draft / refine call [env "
-            f"{config.ENV_NUM_PREDICT}, default {DRAFT_NUM_PREDICT} / {REFINE_NUM_PREDICT}].",
+            f"{config.ENV_NUM_PREDICT}, default {config.DEFAULT_DRAFT_NUM_PREDICT} / {config.DEFAULT_REFINE_NUM_PREDICT}].",
         ),
         click.option(
             "--strict",

@@ -10,12 +10,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from fastbmrag import config
 from fastbmrag.llm.base import KIND_EXTRACT, ChatResult, LLMClient
 from fastbmrag.prompts import Draft, extract_messages
 from fastbmrag.sentences import Sentence
-
-# Completion cap for the draft: 20 relations of <= 30 tokens each with their entities, plus slack.
-DRAFT_NUM_PREDICT = 1024
 
 _SPACE = re.compile(r"\s+")
 
@@ -43,7 +41,7 @@ async def draft_relations(
     """One structured chat call over the numbered title + abstract (none for an empty one)."""
     if not sentences:
         return ChatResult(value=Draft())
-    opts: dict[str, Any] = {"temperature": 0, "num_predict": DRAFT_NUM_PREDICT}
+    opts: dict[str, Any] = {"temperature": 0, "num_predict": config.DEFAULT_DRAFT_NUM_PREDICT}
     opts.update(options or {})
     return await llm.chat(
         extract_messages([s.text for s in sentences]), Draft, kind=KIND_EXTRACT, options=opts

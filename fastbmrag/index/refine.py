@@ -15,19 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from fastbmrag import citations
+from fastbmrag import citations, config
 from fastbmrag.llm.base import KIND_EMBED, KIND_REFINE, ChatResult, LLMClient
 from fastbmrag.prompts import Refinement, refine_messages
 from fastbmrag.sentences import Sentence, passage_sentences
-
-# Defaults, documented in README ("Indexing"): ~300 tokens per chunk keeps the refine prompt of
-# a 10-relation paper (<= 30 chunks, most shared) well inside an 8k context.
-CHUNK_CHARS = 1200
-CHUNK_OVERLAP = 150
-TOP_K = 3
-MIN_SIMILARITY = 0.35
-# Completion cap for the refine call: ~80 tokens per relation for 20 relations.
-REFINE_NUM_PREDICT = 2400
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +33,9 @@ class Chunk:
 
 
 def chunk_paragraphs(
-    paragraphs: list[str], max_chars: int = CHUNK_CHARS, overlap: int = CHUNK_OVERLAP
+    paragraphs: list[str],
+    max_chars: int = config.DEFAULT_CHUNK_CHARS,
+    overlap: int = config.DEFAULT_CHUNK_OVERLAP,
 ) -> list[Chunk]:
     """Pack consecutive paragraphs into chunks of at most ``max_chars``, cutting only a
     paragraph longer than that, and only between sentences (a single longer sentence is a chunk
@@ -82,8 +75,8 @@ def chunk_paragraphs(
 def select_chunks(
     chunk_vectors: np.ndarray,
     query_vectors: np.ndarray,
-    top_k: int = TOP_K,
-    min_similarity: float = MIN_SIMILARITY,
+    top_k: int = config.DEFAULT_REFINE_TOP_K,
+    min_similarity: float = config.DEFAULT_MIN_SIMILARITY,
 ) -> list[list[tuple[int, float]]]:
     """For each query, the ``top_k`` chunks by cosine similarity that reach ``min_similarity``."""
     if len(chunk_vectors) == 0 or len(query_vectors) == 0:
@@ -171,10 +164,10 @@ async def refine_relations(
     queries: list[str],
     llm: LLMClient,
     *,
-    chunk_chars: int = CHUNK_CHARS,
-    chunk_overlap: int = CHUNK_OVERLAP,
-    top_k: int = TOP_K,
-    min_similarity: float = MIN_SIMILARITY,
+    chunk_chars: int = config.DEFAULT_CHUNK_CHARS,
+    chunk_overlap: int = config.DEFAULT_CHUNK_OVERLAP,
+    top_k: int = config.DEFAULT_REFINE_TOP_K,
+    min_similarity: float = config.DEFAULT_MIN_SIMILARITY,
     options: dict[str, Any] | None = None,
 ) -> RefineOutcome:
     """``queries[i]`` is relation i as :func:`refine_query` writes it."""
@@ -188,7 +181,7 @@ async def refine_relations(
     prompt = refine_prompt(title, out.chunks, selection, queries)
     if prompt is None:
         return out
-    opts = {"temperature": 0, "num_predict": REFINE_NUM_PREDICT}
+    opts = {"temperature": 0, "num_predict": config.DEFAULT_REFINE_NUM_PREDICT}
     opts.update(options or {})
     out.chat = await llm.chat(prompt.messages, Refinement, kind=KIND_REFINE, options=opts)
     if out.chat.value is None:

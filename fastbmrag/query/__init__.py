@@ -37,13 +37,12 @@ filter (score None, at the end).
 from __future__ import annotations
 
 from fastbmrag.query.entities import Entity, Parse, resolve_entity
-from fastbmrag.query.options import DEFAULT_MIN_SCORE, FORMATS, QueryOptions, options_from
+from fastbmrag.query.options import FORMATS, QueryOptions, options_from
 from fastbmrag.query.result import EdgeResult, QueryResult, render
 from fastbmrag.query.run import aquery, query
 from fastbmrag.query.spec import FilterSpec, build_spec
 
 __all__ = [
-    "DEFAULT_MIN_SCORE",
     "FORMATS",
     "EdgeResult",
     "Entity",

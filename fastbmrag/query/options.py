@@ -12,8 +12,6 @@ from fastbmrag.errors import InputError
 from fastbmrag.filters import PAYLOAD_FILTERS
 from fastbmrag.prompts import ENTITY_TYPES, RELATIONSHIP_TYPES
 
-DEFAULT_TOP_K = 50
-DEFAULT_MIN_SCORE = 0.3  # cosine; mxbai-embed-large puts on-topic statements at 0.5-0.8
 ANSWER_BATCH = 50  # evidence items per answer call; more are map-reduced
 MATCH_MODES = ("all", "any")
 FORMATS = ("text", "json", "markdown")
@@ -31,9 +29,9 @@ def _tuple(value: Any) -> tuple[str, ...]:
 class QueryOptions:
     """Everything a query can be told. Filter fields given here override the question's parse."""
 
-    top_k: int = DEFAULT_TOP_K
+    top_k: int = config.DEFAULT_QUERY_TOP_K
     all: bool = False  # every edge passing filters + threshold
-    min_score: float | None = DEFAULT_MIN_SCORE
+    min_score: float | None = config.DEFAULT_MIN_SCORE
     no_answer: bool = False  # retrieved edges only, 0 chat calls
     no_llm_parse: bool = False  # skip the parse call (relations / answer type)
     link: bool = True  # link genes/diseases/chemicals in the question with the dictionaries
