@@ -1,10 +1,11 @@
 """The MeSH stages for a disease or chemical name that is no term as written: derived forms,
 rewrites towards MeSH's wording, completions, and parts of the name (with abstention,
-:mod:`fastbmrag.vocab.candidates`)."""
+:mod:`fastbmrag.vocab.candidates`). Their order per type is the table :data:`FALLBACKS`; each
+stage is a method that abstains (None) where it does not apply."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, Normalized
@@ -84,27 +85,38 @@ class MeshFallbacks(CandidateStages):
         return out
 
     def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
-        """The MeSH stages for a name that is no term as written, in order: the name without a
-        parenthesised aside; derived forms and rewrites towards MeSH's wording (adjective to
-        noun, organ adjective to organ, tumour to neoplasm ...: :mod:`fastbmrag.vocab.language`;
-        for chemicals, formulae among the words written out, an anion as its acid, a class of
-        drugs and an agent as MeSH names them: :mod:`fastbmrag.vocab.chemistry`);
-        for diseases, a head noun's descriptor name, a term one word longer, one conjunct of a
-        coordination, the disease of a site; a one-word completion; a part of the name
-        (:meth:`_partial`); a head word's completion."""
-        if "(" in clean:
-            # A parenthesised aside dropped: "central nervous system (CNS) complications".
-            bare = _clean(_PARENS_RE.sub("", clean))
-            if bare and bare != clean:
-                hit = self._direct(bare, t, ctx) or self._fallback(bare, t, ctx)
-                if hit is not None and hit.item >= 0:
-                    if hit.matched_by in _CONTEXT_SENSITIVE:
-                        return hit
-                    via = hit.via or bare
-                    return _Hit(hit.type, hit.item, "rewrite", REWRITE_SCORE, hit.candidates, via)
+        """The MeSH stages for a name that is no term as written, in the order of
+        :data:`FALLBACKS`; the first that finds something decides."""
         toks = _name_forms(clean)[1]
-        if not toks:
+        for stage in FALLBACKS[t] if toks else FALLBACKS[t][:1]:
+            hit = stage(self, clean, toks, t, ctx)
+            if hit is not None:
+                return hit
+        return None
+
+    def _aside(self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
+        """The name without a parenthesised aside: "central nervous system (CNS)
+        complications"."""
+        if "(" not in clean:
             return None
+        bare = _clean(_PARENS_RE.sub("", clean))
+        if not bare or bare == clean:
+            return None
+        hit = self._direct(bare, t, ctx) or self._fallback(bare, t, ctx)
+        if hit is None or hit.item < 0:
+            return None
+        if hit.matched_by in _CONTEXT_SENSITIVE:
+            return hit
+        return _Hit(hit.type, hit.item, "rewrite", REWRITE_SCORE, hit.candidates, hit.via or bare)
+
+    def _rewritten(
+        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
+    ) -> _Hit | None:
+        """Derived forms of the last word and rewrites towards MeSH's wording, most literal
+        first (adjective to noun, organ adjective to organ, tumour to neoplasm ...:
+        :mod:`fastbmrag.vocab.language`; for chemicals, an anion as its acid, a class of drugs
+        and an agent as MeSH names them: :mod:`fastbmrag.vocab.chemistry`); for diseases, a word
+        for disease added, an organ's damage; the head word as its descriptor's own name."""
         body = toks[:-1]
         variants = [(*body, v) for v in _suffix_variants(toks[-1], 2)]
         tries: list[tuple[str, Sequence[str]]] = [("derived", v) for v in variants]
@@ -120,7 +132,6 @@ class MeshFallbacks(CandidateStages):
                 # "cytotoxicity": the compound's head
                 tries.append(("organ", ("drug", "toxicity")))
             tries += [("rewrite", r) for r in _more_rewrites(toks)]
-        bag_words = self._bag_words
         if len(toks) > 1:
             # The head word as its descriptor's own name: "supraventricular
             # tachyarrhythmia" -> supraventricular tachycardia.
@@ -133,70 +144,91 @@ class MeshFallbacks(CandidateStages):
             hit = self._first_term((phrase,), t, ctx, label)
             if hit is not None:
                 return hit
-        if t == DISEASE and len(toks) > 1:
-            # Tried last, as few names get this far: an adjective before a head as its
-            # noun ("neuronal degeneration" -> neuron degeneration, "olfactory disorder" ->
-            # olfaction disorder), only where the noun is a word of some term; the loss of
-            # a tissue as its degeneration ("neuronal loss" -> Nerve Degeneration).
-            if len(toks) == 2:
-                first, last = toks
-                late: list[tuple[str, ...]] = [
-                    (v, last) for v in _variants(first) if v in bag_words
-                ]
-                if last in LOSS_HEADS:
-                    late += [(v, "degeneration") for v in (first, *_variants(first))]
-                hit = self._first_term(late, t, ctx, "rewrite")
-                if hit is not None:
-                    return hit
-            hit = self._superset_hit(toks, ctx)
-            if hit is not None:
-                return hit
-        if t == DISEASE and len(toks) > 2:
-            hit = self._conjunct(clean, t, ctx)
-            if hit is not None:
-                return hit
-        if t == DISEASE and len(toks) > 1:
-            hit = self._site_disease(toks, ctx)
-            if hit is not None:
-                return hit
-        if len(toks) == 1:
-            hit = self._extend(toks[0], t)
-            if hit is not None:
-                return hit
-        if t == DISEASE and len(toks) == 1:
-            hit = self._head(toks, ctx)
-            if hit is not None:
-                return hit
-        if t == DISEASE and len(toks) == 1:
-            # A combining form and a disease word: "myonecrosis" -> muscular necrosis,
-            # "immunodeficiency" -> immunologic deficiency.
-            split = _combining_split(toks[0])
-            if split and split.rsplit(" ", 1)[1] in self._bag_words:  # a word of some term
-                # The phrase, its head completions ("immunologic deficiency syndrome"), or
-                # a disease of the site ("muscular necrosis" -> muscular disease).
-                parts = _name_forms(split)[1]
-                hit = (
-                    self._direct(split, t, ctx)
-                    or self._first_term(self._head_completions((parts,)), t, ctx, "rewrite")
-                    or self._site_disease(parts, ctx)
-                )
-                if hit is not None and hit.item >= 0:
-                    return _Hit(hit.type, hit.item, "rewrite", REWRITE_SCORE, hit.candidates)
-        hit = self._partial(toks, t, ctx, listed=LIST_RE.search(clean) is not None)
-        if hit is not None:
+        return None
+
+    def _adjective_as_noun(
+        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
+    ) -> _Hit | None:
+        """An adjective before a head as its noun ("neuronal degeneration" -> neuron
+        degeneration, "olfactory disorder" -> olfaction disorder), only where the noun is a
+        word of some term; the loss of a tissue as its degeneration ("neuronal loss" -> Nerve
+        Degeneration). Tried late, as few names get this far."""
+        if len(toks) != 2:
+            return None
+        first, last = toks
+        late: list[tuple[str, ...]] = [(v, last) for v in _variants(first) if v in self._bag_words]
+        if last in LOSS_HEADS:
+            late += [(v, "degeneration") for v in (first, *_variants(first))]
+        return self._first_term(late, t, ctx, "rewrite")
+
+    def _one_word_short(
+        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
+    ) -> _Hit | None:
+        """A name one word short of a disease term (:meth:`_superset_hit`)."""
+        return self._superset_hit(toks, ctx) if len(toks) > 1 else None
+
+    def _one_conjunct(
+        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
+    ) -> _Hit | None:
+        """One conjunct of a coordination (:meth:`_conjunct`)."""
+        return self._conjunct(clean, t, ctx) if len(toks) > 2 else None
+
+    def _site(self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
+        """The disease of a site (:meth:`_site_disease`)."""
+        return self._site_disease(toks, ctx) if len(toks) > 1 else None
+
+    def _completed(
+        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
+    ) -> _Hit | None:
+        """A one-word name completed (:meth:`_extend`)."""
+        return self._extend(toks[0], t) if len(toks) == 1 else None
+
+    def _head_word(
+        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
+    ) -> _Hit | None:
+        """A one-word disease name completed to its most general disease (:meth:`_head`)."""
+        return self._head(toks, ctx) if len(toks) == 1 else None
+
+    def _combining(
+        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
+    ) -> _Hit | None:
+        """A combining form and a disease word: "myonecrosis" -> muscular necrosis,
+        "immunodeficiency" -> immunologic deficiency (syndrome), or a disease of the site
+        ("muscular necrosis" -> muscular disease); the rest must be a word of some term."""
+        split = _combining_split(toks[0]) if len(toks) == 1 else None
+        if not split or split.rsplit(" ", 1)[1] not in self._bag_words:
+            return None
+        parts = _name_forms(split)[1]
+        hit = (
+            self._direct(split, t, ctx)
+            or self._first_term(self._head_completions((parts,)), t, ctx, "rewrite")
+            or self._site_disease(parts, ctx)
+        )
+        if hit is None or hit.item < 0:
+            return None
+        return _Hit(hit.type, hit.item, "rewrite", REWRITE_SCORE, hit.candidates)
+
+    def _a_part(self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
+        """A part of the name (:meth:`_partial`)."""
+        return self._partial(toks, t, ctx, listed=LIST_RE.search(clean) is not None)
+
+    def _head_of_longer(
+        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
+    ) -> _Hit | None:
+        """No part is a term: the head word completed ("impaired overnight memory" -> Memory
+        Disorders), unless it is a word any condition can have ("lesion", "failure"), only to a
+        descriptor whose name has it as its head ("Vision Disorders"; not "Pressure Ulcer" for
+        "intraocular pressure") and adds no other word than one for disease ("axonal
+        degeneration" is no Retinal Degeneration)."""
+        if len(toks) < 2 or toks[-1] in _VAGUE_HEADS:
+            return None
+        hit = self._head(toks, ctx)
+        if hit is None:
+            return None
+        # an ambiguous completion's first candidate is the most general one
+        item = hit.item if hit.item >= 0 else hit.candidates[0]
+        if self._names_head(item, toks[-1]) and not self._adds_modifier(item, toks):
             return hit
-        if t == DISEASE and len(toks) > 1 and toks[-1] not in _VAGUE_HEADS:
-            # No part is a term: the head word completed ("impaired overnight memory" ->
-            # Memory Disorders), unless it is a word any condition can have ("lesion",
-            # "failure"), only to a descriptor whose name has it as its head ("Vision
-            # Disorders"; not "Pressure Ulcer" for "intraocular pressure") and adds no other
-            # word than one for disease ("axonal degeneration" is no Retinal Degeneration).
-            hit = self._head(toks, ctx)
-            if hit is not None:
-                # an ambiguous completion's first candidate is the most general one
-                item = hit.item if hit.item >= 0 else hit.candidates[0]
-                if self._names_head(item, toks[-1]) and not self._adds_modifier(item, toks):
-                    return hit
         return None
 
     def _induced_form(self, clean: str, ctx: _Context | None, item: int = -1) -> int | None:
@@ -488,6 +520,31 @@ class MeshFallbacks(CandidateStages):
             return None
         return _Hit(t, fitting[0], "extend", EXTEND_SCORE)
 
+
+_Stage = Callable[[MeshFallbacks, str, Sequence[str], str, "_Context | None"], "_Hit | None"]
+
+# The fallback stages of each type, in order; each abstains (None) where it does not apply.
+FALLBACKS: dict[str, tuple[_Stage, ...]] = {
+    DISEASE: (
+        MeshFallbacks._aside,
+        MeshFallbacks._rewritten,
+        MeshFallbacks._adjective_as_noun,
+        MeshFallbacks._one_word_short,
+        MeshFallbacks._one_conjunct,
+        MeshFallbacks._site,
+        MeshFallbacks._completed,
+        MeshFallbacks._head_word,
+        MeshFallbacks._combining,
+        MeshFallbacks._a_part,
+        MeshFallbacks._head_of_longer,
+    ),
+    CHEMICAL: (
+        MeshFallbacks._aside,
+        MeshFallbacks._rewritten,
+        MeshFallbacks._completed,
+        MeshFallbacks._a_part,
+    ),
+}
 
 # How each part of a coordination must match to give the coordination one id per part: as a
 # term, not through a rewrite (a part's rewrite is less sure than a whole name's).
