@@ -225,7 +225,9 @@ def test_explain_prints_the_decision_for_each_name() -> None:
         "severe hypotension (disease)\n  decided by: partial (score 0.73)\n"
         "  by way of: 'hypotension'\n  -> D007022 Hypotension\n"
     )
-    assert "disease: rewrites and parts (fallbacks): D007022 Hypotension (partial" in out
+    assert "disease: a part of the name: D007022 Hypotension (partial" in out
+    assert "disease: the fallbacks: D007022 Hypotension (partial" in out
+    assert "disease: one word short of a term: nothing\n" in out  # each fallback stage tried
     # a short form the text defines otherwise loses its dictionary reading, and says why
     context = "Groups were compared by analysis of variance (ANOVA)."
     code, out, _ = run("normalize", "--explain", "ANOVA", "--context", context)

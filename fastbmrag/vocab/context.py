@@ -3,6 +3,7 @@ words) and a stage's hit."""
 
 from __future__ import annotations
 
+import contextvars
 import re
 from typing import NamedTuple
 
@@ -59,6 +60,11 @@ _CAT = {DISEASE: "C", CHEMICAL: "D"}
 
 FORMULA_SCORE = 0.85
 DRUG_INDUCED_FACTOR = 0.95
+# The stages :meth:`DictionaryNormalizer.explain` is tracing, when it is.
+_TRACE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "normaliser_trace", default=None
+)
+
 # The stages whose hit a context can change: a fallback may pass over an ambiguous step the
 # context would have decided.
 _CONTEXT_SENSITIVE = frozenset(

@@ -15,6 +15,7 @@ from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
     _PARENS_RE,
+    _TRACE,
     AMBIGUOUS_SCORE,
     EXTEND_SCORE,
     HEAD_SCORE,
@@ -88,8 +89,17 @@ class MeshFallbacks(CandidateStages):
         """The MeSH stages for a name that is no term as written, in the order of
         :data:`FALLBACKS`; the first that finds something decides."""
         toks = _name_forms(clean)[1]
-        for stage in FALLBACKS[t] if toks else FALLBACKS[t][:1]:
-            hit = stage(self, clean, toks, t, ctx)
+        trace = _TRACE.get()
+        for name, stage in FALLBACKS[t] if toks else FALLBACKS[t][:1]:
+            if trace is None:
+                hit = stage(self, clean, toks, t, ctx)
+            else:  # explaining: each stage of this name, not those of the names it tries
+                token = _TRACE.set(None)
+                try:
+                    hit = stage(self, clean, toks, t, ctx)
+                finally:
+                    _TRACE.reset(token)
+                self._tried(t, name, hit)
             if hit is not None:
                 return hit
         return None
@@ -523,26 +533,27 @@ class MeshFallbacks(CandidateStages):
 
 _Stage = Callable[[MeshFallbacks, str, Sequence[str], str, "_Context | None"], "_Hit | None"]
 
-# The fallback stages of each type, in order; each abstains (None) where it does not apply.
-FALLBACKS: dict[str, tuple[_Stage, ...]] = {
+# The fallback stages of each type, in order, each with the name `normalize --explain` gives it;
+# each abstains (None) where it does not apply.
+FALLBACKS: dict[str, tuple[tuple[str, _Stage], ...]] = {
     DISEASE: (
-        MeshFallbacks._aside,
-        MeshFallbacks._rewritten,
-        MeshFallbacks._adjective_as_noun,
-        MeshFallbacks._one_word_short,
-        MeshFallbacks._one_conjunct,
-        MeshFallbacks._site,
-        MeshFallbacks._completed,
-        MeshFallbacks._head_word,
-        MeshFallbacks._combining,
-        MeshFallbacks._a_part,
-        MeshFallbacks._head_of_longer,
+        ("the name without its aside", MeshFallbacks._aside),
+        ("derived forms and rewrites", MeshFallbacks._rewritten),
+        ("an adjective as its noun", MeshFallbacks._adjective_as_noun),
+        ("one word short of a term", MeshFallbacks._one_word_short),
+        ("one conjunct", MeshFallbacks._one_conjunct),
+        ("the disease of its site", MeshFallbacks._site),
+        ("a one-word completion", MeshFallbacks._completed),
+        ("the word's most general disease", MeshFallbacks._head_word),
+        ("a combining form split", MeshFallbacks._combining),
+        ("a part of the name", MeshFallbacks._a_part),
+        ("the head word completed", MeshFallbacks._head_of_longer),
     ),
     CHEMICAL: (
-        MeshFallbacks._aside,
-        MeshFallbacks._rewritten,
-        MeshFallbacks._completed,
-        MeshFallbacks._a_part,
+        ("the name without its aside", MeshFallbacks._aside),
+        ("derived forms and rewrites", MeshFallbacks._rewritten),
+        ("a one-word completion", MeshFallbacks._completed),
+        ("a part of the name", MeshFallbacks._a_part),
     ),
 }
 

@@ -119,7 +119,6 @@ with no id.
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import gzip
 import json
@@ -143,6 +142,7 @@ from fastbmrag.vocab.chemistry import formula_names, is_formula
 from fastbmrag.vocab.context import (
     _CAT,
     _CONTEXT_SENSITIVE,
+    _TRACE,
     ALL_TYPES,
     AMBIGUOUS_SCORE,
     AUTO,
@@ -391,7 +391,7 @@ class DictionaryNormalizer(
                 return hit
         if t == CHEMICAL and is_formula(clean):
             return None  # the parts of a formula ("2 O3" of Fe2O3) name no other compound
-        hit = tried(t, "rewrites and parts (fallbacks)", self._fallback(clean, t, ctx))
+        hit = tried(t, "the fallbacks", self._fallback(clean, t, ctx))
         return hit if hit is not None else tried(t, "misspelling", self._spelling(clean, t))
 
     def _tried(self, t: str, stage: str, hit: _Hit | None, none: str = "nothing") -> _Hit | None:
@@ -527,12 +527,6 @@ class DictionaryNormalizer(
             )
         row = self._genes[hit.item] if hit.type == GENE else self._desc[hit.item]
         return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids, via=hit.via)
-
-
-# The stages :meth:`DictionaryNormalizer.explain` is tracing, when it is.
-_TRACE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
-    "normaliser_trace", default=None
-)
 
 
 def _free_key(clean: str, t: str) -> str:

@@ -59,6 +59,10 @@ class Stages:
 
         def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None: ...
 
+        def _tried(
+            self, t: str, stage: str, hit: _Hit | None, none: str = "nothing"
+        ) -> _Hit | None: ...
+
         def _spelling(self, clean: str, t: str) -> _Hit | None: ...
 
         def _mesh_tokens(
