@@ -1,6 +1,9 @@
 """Dictionary normaliser: genes -> HGNC, diseases -> MeSH (C tree, F03), chemicals -> MeSH (D tree).
 
 No model, no network: lookups in the compact files built by :mod:`fastbmrag.vocab.build`.
+The stages of each type and their order are two tables: :data:`STAGES` (here) and, for a name
+that is no term as written, :data:`~fastbmrag.vocab.fallback.FALLBACKS`; ``normalize --explain``
+prints them as tried.
 
 The stages, by module: :mod:`~fastbmrag.vocab.keys` (text keys shared with the build),
 :mod:`~fastbmrag.vocab.context` (what a text defines, a stage's hit, the scores), this module
@@ -125,7 +128,7 @@ import json
 import pickle
 import threading
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -362,37 +365,44 @@ class DictionaryNormalizer(
         return hit
 
     def _match_uncached(self, clean: str, t: str, ctx: _Context | None = None) -> _Hit | None:
-        """The stages for one type, first hit wins: a short form's long form defined in the
-        text (a definition in the text beats the dictionary's reading of the short form, and a
-        formula's: "warfarin (W)"); a chemical formula; the name as written; abbreviations
-        spelt out; the MeSH fallbacks; a misspelling."""
-        tried = self._tried
-        if ctx is not None:
-            hit = tried(t, "a long form the text defines", self._defined_long_form(clean, t, ctx))
-            if hit is not None:
+        """The stages of :data:`STAGES` for one type, in order: the first hit wins, and a stage
+        may end the search with no id (:data:`_NO_ID`). Stages that read the text are skipped
+        without one."""
+        for name, stage, reads_text in STAGES[t]:
+            if reads_text and ctx is None:
+                continue
+            hit = stage(self, clean, t, ctx)
+            if hit is _NO_ID:
+                return None
+            if self._tried(t, name, hit) is not None:
                 return hit
-        if t == CHEMICAL:
-            for formula in formula_names(clean):
-                hit = self._direct(formula, t, None)
-                if hit is not None and hit.item >= 0:
-                    return tried(t, "formula", _Hit(hit.type, hit.item, "formula", FORMULA_SCORE))
-        hit = tried(t, "the name as written", self._direct(clean, t, ctx))
+        return None
+
+    def _formula(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        """A chemical formula, written as its names ("Ca2+", "NaHCO3")."""
+        for formula in formula_names(clean):
+            hit = self._direct(formula, t, None)
+            if hit is not None and hit.item >= 0:
+                return _Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
+        return None
+
+    def _as_written(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        """The name as written (:meth:`_direct`), unless the text defines it as a short form
+        whose long form shares no word with the gene found (:meth:`_disowned`): no id then."""
+        hit = self._direct(clean, t, ctx)
         if hit is not None and ctx is not None and self._disowned(clean, hit, ctx):
-            tried(t, "the long form the text defines shares no word with it", None, "dropped")
-            return None
-        if hit is not None:
-            return hit
-        if t == GENE:
-            hit = self._expanded(clean, t, ctx) if ctx is not None else None
-            return tried(t, "short forms inside it spelt out", hit)
-        if ctx is not None:
-            hit = tried(t, "a short form of the text", self._short_form(clean, t, ctx))
-            if hit is not None:
-                return hit
-        if t == CHEMICAL and is_formula(clean):
-            return None  # the parts of a formula ("2 O3" of Fe2O3) name no other compound
-        hit = tried(t, "the fallbacks", self._fallback(clean, t, ctx))
-        return hit if hit is not None else tried(t, "misspelling", self._spelling(clean, t))
+            self._tried(t, "the name as written", hit)
+            self._tried(t, "the long form the text defines shares no word with it", None, "dropped")
+            return _NO_ID
+        return hit
+
+    def _formula_parts(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        """A formula not found whole: its parts ("2 O3" of Fe2O3) name no other compound."""
+        return _NO_ID if is_formula(clean) else None
+
+    def _misspelling(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+        """A misspelt term (:class:`~fastbmrag.vocab.candidates.Spellings`)."""
+        return self._spelling(clean, t)
 
     def _tried(self, t: str, stage: str, hit: _Hit | None, none: str = "nothing") -> _Hit | None:
         """``hit``, noted in the trace of :meth:`explain` when one is being kept."""
@@ -527,6 +537,41 @@ class DictionaryNormalizer(
             )
         row = self._genes[hit.item] if hit.type == GENE else self._desc[hit.item]
         return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids, via=hit.via)
+
+
+# A stage's answer that ends the search with no id.
+_NO_ID = _Hit("", -1, "none", 0.0)
+
+# (normaliser, cleaned name, type, context or None) -> a hit, None, or _NO_ID
+_Stage = Callable[..., "_Hit | None"]
+_D = DictionaryNormalizer
+
+# The stages of each type, in order: (the name `normalize --explain` gives it, the stage, whether
+# it reads the text). A short form's long form defined in the text comes first: a definition in
+# the text beats the dictionary's reading of the short form, and a formula's ("warfarin (W)").
+STAGES: dict[str, tuple[tuple[str, _Stage, bool], ...]] = {
+    GENE: (
+        ("a long form the text defines", _D._defined_long_form, True),
+        ("the name as written", _D._as_written, False),
+        ("short forms inside it spelt out", _D._expanded, True),
+    ),
+    DISEASE: (
+        ("a long form the text defines", _D._defined_long_form, True),
+        ("the name as written", _D._as_written, False),
+        ("a short form of the text", _D._short_form, True),
+        ("the fallbacks", _D._fallback, False),
+        ("misspelling", _D._misspelling, False),
+    ),
+    CHEMICAL: (
+        ("a long form the text defines", _D._defined_long_form, True),
+        ("formula", _D._formula, False),
+        ("the name as written", _D._as_written, False),
+        ("a short form of the text", _D._short_form, True),
+        ("the parts of a formula", _D._formula_parts, False),
+        ("the fallbacks", _D._fallback, False),
+        ("misspelling", _D._misspelling, False),
+    ),
+}
 
 
 def _free_key(clean: str, t: str) -> str:
