@@ -10,7 +10,7 @@ import pytest
 
 from fastbmrag.errors import ConfigError
 from fastbmrag.llm import ResponseCache
-from fastbmrag.llm.common import chat_cache_key, embed_cache_key
+from fastbmrag.llm.cache import chat_cache_key, embed_cache_key
 
 
 def test_chat_round_trip_survives_reopen(tmp_path: Path) -> None:

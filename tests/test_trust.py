@@ -211,7 +211,7 @@ def test_status_shows_and_finishes_an_interrupted_delete(tmp_path: Path) -> None
 def test_messages_read_as_written_for_people(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from fastbmrag.llm.common import validate
+    from fastbmrag.llm.validation import validate
     from fastbmrag.prompts import Draft
     from fastbmrag.store.places import command_line
 

@@ -136,3 +136,44 @@ class LLMClient(ABC):
 
     @abstractmethod
     async def aclose(self) -> None: ...
+
+
+# --- what a backend's one request returns or raises (see fastbmrag.llm.common.BaseLLM) ------
+
+
+@dataclass(frozen=True, slots=True)
+class RawChat:
+    """One chat answer as the server sent it, before validation."""
+
+    content: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    truncated: bool = (
+        False  # the server stopped at the token cap (done_reason/finish_reason "length")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RawEmbed:
+    vectors: list[list[float]]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class Transient(Exception):
+    """A failure worth retrying: connection refused/reset, HTTP 5xx, timeout."""
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
+
+
+class Permanent(Exception):
+    """A failure specific to this request that a retry will not fix (HTTP 400, bad body)."""
+
+
+class RetriesExhausted(Exception):
+    def __init__(self, last: Transient, attempts: int) -> None:
+        super().__init__(f"{last} (after {attempts} attempts)")
+        self.last = last
+        self.attempts = attempts

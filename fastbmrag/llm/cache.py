@@ -2,7 +2,7 @@
 
 Chat answers are keyed by sha256 of (backend, model, messages, schema, options) and
 embeddings by sha256 of (backend, model, text), one row per text; the keys are built in
-:mod:`fastbmrag.llm.common`. Only validated answers are stored. The default file is
+:func:`chat_cache_key` and :func:`embed_cache_key`. Only validated answers are stored. The default file is
 ``<working_dir>/llm_cache.sqlite``.
 
 One connection, guarded by a lock: safe from one process running asyncio (each call is a
@@ -12,11 +12,14 @@ every client that shares the cache: the connection reopens on the next use.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -43,6 +46,34 @@ CREATE TABLE IF NOT EXISTS embedding (
 """
 
 _MAX_VARS = 500  # keys per SELECT ... IN (...)
+
+
+def _digest(obj: Any) -> str:
+    blob = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def chat_cache_key(
+    backend: str,
+    model: str,
+    messages: Sequence[dict[str, str]],
+    schema: dict[str, Any],
+    options: dict[str, Any],
+) -> str:
+    """sha256 over everything that changes an answer."""
+    return _digest(
+        {
+            "backend": backend,
+            "model": model,
+            "messages": list(messages),
+            "schema": schema,
+            "options": options,
+        }
+    )
+
+
+def embed_cache_key(backend: str, model: str, text: str) -> str:
+    return _digest({"backend": backend, "model": model, "text": text})
 
 
 class ResponseCache(Closing):

@@ -3,7 +3,8 @@ validation with one repair attempt, the response cache, and accounting.
 
 A backend subclasses :class:`BaseLLM` and implements three small methods that send one
 HTTP request each (``_send_chat``, ``_send_embed``, ``preflight``), translating its
-library's exceptions into :class:`Transient` (retry) or :class:`Permanent` (do not).
+library's exceptions into :class:`~fastbmrag.llm.base.Transient` (retry) or
+:class:`~fastbmrag.llm.base.Permanent` (do not).
 Everything else -- the order of cache lookup, semaphore, timeout, retry, validation,
 repair and accounting -- lives here once, so the two backends behave the same.
 
@@ -15,22 +16,31 @@ Token counts come from the server, counted by the model's own tokenizer (a promp
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import time
 from abc import abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Protocol, Self, TypeVar
 
 import numpy as np
-from pydantic import ValidationError
 
 from fastbmrag import config
 from fastbmrag.errors import LLMError, LLMUnavailable
-from fastbmrag.llm.base import KIND_EMBED, Accounting, ChatResult, LLMClient, T
-from fastbmrag.llm.cache import ResponseCache
+from fastbmrag.llm.base import (
+    KIND_EMBED,
+    Accounting,
+    ChatResult,
+    LLMClient,
+    Permanent,
+    RawChat,
+    RawEmbed,
+    RetriesExhausted,
+    T,
+    Transient,
+)
+from fastbmrag.llm.cache import ResponseCache, chat_cache_key, embed_cache_key
+from fastbmrag.llm.validation import repair_messages, validate
 from fastbmrag.tokens import count_tokens
 
 log = logging.getLogger("fastbmrag.llm")
@@ -55,112 +65,6 @@ class _HasTokens(Protocol):
 
     @property
     def completion_tokens(self) -> int: ...
-
-
-@dataclass(frozen=True, slots=True)
-class RawChat:
-    """One chat answer as the server sent it, before validation."""
-
-    content: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    truncated: bool = (
-        False  # the server stopped at the token cap (done_reason/finish_reason "length")
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class RawEmbed:
-    vectors: list[list[float]]
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-class Transient(Exception):
-    """A failure worth retrying: connection refused/reset, HTTP 5xx, timeout."""
-
-    def __init__(self, message: str, *, unreachable: bool = False) -> None:
-        super().__init__(message)
-        self.unreachable = unreachable
-
-
-class Permanent(Exception):
-    """A failure specific to this request that a retry will not fix (HTTP 400, bad body)."""
-
-
-class RetriesExhausted(Exception):
-    def __init__(self, last: Transient, attempts: int) -> None:
-        super().__init__(f"{last} (after {attempts} attempts)")
-        self.last = last
-        self.attempts = attempts
-
-
-def _digest(obj: Any) -> str:
-    blob = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-def chat_cache_key(
-    backend: str,
-    model: str,
-    messages: Sequence[dict[str, str]],
-    schema: dict[str, Any],
-    options: dict[str, Any],
-) -> str:
-    """sha256 over everything that changes an answer."""
-    return _digest(
-        {
-            "backend": backend,
-            "model": model,
-            "messages": list(messages),
-            "schema": schema,
-            "options": options,
-        }
-    )
-
-
-def embed_cache_key(backend: str, model: str, text: str) -> str:
-    return _digest({"backend": backend, "model": model, "text": text})
-
-
-def validate(content: str, schema: type[T], *, truncated: bool = False) -> tuple[T | None, str]:
-    """Parse ``content`` into ``schema``. Returns ``(value, "")`` or ``(None, reason)``."""
-    try:
-        return schema.model_validate_json(content), ""
-    except ValidationError as err:
-        errors = err.errors()
-        if not errors:
-            return None, str(err)
-        first = errors[0]
-        where = ".".join(str(p) for p in first["loc"]) or "answer"
-        msg = first["msg"]
-        if first["type"] == "json_invalid":
-            reason = "invalid JSON: " + msg.removeprefix("Invalid JSON: ")
-        else:
-            reason = f"{err.error_count()} validation error(s), first at {where}: {msg}"
-        if truncated:
-            reason = (
-                "answer truncated at the token cap (raise --num-predict or "
-                "FASTBMRAG_NUM_PREDICT); " + reason
-            )
-        return None, reason
-
-
-def repair_messages(
-    messages: Sequence[dict[str, str]], content: str, reason: str
-) -> list[dict[str, str]]:
-    """The conversation re-sent once when an answer does not validate."""
-    return [
-        *messages,
-        {"role": "assistant", "content": content},
-        {
-            "role": "user",
-            "content": (
-                f"Your answer could not be used: {reason}. Reply again with only one complete "
-                "JSON object that matches the requested JSON schema, and nothing else."
-            ),
-        },
-    ]
 
 
 class BaseLLM(LLMClient):

@@ -21,14 +21,8 @@ from fastbmrag import config
 with config.ollama_import_environment():
     from ollama import AsyncClient, ResponseError
 from fastbmrag.errors import LLMUnavailable, ModelNotFound
-from fastbmrag.llm.common import (
-    DEFAULT_KEEP_ALIVE,
-    BaseLLM,
-    Permanent,
-    RawChat,
-    RawEmbed,
-    Transient,
-)
+from fastbmrag.llm.base import Permanent, RawChat, RawEmbed, Transient
+from fastbmrag.llm.common import DEFAULT_KEEP_ALIVE, BaseLLM
 
 
 def _same_model(wanted: str, name: str) -> bool:

@@ -19,7 +19,8 @@ import httpx
 
 from fastbmrag import config
 from fastbmrag.errors import LLMUnavailable, ModelNotFound
-from fastbmrag.llm.common import BaseLLM, Permanent, RawChat, RawEmbed, Transient
+from fastbmrag.llm.base import Permanent, RawChat, RawEmbed, Transient
+from fastbmrag.llm.common import BaseLLM
 
 
 def normalize_base_url(url: str | None) -> str:
