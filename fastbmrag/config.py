@@ -54,6 +54,31 @@ ENV_QDRANT_API_KEY = "QDRANT_API_KEY"
 ENV_OPENAI_BASE_URL = "OPENAI_BASE_URL"
 ENV_OPENAI_API_KEY = "OPENAI_API_KEY"
 ENV_PREFLIGHT_TIMEOUT = "FASTBMRAG_PREFLIGHT_TIMEOUT"
+# PubMed (fetch, sync) and the vocabularies' sources (vocab update)
+ENV_NCBI_EMAIL = "NCBI_EMAIL"
+ENV_NCBI_API_KEY = "NCBI_API_KEY"
+ENV_EUTILS_URL = "FASTBMRAG_EUTILS_URL"
+ENV_FULLTEXT_URL = "FASTBMRAG_FULLTEXT_URL"
+ENV_HGNC_URL = "FASTBMRAG_HGNC_URL"
+ENV_MESH_URL = "FASTBMRAG_MESH_URL"
+ENV_GENE_INFO_URL = "FASTBMRAG_GENE_INFO_URL"
+
+DEFAULT_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
+DEFAULT_FULLTEXT_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest/{pmcid}/fullTextXML"
+DEFAULT_HGNC_URL = (
+    "https://storage.googleapis.com/public-download-files/hgnc/tsv/tsv/hgnc_complete_set.txt"
+)
+# NLM publishes one descriptor file per MeSH year; {year} is the current year.
+DEFAULT_MESH_URL = "https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/desc{year}.xml"
+DEFAULT_GENE_INFO_URL = (
+    "https://ftp.ncbi.nlm.nih.gov/gene/DATA/GENE_INFO/Mammalia/Homo_sapiens.gene_info.gz"
+)
+
+
+def setting(value: str | None, env: str, default: str | None = None) -> str | None:
+    """A setting without a function of its own: the flag's ``value``, else the environment
+    variable ``env``, else ``default``."""
+    return value or os.environ.get(env) or default
 
 
 def home() -> Path:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from fastbmrag.config import DEFAULT_FULLTEXT_URL
 from fastbmrag.errors import ConfigError, FetchError, InputError
 from fastbmrag.papers.fetch import (
-    DEFAULT_FULLTEXT_URL,
     FetchSettings,
     PubMedClient,
     date_window,

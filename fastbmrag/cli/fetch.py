@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 import click
 
+from fastbmrag import config
 from fastbmrag.cli.common import (
     collection_option,
     command_logging,
@@ -18,14 +19,7 @@ from fastbmrag.cli.common import (
     working_dir_option,
 )
 from fastbmrag.cli.update import index_options
-from fastbmrag.papers.fetch import (
-    DEFAULT_DATETYPE,
-    ENV_EUTILS_URL,
-    ENV_FULLTEXT_URL,
-    ENV_NCBI_API_KEY,
-    ENV_NCBI_EMAIL,
-    FetchSettings,
-)
+from fastbmrag.papers.fetch import DEFAULT_DATETYPE, FetchSettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -38,24 +32,24 @@ def fetch_options(f: F) -> F:
         click.option(
             "--email",
             default=None,
-            help=f"Your contact email, sent to NCBI with every request [env {ENV_NCBI_EMAIL}].",
+            help=f"Your contact email, sent to NCBI with every request [env {config.ENV_NCBI_EMAIL}].",
         ),
         click.option(
             "--ncbi-api-key",
             default=None,
-            help=f"NCBI API key: 10 requests/s instead of 3 [env {ENV_NCBI_API_KEY}].",
+            help=f"NCBI API key: 10 requests/s instead of 3 [env {config.ENV_NCBI_API_KEY}].",
         ),
         click.option(
             "--eutils-url",
             default=None,
-            help=f"E-utilities base URL, for mirrors and tests [env {ENV_EUTILS_URL}, "
+            help=f"E-utilities base URL, for mirrors and tests [env {config.ENV_EUTILS_URL}, "
             "default https://eutils.ncbi.nlm.nih.gov/entrez/eutils].",
         ),
         click.option(
             "--fulltext-url",
             default=None,
             help="Full-text JATS URL with {pmcid}, or a Europe PMC REST base "
-            f"[env {ENV_FULLTEXT_URL}, default Europe PMC .../rest/{{pmcid}}/fullTextXML].",
+            f"[env {config.ENV_FULLTEXT_URL}, default Europe PMC .../rest/{{pmcid}}/fullTextXML].",
         ),
         click.option(
             "--no-full-text", is_flag=True, help="Abstracts only: do not fetch PMC full text."

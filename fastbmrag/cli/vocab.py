@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from fastbmrag import config
 from fastbmrag.cli.common import json_option, quiet_option
 from fastbmrag.vocab import download
 
@@ -39,12 +40,12 @@ def vocab() -> None:
 @click.option(
     "--hgnc-url",
     default=None,
-    help=f"Where to download HGNC [env {download.ENV_HGNC_URL}, default {download.DEFAULT_HGNC_URL}].",
+    help=f"Where to download HGNC [env {config.ENV_HGNC_URL}, default {config.DEFAULT_HGNC_URL}].",
 )
 @click.option(
     "--mesh-url",
     default=None,
-    help=f"Where to download MeSH [env {download.ENV_MESH_URL}, default {download.DEFAULT_MESH_URL}].",
+    help=f"Where to download MeSH [env {config.ENV_MESH_URL}, default {config.DEFAULT_MESH_URL}].",
 )
 @click.option(
     "--gene-info",
@@ -55,8 +56,8 @@ def vocab() -> None:
 @click.option(
     "--gene-info-url",
     default=None,
-    help=f"Where to download NCBI Gene's gene_info [env {download.ENV_GENE_INFO_URL}, default "
-    f"{download.DEFAULT_GENE_INFO_URL}].",
+    help=f"Where to download NCBI Gene's gene_info [env {config.ENV_GENE_INFO_URL}, default "
+    f"{config.DEFAULT_GENE_INFO_URL}].",
 )
 @quiet_option
 def update(

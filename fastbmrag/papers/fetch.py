@@ -49,7 +49,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import logging
-import os
 import socket
 import threading
 import time
@@ -64,7 +63,7 @@ import httpx
 from Bio import Entrez
 from lxml import etree
 
-from fastbmrag import __version__
+from fastbmrag import __version__, config
 from fastbmrag.closing import Closing
 from fastbmrag.errors import ConfigError, FetchError, InputError
 from fastbmrag.papers.jats import parse_jats
@@ -74,8 +73,6 @@ from fastbmrag.papers.report import ReadReport
 
 log = logging.getLogger(__name__)
 
-DEFAULT_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
-DEFAULT_FULLTEXT_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest/{pmcid}/fullTextXML"
 DEFAULT_TOOL = "fastbmrag"
 DEFAULT_BATCH = 200
 DEFAULT_MAX_TRIES = 5
@@ -87,11 +84,6 @@ RETRACTION_BATCH = 200  # PMIDs per search for retracted ones
 ESEARCH_CAP = 9_999  # ESearch pages only through the first 9,999 hits of a search
 ESEARCH_PAGE = 9_999
 EARLIEST = date(1781, 1, 1)  # older than the oldest PubMed record
-
-ENV_EUTILS_URL = "FASTBMRAG_EUTILS_URL"
-ENV_FULLTEXT_URL = "FASTBMRAG_FULLTEXT_URL"
-ENV_NCBI_EMAIL = "NCBI_EMAIL"
-ENV_NCBI_API_KEY = "NCBI_API_KEY"
 
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 _ENTREZ_LOCK = threading.Lock()
@@ -106,8 +98,8 @@ class FetchSettings:
     email: str
     api_key: str | None = None
     tool: str = DEFAULT_TOOL
-    eutils_url: str = DEFAULT_EUTILS_URL
-    fulltext_url: str = DEFAULT_FULLTEXT_URL
+    eutils_url: str = config.DEFAULT_EUTILS_URL
+    fulltext_url: str = config.DEFAULT_FULLTEXT_URL
     full_text: bool = True
     batch_size: int = DEFAULT_BATCH
     max_tries: int = DEFAULT_MAX_TRIES
@@ -128,14 +120,17 @@ class FetchSettings:
         **overrides: object,
     ) -> FetchSettings:
         """Settings from flags, then ``NCBI_EMAIL``/``NCBI_API_KEY``/``FASTBMRAG_*_URL``, then defaults."""
-        email = email or os.environ.get(ENV_NCBI_EMAIL) or ""
+        email = config.setting(email, config.ENV_NCBI_EMAIL) or ""
         if "@" not in email:
             raise ConfigError(
                 "NCBI asks every E-utilities user for a contact email: pass --email you@example.org "
-                f"or set {ENV_NCBI_EMAIL}"
+                f"or set {config.ENV_NCBI_EMAIL}"
             )
-        eutils = (eutils_url or os.environ.get(ENV_EUTILS_URL) or DEFAULT_EUTILS_URL).rstrip("/")
-        fulltext = fulltext_url or os.environ.get(ENV_FULLTEXT_URL) or DEFAULT_FULLTEXT_URL
+        eutils = config.setting(eutils_url, config.ENV_EUTILS_URL, config.DEFAULT_EUTILS_URL)
+        eutils = (eutils or "").rstrip("/")
+        fulltext = (
+            config.setting(fulltext_url, config.ENV_FULLTEXT_URL, config.DEFAULT_FULLTEXT_URL) or ""
+        )
         for name, url in (("E-utilities", eutils), ("full-text", fulltext)):
             if urlsplit(url).scheme not in ("http", "https"):
                 raise ConfigError(f"The {name} URL {url!r} is not an http(s) URL; fix the option")
@@ -143,7 +138,7 @@ class FetchSettings:
             fulltext = fulltext.rstrip("/") + "/{pmcid}/fullTextXML"
         settings = cls(
             email=email,
-            api_key=api_key or os.environ.get(ENV_NCBI_API_KEY) or None,
+            api_key=config.setting(api_key, config.ENV_NCBI_API_KEY),
             eutils_url=eutils,
             fulltext_url=fulltext,
         )
@@ -241,7 +236,7 @@ class PubMedClient(Closing):
                         f"{what} failed {s.max_tries} times ({err.reason}); {host} may be down "
                         "or rate-limiting: try again later"
                         + (
-                            f", or set {ENV_NCBI_API_KEY} for a higher limit"
+                            f", or set {config.ENV_NCBI_API_KEY} for a higher limit"
                             if err.reason == "HTTP 429" and not s.api_key
                             else ""
                         )
@@ -306,7 +301,7 @@ class PubMedClient(Closing):
             if resp.status_code != 200:
                 raise FetchError(
                     f"Full text of {pmcid}: HTTP {resp.status_code} from {url}; "
-                    f"check the full-text URL ({ENV_FULLTEXT_URL})"
+                    f"check the full-text URL ({config.ENV_FULLTEXT_URL})"
                 )
             return resp.content
 

@@ -3,47 +3,25 @@
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from fastbmrag import config
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab.build import build_from_files, version_from_name
 
-ENV_HGNC_URL = "FASTBMRAG_HGNC_URL"
-
-
-ENV_MESH_URL = "FASTBMRAG_MESH_URL"
-
-
-ENV_GENE_INFO_URL = "FASTBMRAG_GENE_INFO_URL"
-
-
-DEFAULT_GENE_INFO_URL = (
-    "https://ftp.ncbi.nlm.nih.gov/gene/DATA/GENE_INFO/Mammalia/Homo_sapiens.gene_info.gz"
-)
-
-
-DEFAULT_HGNC_URL = (
-    "https://storage.googleapis.com/public-download-files/hgnc/tsv/tsv/hgnc_complete_set.txt"
-)
-
-
-# NLM publishes one descriptor file per MeSH year; {year} is the current year.
-DEFAULT_MESH_URL = "https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/desc{year}.xml"
-
 
 def hgnc_url(value: str | None = None) -> str:
-    return value or os.environ.get(ENV_HGNC_URL) or DEFAULT_HGNC_URL
+    return config.setting(value, config.ENV_HGNC_URL, config.DEFAULT_HGNC_URL) or ""
 
 
 def gene_info_url(value: str | None = None) -> str:
-    return value or os.environ.get(ENV_GENE_INFO_URL) or DEFAULT_GENE_INFO_URL
+    return config.setting(value, config.ENV_GENE_INFO_URL, config.DEFAULT_GENE_INFO_URL) or ""
 
 
 def mesh_url(value: str | None = None) -> str:
-    url = value or os.environ.get(ENV_MESH_URL) or DEFAULT_MESH_URL
+    url = config.setting(value, config.ENV_MESH_URL, config.DEFAULT_MESH_URL) or ""
     return url.replace("{year}", str(datetime.now(UTC).year))
 
 
