@@ -1,6 +1,7 @@
 """How disease, chemical and gene names are written: word tables and the rewrites built on
 them (derived forms, organ adjectives); chemical notation is in :mod:`.chemistry`. Each table
-says which phenomenon of the language or the vocabulary it encodes."""
+says which phenomenon of the language or the vocabulary it encodes, and which stages
+(`matched_by`) use it."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ FREE_CACHE_SIZE = 1 << 16  # memoised names and words
 
 
 # Derivational suffix rules for the last word (adjective -> noun), tried in order.
+# Stages: `derived`, and the derived forms every other stage tries.
 VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
     ("ptic", "psy"),  # epileptic -> epilepsy, cataleptic -> catalepsy
     ("otic", "osis"),  # psychotic -> psychosis, necrotic -> necrosis
@@ -70,8 +72,10 @@ VARIANT_SUFFIXES: tuple[tuple[str, str], ...] = (
 )
 # Head nouns MeSH disease names often carry that writers leave out ("neurotoxicity" ->
 # Neurotoxicity Syndromes, "parkinson" -> Parkinson Disease).
+# Stages: `completion` (a word for disease added), `head`.
 DISEASE_HEADS = COMPLETION_HEADS
 # Organ adjectives and combining forms -> the organ word MeSH disease names use.
+# Stages: `rewrite`, `site`, `organ`.
 ORGAN_ADJECTIVES = {
     "renal": "kidney",
     "kidney": "kidney",
@@ -115,6 +119,7 @@ ORGAN_ADJECTIVES = {
 
 
 # Organ nouns -> the adjective MeSH names also use ("Hepatic Veno-Occlusive Disease").
+# Stage: `rewrite`.
 ORGAN_NOUN_ADJECTIVES = {
     "liver": "hepatic",
     "kidney": "renal",
@@ -127,6 +132,7 @@ ORGAN_NOUN_ADJECTIVES = {
     "prostate": "prostatic",
 }
 # A site written either way: "lung nodule" and "pulmonary nodule" name the same site.
+# Stage: `completion` (one word short of a term).
 SITE_SPELLINGS = {
     w: (noun, adjective)
     for noun, adjective in ORGAN_NOUN_ADJECTIVES.items()
@@ -135,31 +141,38 @@ SITE_SPELLINGS = {
 # Head nouns of a sign or a vague complaint, and the head MeSH disorder names use instead:
 # "extrapyramidal symptoms" -> Extrapyramidal Disorders, "memory impairment" -> Memory
 # Disorders, "myocardial damage" -> Myocardial Disease.
+# Stage: `rewrite`; with the episode words, no `head` completion.
 SIGN_HEADS = word_set(
     "symptom sign effect side impairment disturbance dysfunction damage injury "
     "complication problem abnormality alteration change loss suppression"
 )
 SIGN_TO = ("disorder", "disease")
 # Heads saying that a tissue is lost or damaged, as MeSH's "degeneration" does.
+# Stage: `rewrite` (an adjective as its noun).
 LOSS_HEADS = word_set("loss death damage injury")
 # Head nouns that are another word for a disease ("thyroid illness", "HIV disease"): the
 # name is tried with each of these instead, an infection last ("adenovirus disease").
+# Stages: `rewrite`, `site` (never a site's head).
 DISEASE_SYNONYMS = word_set("disease disorder illness condition")
 SYNONYM_TO = ("disease", "disorder", "syndrome", "infection")
 # Head nouns naming one occurrence or one aspect of a condition: "syncopal attacks",
 # "embolic events", "dyskinetic movements", "purpuric lesions" name the condition itself.
+# Stage: `rewrite`; with the sign words, no `head` completion.
 EPISODE_HEADS = word_set(
     "attack episode event movement activity lesion reaction feature manifestation state "
     "behavior behaviour"
 )
 _EPISODE_OR_SIGN = EPISODE_HEADS | SIGN_HEADS
 # Words for the course or severity of a condition, which writers add to a term.
+# Stages: `completion`, `site`.
 COURSE_WORDS = word_set("acute chronic severe mild moderate early late transient recurrent")
 # Words that mark likeness ("tic-like symptoms", "hepatitis-like illness").
+# Stage: `rewrite`.
 LIKE_WORDS = word_set("like type")
 # Quantity words -> the adjectives MeSH terms use ("elevated blood pressure" -> High Blood
 # Pressure, "QT prolongation" -> Long QT Syndrome, "decreased cardiac output" -> Cardiac
 # Output, Low).
+# Stage: `rewrite`.
 QUANTITY = {
     "elevated": "high", "increased": "high", "increase": "high", "raised": "high",
     "rise": "high", "higher": "high", "excessive": "high",
@@ -169,22 +182,28 @@ QUANTITY = {
     "prolonged": "long", "prolongation": "long",
 }  # fmt: skip
 # Nouns naming what is measured, which MeSH terms leave out ("QT interval", "blood level").
+# Stage: `rewrite`.
 MEASURE_WORDS = word_set("interval level concentration count value")
 # A site's measures: "heart rate", "blood pressure", "renal blood flow" name no disease.
+# Stage: `site` (a measure is no disease of its site).
 MEASURES = MEASURE_WORDS | word_set("rate pressure output flow weight size volume function")
 # Words saying that an organ's function is impaired: "decreased renal function" -> Renal
 # Insufficiency, "impaired heart function" -> Heart Diseases.
+# Stage: `rewrite`.
 IMPAIRED = word_set(
     "low impaired abnormal abnormality deteriorated deterioration altered impairment loss decline"
 )
 # Adjectives that say a faculty is impaired, before its name.
 # Tumour words -> MeSH's "Neoplasms" ("liver tumors" -> Liver Neoplasms).
+# Stage: `rewrite`.
 NEOPLASM_WORDS = word_set(
     "tumor cancer carcinoma adenocarcinoma malignancy neoplasia neoplasm metastasis"
 )
 # Words for a malformation -> MeSH's "Abnormalities" ("cardiovascular malformations" ->
 # Cardiovascular Abnormalities).
+# Stage: `rewrite`.
 ABNORMALITY_WORDS = word_set("anomaly malformation deformity")
+# Stages: `organ`, `rewrite` (a combining form split).
 ORGAN_PREFIXES = {
     "nephro": "kidney",
     "hepato": "liver",
@@ -203,23 +222,28 @@ ORGAN_PREFIXES = {
     "immuno": "immunologic",
     "retino": "retinal",
 }
+# Stage: `organ`.
 ORGAN_DAMAGE = word_set(
     "toxicity toxic pathy pathic dysfunction damage injury impairment disorder disease "
     "complication problem abnormality alteration lesion disturbance suppression"
 )
+# Stage: `organ`.
 TOXIC = frozenset(["toxicity", "toxic"])
 # Words too general to stand for a whole name when only part of it matches.
+# Stages: `partial`, `abbreviation` (the words before a short form).
 GENERIC = word_set(
     "disease disorder syndrome injury damage lesion abnormality condition failure dysfunction "
     "acid acids salt cell cells drug drugs agent agents compound substance toxicity effect "
     "infection pain level levels chronic acute severe mild human patient patients"
 )
 # Head words too vague to complete on their own in a longer name.
+# Stage: `head` (of a longer name).
 _VAGUE_HEADS = SIGN_HEADS | EPISODE_HEADS | GENERIC | DISEASE_SYNONYMS
 
 # Words by which a name gives its condition a cause other than a drug: such a name never gets
 # a drug-induced descriptor, whatever the text says of drugs ("viral hepatitis" in a paper on
 # isoniazid stays hepatitis; "radiation-induced pneumonitis" is not drug-induced).
+# Stage: `drug_induced`.
 _OTHER_CAUSES = word_set(
     "viral virus bacterial infectious infective fungal parasitic autoimmune alcoholic alcohol "
     "radiation irradiation hereditary inherited congenital familial genetic traumatic idiopathic"
