@@ -9,10 +9,11 @@ written as a papers CSV and indexed by ``fastbmrag update`` against the fake Oll
 embeddings, in a process of its own; the model's time is not what is measured).
 
 query: a collection of E synthetic edges (the generator of scripts/bench_store.py: 1024-d
-clustered vectors, Zipf-like entities), built through ``Collection`` and optimised as ``update``
+clustered vectors, Zipf-like entities), built through ``Collection`` and indexed as ``update``
 leaves it; then ``fastbmrag query --no-answer --no-llm-parse`` on it, the question embedded by the
-fake Ollama. ``--recall`` also compares the store's top-50 with exact (brute-force) top-50 for
-some questions: recall@50 of the search as configured.
+fake Ollama. ``--recall`` also compares the store's top-50 with the exact (brute-force) top-50 of
+the float32 vectors as generated, for some questions: recall@50 of the search as configured
+(16-bit vectors, HNSW).
 
     python scripts/bench_memory.py --update 2000 20000 --query-edges 200000 --recall 50
 """
@@ -137,41 +138,33 @@ def build_collection(n_edges: int, wd: Path) -> None:
             group.append(paper)
             if len(group) == 500:
                 coll.commit_papers(group)
+                coll.optimize()  # as `update` does after each commit
                 group.clear()
         coll.commit_papers(group)
-        coll.optimize(force=True)
+        coll.optimize()
 
 
-def recall(wd: Path, questions: int) -> float:
-    """recall@50 of the store's search against an exact scan, over ``questions`` questions."""
+def recall(wd: Path, n_edges: int, questions: int) -> float:
+    """recall@50 of the store's search (16-bit vectors, HNSW) against an exact scan of the
+    float32 vectors as generated, over ``questions`` questions."""
     import numpy as np
-    from bench_store import Vectors
+    from bench_store import Vectors, papers
 
     from fastbmrag.store import Collection
 
     Vectors.kind = "clustered"
+    ids, vecs = [], []
+    for paper in papers(n_edges, seed=1):  # the same edges build_collection stored
+        for point in paper.points:
+            ids.append(point.id)
+            vecs.append(point.vector)
+    matrix = np.asarray(vecs, dtype=np.float32)
     draw = Vectors(seed=99)
+    found = 0
     with Collection.reader(wd, "bench") as coll:
-        store: Any = coll.store
-        ids, vecs = [], []
-        offset = None
-        while True:
-            import qdrant_edge as qe
-
-            records, offset = store._shard.scroll(
-                qe.ScrollRequest(offset=offset, limit=2048, with_payload=False, with_vector=True)
-            )
-            for r in records:
-                ids.append(str(r.id))
-                vecs.append(r.vector[""] if isinstance(r.vector, dict) else r.vector)
-            if offset is None:
-                break
-        matrix = np.asarray(vecs, dtype=np.float32)
-        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-        found = 0
         for q in draw.draw(questions):
             exact = {ids[i] for i in np.argsort(-(matrix @ q))[:50]}
-            got = {h.id for h in store.search(q, None, limit=50)}
+            got = {h.id for h in coll.search(q, None, limit=50)}
             found += len(exact & got)
     return found / (50 * questions)
 
@@ -190,7 +183,7 @@ def bench_query(n_edges: int, url: str, tmp: Path, questions: int) -> dict[str, 
             "peak_anonymous_mb": round(anon, 1),
             "seconds": round(seconds, 2), "retrieved": len(json.loads(out)["edges"])}  # fmt: skip
     if questions:
-        out_["recall_at_50"] = round(recall(wd, questions), 4)
+        out_["recall_at_50"] = round(recall(wd, n_edges, questions), 4)
     return out_
 
 

@@ -11,12 +11,14 @@ fields of DESIGN.md, unit 1024-d vectors. Each backend runs in its own process s
     python scripts/bench_store.py --backend edge --n 200000 --json
 
 Embedded phases: load (Collection.commit_papers in batches, ledger + flush included; the
-store's own share, upsert + delete + flush, is reported beside it as store_edges_per_s),
-reopen + search before HNSW, optimise, reopen + search after, a nightly update of 500 edges
-(commit + the optimise policy, which skips), and what forcing the optimise after that small
-update would cost (``--no-forced`` skips that full rebuild). The filtered searches: edges of the
-most connected entity (a hub), then also year >= 2010 and ``--min-weight 0.001`` (the
-collection's own filter for it, resolved from the ledger at each open).
+store's own share, upsert + delete + flush, is reported beside it as store_edges_per_s), with the
+index builds `update` makes as it goes (``Collection.optimize`` after each batch: a segment
+each time 20,000 points lack an index; ``index_s``, their time apart from the load's), reopen +
+search in the layout that leaves, and a nightly update of 500 edges (commit + the optimise
+policy, which skips). ``--load-only`` builds no index and stops after the reopen. The filtered
+searches: edges of the most connected entity (a hub), then also year >= 2010 and
+``--min-weight 0.001`` (the collection's own filter for it, resolved from the ledger at each
+open).
 """
 
 from __future__ import annotations
@@ -268,7 +270,6 @@ def bench_edge(
     workdir: Path,
     queries: int,
     batch_papers: int,
-    forced: bool,
     load_only: bool,
     profile: bool = False,
     searches_only: bool = False,
@@ -287,12 +288,13 @@ def bench_edge(
     clock = StoreClock(coll.store)
     loaded = 0
     load_s = 0.0  # time inside commit_papers only: generating the synthetic data is not counted
+    index_s = 0.0  # time inside the index builds update makes as it goes
     batch: list[PaperEdges] = []
 
     profiler = cProfile.Profile() if profile else None
 
     def commit() -> None:
-        nonlocal loaded, load_s, batch
+        nonlocal loaded, load_s, index_s, batch
         t = time.perf_counter()
         if profiler is not None:
             profiler.runcall(coll.commit_papers, batch)
@@ -301,6 +303,10 @@ def bench_edge(
         load_s += time.perf_counter() - t
         loaded += sum(len(p.points) for p in batch)
         batch = []
+        if not load_only:
+            t = time.perf_counter()
+            coll.optimize()
+            index_s += time.perf_counter() - t
 
     for paper in papers(n, seed=1):
         batch.append(paper)
@@ -314,6 +320,7 @@ def bench_edge(
         "edges_per_s": round(loaded / load_s),
         "store_seconds": round(clock.seconds, 2),
         "store_edges_per_s": round(loaded / clock.seconds),
+        "index_s": round(index_s, 1),
         "peak_rss_mb": peak_rss_mb(),
     }
     note("load", r["load"])
@@ -324,16 +331,9 @@ def bench_edge(
     min_degree = coll.min_degree(MIN_WEIGHT)
     coll.close()
 
-    reopen_and_search(r, workdir, queries, hub, "before_optimize")
+    reopen_and_search(r, workdir, queries, hub, "reopened")
     if load_only:
         return r
-    coll = Collection.writer(workdir, "bench")
-    opt_s, _ = timed(lambda: coll.optimize(force=True))
-    r["optimize_s"] = round(opt_s, 1)
-    r["peak_rss_mb_after_optimize"] = peak_rss_mb()
-    note("optimize_s", r["optimize_s"])
-    coll.close()
-    reopen_and_search(r, workdir, queries, hub, "after_optimize")
 
     # a nightly update: 50 papers, then the batch-end routine
     coll = Collection.writer(workdir, "bench")
@@ -349,9 +349,6 @@ def bench_edge(
         "policy_s": round(t2 - t1, 2),
         "optimize_ran": ran,
     }
-    if forced:
-        forced_s, _ = timed(lambda: coll.optimize(force=True))
-        r["nightly_500_edges"]["forced_optimize_s"] = round(forced_s, 1)
     coll.close()
     r["nodes"] = nodes
     r["hub"] = hub
@@ -461,7 +458,6 @@ def child(args: argparse.Namespace) -> None:
             workdir,
             args.queries,
             args.batch_papers,
-            args.forced,
             args.load_only,
             args.profile,
             args.searches_only,
@@ -482,7 +478,7 @@ def main() -> None:
     ap.add_argument("--batch-papers", type=int, default=100, help="papers per commit")
     ap.add_argument("--backend", choices=["edge", "local", "both"], default="both")
     ap.add_argument(
-        "--load-only", action="store_true", help="stop after the load and a reopen (no HNSW)"
+        "--load-only", action="store_true", help="build no index; stop after the load and a reopen"
     )
     ap.add_argument(
         "--profile", action="store_true", help="cProfile the load, top functions on stderr"
@@ -492,12 +488,6 @@ def main() -> None:
         choices=["random", "clustered"],
         default="random",
         help="edge and question vectors: isotropic (worst case) or grouped by topic",
-    )
-    ap.add_argument(
-        "--no-forced",
-        dest="forced",
-        action="store_false",
-        help="skip timing a forced optimise after the nightly update (a full HNSW rebuild)",
     )
     ap.add_argument("--workdir", default=None, help="where to build (default: a temp dir, removed)")
     ap.add_argument("--json", action="store_true", help="print only JSON")
@@ -536,7 +526,6 @@ def main() -> None:
         cmd = [sys.executable, __file__, "--child", "--backend", backend, "--n", str(n),
                "--queries", str(args.queries), "--batch-papers", str(args.batch_papers),
                "--workdir", str(tmp), "--vectors", args.vectors,
-               *([] if args.forced else ["--no-forced"]),
                *(["--load-only"] if args.load_only else []),
                *(["--searches-only"] if args.searches_only else []),
                *(["--profile"] if args.profile else [])]  # fmt: skip

@@ -67,9 +67,10 @@ def build(wd: Path, n_edges: int) -> None:
             group.append(PaperEdges(pid, f"hash{p}", points, refs))
             if len(group) == 250:
                 coll.commit_papers(group)
+                coll.optimize()  # as `update` does after each commit
                 group = []
         coll.commit_papers(group)
-        coll.optimize(force=True)
+        coll.optimize()
 
 
 def timed(client: Any, url: str, repeat: int) -> dict[str, float]:

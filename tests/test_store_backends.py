@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 from qdrant_client import QdrantClient
 from test_store_support import DIM, cid_rows, vec
@@ -21,7 +22,13 @@ from fastbmrag.store.base import (
     edge_point_id,
     node_key,
 )
-from fastbmrag.store.edge import EdgeStore, readahead, readahead_files
+from fastbmrag.store.edge import (
+    CONFIG_FILE,
+    MAX_SEGMENT_KB,
+    EdgeStore,
+    readahead,
+    readahead_files,
+)
 from fastbmrag.store.payload import FLOAT_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
 from fastbmrag.store.server import ServerStore
 
@@ -163,7 +170,7 @@ def test_search_with_filters_and_threshold(loaded: Store) -> None:
     hits = loaded.search(query, limit=3)
     assert hits[0].payload["source_id"] == "D009599"
     assert hits[0].payload["target_id"] == "D007022"
-    assert hits[0].score == pytest.approx(1.0, abs=1e-4)
+    assert hits[0].score == pytest.approx(1.0, abs=1e-3)  # 16-bit vectors in the embedded store
     # keyword filter: only edges into hypotension (MeSH D007022)
     flt = Filter(must=(Match("target_id", "D007022"),))
     hits = loaded.search(vec("labetalol"), flt, limit=50)
@@ -297,6 +304,31 @@ def test_embedded_optimize_indexes_points(tmp_path: Path) -> None:
         assert storage <= {"Mmap", "ChunkedMmap"}, storage
         hits = s.search(vec("nitroprusside induces hypotension"), limit=1)
         assert hits[0].payload["source"] == "nitroprusside"
+    finally:
+        s.close()
+
+
+def test_embedded_vectors_are_float16_and_rank_as_an_exact_float32_scan(tmp_path: Path) -> None:
+    """A new shard stores 16-bit vectors and merges segments up to MAX_SEGMENT_KB only; a
+    search scores each point as an exact float32 scan of the vectors given does, to 16-bit
+    precision, and finds the top 5 that scan finds but for ties closer than that."""
+    points = [point(r) for r in cid_rows()]
+    s = EdgeStore(tmp_path / "shard")
+    try:
+        s.ensure_collection(DIM)
+        s.upsert(points)
+        s.flush()
+        config = json.loads((tmp_path / "shard" / CONFIG_FILE).read_text())
+        assert config["vectors"][""]["datatype"] == "float16"
+        assert config["optimizers"]["max_segment_size"] == MAX_SEGMENT_KB
+        matrix = np.stack([np.asarray(p.vector, dtype=np.float32) for p in points])
+        for p in points[:20]:
+            exact = dict(zip((q.id for q in points), matrix @ p.vector, strict=True))
+            hits = s.search(p.vector, limit=5)
+            assert exact[hits[0].id] == pytest.approx(1.0, abs=1e-6)  # itself, or its copy
+            assert all(h.score == pytest.approx(exact[h.id], abs=2e-3) for h in hits)
+            fifth = sorted(exact.values(), reverse=True)[4]
+            assert {i for i, score in exact.items() if score > fifth + 4e-3} <= {h.id for h in hits}
     finally:
         s.close()
 

@@ -253,7 +253,6 @@ def test_optimize_runs_only_past_the_threshold(tmp_path: Path) -> None:
         commit(coll, "PMID:7881871")
         assert coll.store.unindexed_points() == 5
         assert coll.optimize() is True
-        assert coll.optimize(force=True) is True
         hit = coll.store.search(vec("nitroprusside induces hypotension"), limit=1)[0]
         assert hit.payload["target_id"] == "D007022"
 

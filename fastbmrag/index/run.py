@@ -240,6 +240,7 @@ async def _work(
         if group:
             collection.commit_papers(group)
             group.clear()
+            collection.optimize()  # an index build once enough points lack one
         last_commit = time.monotonic()
 
     async def worker() -> None:

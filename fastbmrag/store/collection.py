@@ -60,7 +60,8 @@ log = logging.getLogger(__name__)
 
 # Build the HNSW index once at least this many points are searched by brute force. Below it a
 # nightly update of a few hundred edges returns at once, and brute force over <= 20k 1024-d
-# vectors costs a few ms per query (docs/benchmarks.md, "Storage").
+# vectors costs a few ms per query (docs/benchmarks.md, "Storage"). An update asks after every
+# commit, so a long one indexes as it goes, a segment of about this many points at a time.
 DEFAULT_OPTIMIZE_MIN_POINTS = 20_000
 # How long a reader waits for another *reader* (a query) to let go of the embedded shard.
 DEFAULT_BUSY_TIMEOUT = 10.0
@@ -537,12 +538,12 @@ class Collection(Closing):
                 yield Hit(hit.id, hit.score, payload)
 
     # -- maintenance ------------------------------------------------------------------------
-    def optimize(self, force: bool = False) -> bool:
-        """Build the vector index if at least ``optimize_min_points`` points lack one (or
-        ``force``). Returns whether it ran. Call it after a batch."""
+    def optimize(self) -> bool:
+        """Build the vector index if at least ``optimize_min_points`` points lack one. Returns
+        whether it ran. Call it after a batch."""
         with self._mutex:
             self._require_write()
-            if not force and self.store.unindexed_points() < self.optimize_min_points:
+            if self.store.unindexed_points() < self.optimize_min_points:
                 return False
             self.store.optimize()
             return True

@@ -56,6 +56,19 @@ INDEX_MEMORY = qe.Memory.Cached
 # pressure instead of the process holding them. Fixed when a segment is built.
 VECTOR_MEMORY = qe.Memory.Cold
 
+# Vectors are stored as 16-bit floats: half the disk, the page cache and the memory an index
+# build maps, and builds about twice as fast, for a search whose top 50 are those of an exact
+# float32 scan (recall@50 in docs/benchmarks.md, "Memory"). Fixed when a shard is created;
+# older shards keep float32.
+VECTOR_DATATYPE = qe.VectorStorageDatatype.Float16
+
+# No merge makes a segment of more than this many KB of vectors (32,768 1024-d float16
+# vectors). An update indexes as it goes (an index build once 20,000 points lack one,
+# ``Collection.optimize``), so each build reads the points of one such step, never the whole
+# collection, and no merge of two steps reads more: `update`'s memory is bounded whatever the
+# collection's size (docs/benchmarks.md, "Memory"). Fixed when a shard is created.
+MAX_SEGMENT_KB = 64 * 1024
+
 
 # Segment folders an open does not read in full: the vectors and the payloads are read on use
 # (a search reads those of the points it visits or returns).
@@ -193,9 +206,13 @@ class EdgeStore(Store):
         self.path.mkdir(parents=True, exist_ok=True)
         config = qe.EdgeConfig(
             vectors=qe.EdgeVectorParams(
-                size=vector_size, distance=qe.Distance.Cosine, memory=VECTOR_MEMORY
+                size=vector_size,
+                distance=qe.Distance.Cosine,
+                memory=VECTOR_MEMORY,
+                datatype=VECTOR_DATATYPE,
             ),
             wal_enabled=WAL_ENABLED,
+            optimizers=qe.EdgeOptimizersConfig(max_segment_size=MAX_SEGMENT_KB),
         )
         shard = qe.EdgeShard.create(str(self.path), config)
         for name, kind in INDEXES.items():
