@@ -134,7 +134,7 @@ def draft(paper: Any, normalizer: Any) -> tuple[list[Any], dict[str, Any], list[
 def measure(items: list[Any], baseline: ModuleType | None) -> dict[str, Any]:
     from fastbmrag.index.refine import chunk_paragraphs, refine_prompt, refine_query, select_chunks
     from fastbmrag.prompts import Draft, extract_messages, relation_statement
-    from fastbmrag.testing.fake_ollama import hashed_embedding
+    from fastbmrag.testing.answers import hashed_embedding
     from fastbmrag.vocab import load_normalizer
 
     normalizer = load_normalizer()

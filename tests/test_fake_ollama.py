@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from fastbmrag.testing import FakeOllama, hashed_embedding, schema_instance
-from fastbmrag.testing.fake_ollama import last_user_message
+from fastbmrag.testing.answers import last_user_message
 from fastbmrag.tokens import count_tokens
 
 ABSTRACT = (

@@ -20,12 +20,9 @@ from click.testing import CliRunner, Result
 from fastbmrag.cli import cli
 from fastbmrag.index import UpdateOptions
 from fastbmrag.store.collection import Collection
+from fastbmrag.testing.answers import last_user_message, schema_instance_responder
 from fastbmrag.testing.fake_eutils import FakeEutils
-from fastbmrag.testing.fake_ollama import (
-    FakeOllama,
-    last_user_message,
-    schema_instance_responder,
-)
+from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import pipeline_responder
 
 EUTILS = Path(__file__).parent / "data" / "eutils"

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from fastbmrag.store.collection import Collection
+from fastbmrag.testing.answers import schema_instance_responder
 from fastbmrag.testing.fake_eutils import FakeEutils
-from fastbmrag.testing.fake_ollama import FakeOllama, schema_instance_responder
+from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import pipeline_responder
 
 ROOT = Path(__file__).parent.parent

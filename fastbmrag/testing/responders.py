@@ -195,7 +195,7 @@ def responder(request: dict[str, Any]) -> dict[str, Any] | str:
 
     Pass it straight to ``FakeOllama(responder=responder)`` for an end-to-end run.
     """
-    from fastbmrag.testing.fake_ollama import schema_instance_responder
+    from fastbmrag.testing.answers import schema_instance_responder
 
     return (
         pipeline_responder(request)
