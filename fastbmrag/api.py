@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from fastbmrag.index import RunSummary, UpdateOptions
     from fastbmrag.llm import BaseLLM, ServerPool
-    from fastbmrag.papers.fetch import FetchSettings
+    from fastbmrag.papers.eutils import FetchSettings
     from fastbmrag.query import QueryOptions, QueryResult
     from fastbmrag.sync import SyncResult
 

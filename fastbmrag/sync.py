@@ -28,7 +28,7 @@
    is kept and skipped next time, and the next run searches the same window.
 6. Retractions: every run then asks PubMed which of the collection's PMIDs are now
    retracted (a search on the "Retracted Publication" type restricted to those PMIDs,
-   :data:`~fastbmrag.papers.fetch.RETRACTION_BATCH` at a time) and flags the edges of the
+   :data:`~fastbmrag.papers.eutils.RETRACTION_BATCH` at a time) and flags the edges of the
    newly retracted papers, without a model call (a dry run only counts them).
 """
 
@@ -41,14 +41,8 @@ from datetime import date, timedelta
 from typing import Any, Protocol
 
 from fastbmrag.errors import EXIT_OK, EXIT_PARTIAL, InputError
-from fastbmrag.papers.fetch import (
-    DEFAULT_DATETYPE,
-    FetchReport,
-    FetchSettings,
-    PubMedClient,
-    date_window,
-    fetch_papers,
-)
+from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchReport, FetchSettings, PubMedClient
+from fastbmrag.papers.fetch import date_window, fetch_papers
 from fastbmrag.papers.model import Paper
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from fastbmrag.papers.fetch import FetchSettings, PubMedClient, fetch_papers
+from fastbmrag.papers.eutils import FetchSettings, PubMedClient
+from fastbmrag.papers.fetch import fetch_papers
 from fastbmrag.papers.io import write_papers_csv
 from fastbmrag.testing.fake_eutils import FakeEutils
 

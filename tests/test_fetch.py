@@ -10,12 +10,8 @@ import pytest
 
 from fastbmrag.config import DEFAULT_FULLTEXT_URL
 from fastbmrag.errors import ConfigError, FetchError, InputError
-from fastbmrag.papers.fetch import (
-    FetchSettings,
-    PubMedClient,
-    date_window,
-    fetch_papers,
-)
+from fastbmrag.papers.eutils import FetchSettings, PubMedClient
+from fastbmrag.papers.fetch import date_window, fetch_papers
 from fastbmrag.testing.fake_eutils import HANG, FakeEutils
 
 EUTILS = Path(__file__).parent / "data" / "eutils"

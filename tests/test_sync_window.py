@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from fastbmrag.errors import InputError
-from fastbmrag.papers.fetch import FetchSettings
+from fastbmrag.papers.eutils import FetchSettings
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection
 from fastbmrag.sync import DEFAULT_SYNC_DAYS, DoneSet, sync_collection, sync_window

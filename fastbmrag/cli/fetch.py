@@ -19,7 +19,7 @@ from fastbmrag.cli.common import (
     working_dir_option,
 )
 from fastbmrag.cli.update import index_options
-from fastbmrag.papers.fetch import DEFAULT_DATETYPE, FetchSettings
+from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchSettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -121,7 +121,8 @@ def fetch(**opts: Any) -> None:
       fastbmrag fetch --query "endometriosis[tiab] AND free full text[sb]" \\
           --days 30 --email you@example.org -o papers.csv
     """
-    from fastbmrag.papers.fetch import PubMedClient, date_window, fetch_papers
+    from fastbmrag.papers.eutils import PubMedClient
+    from fastbmrag.papers.fetch import date_window, fetch_papers
     from fastbmrag.papers.io import write_papers_csv
     from fastbmrag.sync import DoneSet
 
