@@ -28,7 +28,7 @@ from fastbmrag import config
 from fastbmrag.errors import ConfigError, InputError
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection
-from fastbmrag.store.places import choose_collection, readahead
+from fastbmrag.store.places import choose_collection, ensure_creatable, readahead
 from fastbmrag.store.status import collection_status
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
 
@@ -234,7 +234,9 @@ class RAG:
         Keyword ``options`` are :class:`fastbmrag.index.UpdateOptions` fields (``refine``,
         ``chunk_chars``, ``top_k``, ...). Same behaviour as ``fastbmrag update``.
         """
-        records = _as_papers(papers)
+        from fastbmrag.papers.io import as_papers
+
+        records = as_papers(papers)
         opts = self.update_options(force=force, dry_run=dry_run, **options)
         summary, _ = self.update(lambda: records, opts, progress=progress)
         return summary
@@ -440,7 +442,7 @@ class RAG:
         """An entity's card: vocabulary facts and what the collection holds about it. An entry
         of the vocabularies that no edge is about gets its facts alone (``in_collection``
         false); a name neither knows is None."""
-        from fastbmrag.graph import entity_card, node_names
+        from fastbmrag.graph import entity_card, node_names, vocabulary_card
         from fastbmrag.query import resolve_entity
 
         norm = self.normalizer()
@@ -453,14 +455,7 @@ class RAG:
                 facts: dict[str, Any] = norm.facts(ontology_id) if ontology_id else {}
                 return entity_card(coll, key, facts)
         facts = norm.facts(found.id) if found.id else {}
-        if not facts:
-            return None
-        return {
-            "key": None, "name": found.name, "type": found.type, "id": found.id,
-            "vocabulary": facts, "in_collection": False, "degree": 0, "weight": 0.0,
-            "relations": {}, "partners": [], "papers": 0, "papers_by_year": {},
-            "retracted_papers": [],
-        }  # fmt: skip
+        return vocabulary_card(found.name, found.type, found.id, facts) if facts else None
 
     def narrower(self, name: str, limit: int = 5) -> list[str]:
         """The collection's entities below a concept (MeSH descendants, an HGNC gene group's
@@ -492,22 +487,9 @@ class RAG:
         """The edges passing the query filters as a directed graph: a node per entity (name,
         type, ontology id), an edge per (source, target) with every relation between them
         (``relations``: type, paper, description) and the pair's largest weight."""
-        import networkx
+        from fastbmrag.graph import as_digraph
 
-        g = networkx.DiGraph()
-        for _, p in self._edges(filters):
-            for side in ("source", "target"):
-                g.add_node(p[f"{side}_key"], name=p[side], type=p[f"{side}_type"],
-                           ontology_id=p[f"{side}_id"] or None)  # fmt: skip
-            u, v = p["source_key"], p["target_key"]
-            if not g.has_edge(u, v):
-                g.add_edge(u, v, relations=[], weight=0.0)
-            data = g.edges[u, v]
-            data["relations"].append(
-                {k: p.get(k) for k in ("relationship_type", "paper_id", "description")}
-            )
-            data["weight"] = max(data["weight"], p.get("weight") or 0.0)
-        return g
+        return as_digraph(payload for _, payload in self._edges(filters))
 
     def _edges(self, filters: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         from fastbmrag.query import FilterSpec, Parse, QueryOptions, build_spec
@@ -518,32 +500,3 @@ class RAG:
             spec = spec.resolve_weight(coll)
             for hit in coll.edges(spec.to_filter() or None):
                 yield hit.id, hit.payload
-
-
-def ensure_creatable(path: Path) -> None:
-    """Raise the OSError that creating ``path`` would meet, leaving nothing behind: a probe
-    folder is made and removed in its nearest existing ancestor (permission bits alone do not
-    tell, for root or on a read-only mount)."""
-    import errno
-    import os
-    import tempfile
-
-    base = path
-    while not base.exists() and base.parent != base:
-        base = base.parent
-    try:
-        if not base.is_dir():
-            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
-        os.rmdir(tempfile.mkdtemp(prefix=".fastbmrag-probe-", dir=base))
-    except OSError as err:
-        raise type(err)(err.errno, err.strerror, str(path)) from None
-
-
-def _as_papers(papers: Any) -> Iterable[Paper]:
-    from fastbmrag.papers import ReadReport, iter_papers, papers_from_frame
-
-    if isinstance(papers, (str, Path)):
-        return iter_papers([papers], ReadReport())
-    if hasattr(papers, "to_dict") and hasattr(papers, "columns"):  # a pandas DataFrame
-        return papers_from_frame(papers, ReadReport())
-    return list(papers)

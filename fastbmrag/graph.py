@@ -1,5 +1,6 @@
 """Answers that use the graph itself, with no model call: where papers agree and where they
-disagree, paths between two entities, an entity's card, and follow-up questions.
+disagree, paths between two entities, an entity's card, follow-up questions, and the edges as a
+networkx graph.
 
 Everything is computed from the ledger's edges (who is related to whom, by which relation, in
 which paper) and, for the sentences behind a hop, the stored payloads of those edges only.
@@ -17,6 +18,8 @@ from fastbmrag.store.base import Filter, Match
 from fastbmrag.store.payload import evidence_of
 
 if TYPE_CHECKING:
+    import networkx
+
     from fastbmrag.store.collection import Collection
 
 # Relationship types that say opposite things about the same pair.
@@ -266,6 +269,40 @@ def entity_card(collection: Collection, key: str, facts: dict[str, Any]) -> dict
         "papers_by_year": dict(sorted(years.items())),
         "retracted_papers": sorted(left_out),  # about it too, and left out of the above
     }
+
+
+def vocabulary_card(
+    name: str, type_: str, ontology_id: str | None, facts: dict[str, Any]
+) -> dict[str, Any]:
+    """The card of a vocabulary entry no edge of the collection is about: its facts alone, the
+    fields of :func:`entity_card` empty."""
+    return {
+        "key": None, "name": name, "type": type_, "id": ontology_id, "vocabulary": facts,
+        "in_collection": False, "degree": 0, "weight": 0.0, "relations": {}, "partners": [],
+        "papers": 0, "papers_by_year": {}, "retracted_papers": [],
+    }  # fmt: skip
+
+
+def as_digraph(payloads: Iterable[dict[str, Any]]) -> networkx.DiGraph:
+    """Edge payloads (with their weights) as a directed graph: a node per entity (name, type,
+    ontology id), an edge per (source, target) with every relation between them
+    (``relations``: type, paper, description) and the pair's largest weight."""
+    import networkx
+
+    g = networkx.DiGraph()
+    for p in payloads:
+        for side in ("source", "target"):
+            g.add_node(p[f"{side}_key"], name=p[side], type=p[f"{side}_type"],
+                       ontology_id=p[f"{side}_id"] or None)  # fmt: skip
+        u, v = p["source_key"], p["target_key"]
+        if not g.has_edge(u, v):
+            g.add_edge(u, v, relations=[], weight=0.0)
+        data = g.edges[u, v]
+        data["relations"].append(
+            {k: p.get(k) for k in ("relationship_type", "paper_id", "description")}
+        )
+        data["weight"] = max(data["weight"], p.get("weight") or 0.0)
+    return g
 
 
 def follow_ups(

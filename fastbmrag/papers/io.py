@@ -20,6 +20,7 @@ import uuid
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from lxml import etree
 
@@ -28,6 +29,7 @@ from fastbmrag.papers.csv_reader import (
     KNOWN_COLUMNS,
     REQUIRED_COLUMNS,
     allow_large_fields,
+    papers_from_frame,
     read_papers_csv,
 )
 from fastbmrag.papers.jats import parse_jats_all
@@ -37,6 +39,7 @@ from fastbmrag.papers.report import NO_INPUT, UNREADABLE, ReadReport
 
 __all__ = [
     "CSV_COLUMNS",
+    "as_papers",
     "expand_inputs",
     "iter_papers",
     "read_path",
@@ -286,3 +289,13 @@ def _rewrite_header(tmp: Path, delimiter: str, header: list[str]) -> None:
         for row in reader:
             writer.writerow(row + [""] * (len(header) - len(row)))
     os.replace(final, tmp)
+
+
+def as_papers(papers: Any) -> Iterable[Paper]:
+    """Paper records from a papers-CSV path, a DataFrame with the papers-CSV columns, or
+    Paper records as they are."""
+    if isinstance(papers, (str, Path)):
+        return iter_papers([papers], ReadReport())
+    if hasattr(papers, "to_dict") and hasattr(papers, "columns"):  # a pandas DataFrame
+        return papers_from_frame(papers, ReadReport())
+    return list(papers)

@@ -4,11 +4,13 @@ and the ``flock`` files that say which command holds it."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
 import re
 import sys
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -131,3 +133,18 @@ def holder_line(holder: dict[str, Any]) -> str:
     cmd = holder.get("command", "another command")
     started = holder.get("started_at", "an unknown time")
     return f"pid {pid} ({cmd}, started {started})"
+
+
+def ensure_creatable(path: Path) -> None:
+    """Raise the OSError that creating ``path`` would meet, leaving nothing behind: a probe
+    folder is made and removed in its nearest existing ancestor (permission bits alone do not
+    tell, for root or on a read-only mount)."""
+    base = path
+    while not base.exists() and base.parent != base:
+        base = base.parent
+    try:
+        if not base.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+        os.rmdir(tempfile.mkdtemp(prefix=".fastbmrag-probe-", dir=base))
+    except OSError as err:
+        raise type(err)(err.errno, err.strerror, str(path)) from None
