@@ -1,4 +1,5 @@
 """A collection: its store (embedded shard or server collection) + its ledger + locking + weights.
+It is opened by :mod:`fastbmrag.store.opening` (locks, ledger, store, recovery, the intact check).
 
 Layout of ``<working-dir>/<name>/``::
 
@@ -23,36 +24,24 @@ payloads their current degrees and weight for display and export.
 from __future__ import annotations
 
 import logging
-import os
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from fastbmrag.closing import Closing
 from fastbmrag.errors import (
-    CollectionNotFound,
     DimensionMismatch,
-    LockedError,
-    StoreBusy,
     StoreError,
-    StoreLost,
 )
 from fastbmrag.store import weights
 from fastbmrag.store.base import EdgeRef, Filter, Hit, Match, Point, Store
 from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
 from fastbmrag.store.places import (
     LEDGER_FILE,
-    LOCK_FILE,
     SHARD_DIR,
-    SHARD_LOCK_FILE,
     FileLock,
     check_name,
-    command_line,
-    holder_line,
-    list_collections,
-    stamp,
 )
 
 log = logging.getLogger(__name__)
@@ -63,7 +52,8 @@ log = logging.getLogger(__name__)
 # vectors costs a few ms per query (docs/benchmarks.md, "Storage"). An update asks after every
 # commit, so a long one indexes as it goes, a segment of about this many points at a time.
 DEFAULT_OPTIMIZE_MIN_POINTS = 20_000
-# How long a reader waits for another *reader* (a query) to let go of the embedded shard.
+# How long a reader waits for another *reader* (a query) to let go of the embedded shard
+# (fastbmrag.store.opening).
 DEFAULT_BUSY_TIMEOUT = 10.0
 _SET_PAYLOAD_CHUNK = 512
 
@@ -92,6 +82,7 @@ class Collection(Closing):
         writable: bool = False,
         locks: Sequence[FileLock] = (),
         optimize_min_points: int = DEFAULT_OPTIMIZE_MIN_POINTS,
+        location: str | None = None,
     ) -> None:
         self.name = name
         self.directory = directory
@@ -104,7 +95,7 @@ class Collection(Closing):
         self._mutex = threading.RLock()
         self._dim: int | None = None
         self._closed = False
-        self._location: str | None = None
+        self._location = location
         self._indexed: dict[str, str] | None = None
         self._indexed_read = False
 
@@ -120,7 +111,9 @@ class Collection(Closing):
     def reader(cls, working_dir: Path, name: str, **options: Any) -> Collection:
         """Open collection ``name`` for reading (a query, an export). ``options``: ``qdrant_url``,
         ``api_key``, ``store``, ``command``, ``busy_timeout``."""
-        return cls._open(working_dir, name, **options)
+        from fastbmrag.store.opening import open_collection
+
+        return open_collection(cls, working_dir, name, **options)
 
     @classmethod
     def writer(
@@ -129,170 +122,24 @@ class Collection(Closing):
         """Open collection ``name`` for writing (``create``: make it when missing): takes the
         collection lock (LockedError if another process has it) and finishes anything a killed
         writer left. ``options`` as for :meth:`reader`, plus ``optimize_min_points``."""
-        return cls._open(working_dir, name, write=True, create=create, **options)
+        from fastbmrag.store.opening import open_collection
+
+        return open_collection(cls, working_dir, name, write=True, create=create, **options)
 
     @classmethod
     def ledger_only(cls, working_dir: Path, name: str, **options: Any) -> Collection:
         """Open collection ``name``'s ledger without its store (``status``, the papers already
         indexed): works while an update holds the collection."""
-        return cls._open(working_dir, name, ledger_only=True, **options)
+        from fastbmrag.store.opening import open_collection
 
-    @classmethod
-    def _open(
-        cls,
-        working_dir: Path,
-        name: str,
-        *,
-        qdrant_url: str | None = None,
-        api_key: str | None = None,
-        write: bool = False,
-        create: bool = False,
-        ledger_only: bool = False,
-        store: Store | None = None,
-        command: str | None = None,
-        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-        optimize_min_points: int = DEFAULT_OPTIMIZE_MIN_POINTS,
-        repair: bool = False,
-    ) -> Collection:
-        """Open (or with ``create``, create) collection ``name`` under ``working_dir``: the one
-        opener behind :meth:`reader`, :meth:`writer` and :meth:`ledger_only`. ``store`` injects a
-        ready store (tests, custom backends) instead of the embedded shard or ``qdrant_url``.
-        A store that lost edges the ledger lists is StoreLost, unless a writer opens it with
-        ``repair`` (:meth:`check_intact`).
-        """
-        check_name(name)
-        working_dir = Path(working_dir).expanduser()
-        directory = working_dir / name
-        if not (directory / LEDGER_FILE).is_file():
-            if not create:
-                existing = list_collections(working_dir)
-                known = ", ".join(existing) if existing else "none yet"
-                raise CollectionNotFound(
-                    f"No collection '{name}' in {working_dir} (collections there: {known}): "
-                    "check --collection and --working-dir, or index papers with `fastbmrag update`"
-                )
-            directory.mkdir(parents=True, exist_ok=True)
-        info = {
-            "pid": os.getpid(),
-            "command": command or command_line(),
-            "started_at": stamp(),
-        }
-        locks: list[FileLock] = []
-        ledger: Ledger | None = None
-        opened: Store | None = None
-        try:
-            if write:
-                lock = FileLock(directory / LOCK_FILE)
-                if not lock.try_acquire(info):
-                    raise LockedError(
-                        f"Collection '{name}' is being updated by {holder_line(lock.holder())}: "
-                        "wait for it to finish"
-                    )
-                locks.append(lock)
-            ledger = Ledger(directory / LEDGER_FILE)
-            if store is not None:
-                backend = getattr(store, "backend", "custom")
-            else:
-                backend = "server" if qdrant_url else "embedded"
-            if store is not None:
-                opened = store
-            elif ledger_only:
-                opened = None
-            elif qdrant_url:
-                from fastbmrag.store.server import ServerStore
-
-                opened = ServerStore.connect(qdrant_url, name, api_key=api_key)
-            else:
-                locks.append(
-                    cls._take_shard(
-                        directory,
-                        name,
-                        {**info, "mode": "write" if write else "read"},
-                        busy_timeout,
-                    )
-                )
-                from fastbmrag.store.edge import EdgeStore
-
-                opened = EdgeStore(directory / SHARD_DIR)
-            coll = cls(
-                name,
-                directory,
-                ledger,
-                opened,
-                backend=backend,
-                writable=write,
-                locks=locks,
-                optimize_min_points=optimize_min_points,
-            )
-        except BaseException:
-            if opened is not None and store is None:
-                opened.close()
-            if ledger is not None:
-                ledger.close()
-            for lock in reversed(locks):
-                lock.release()
-            raise
-        if qdrant_url and opened is None:
-            coll._location = f"{qdrant_url.rstrip('/')}/collections/{name}"
-        try:
-            if write and opened is not None:
-                coll.recover()
-            coll.check_intact(repair=repair and write)
-        except BaseException:
-            coll.close()
-            raise
-        return coll
-
-    def check_intact(self, *, repair: bool = False) -> None:
-        """StoreLost when the ledger lists edges that the store does not hold: the shard folder
-        was deleted or damaged, the server collection dropped. With ``repair`` (a writer asked to
-        re-index, ``update --force``), the papers whose edges are gone are set back to pending
-        instead, so that the run indexes them again."""
-        listed = self.ledger.edge_count()
-        if not listed or self.ledger.journal():  # a half-done commit: recover() finishes it
-            return
-        if self._store is None:  # ledger only: an embedded shard must at least be there
-            if self.backend != "embedded" or (self.directory / SHARD_DIR).is_dir():
-                return
-            held = 0
-        else:
-            held = self._store.count()
-        if held >= listed:
-            return
-        if not repair:
-            raise StoreLost(
-                f"Collection '{self.name}' lists {listed:,} edges but its store at "
-                f"{self.location} holds {held:,}: the store was deleted or damaged. Index the "
-                f"papers again with `fastbmrag update --force -c {self.name} INPUTS`, or start "
-                f"afresh by removing {self.directory}"
-            )
-        present = self.store.paper_ids() if held else set()
-        lost = [p.paper_id for p in self.ledger.papers("done") if p.paper_id not in present]
-        self.ledger.remove_papers(lost, keep_as_pending=True)
-        log.warning(
-            "Collection '%s': the edges of %d papers were missing from its store; they are "
-            "indexed again when they are in the input",
-            self.name,
-            len(lost),
-        )
-
-    @staticmethod
-    def _take_shard(directory: Path, name: str, info: dict[str, Any], timeout: float) -> FileLock:
-        lock = FileLock(directory / SHARD_LOCK_FILE)
-        deadline = time.monotonic() + timeout
-        while not lock.try_acquire(info):
-            holder = lock.holder()
-            if holder.get("mode") == "write" or time.monotonic() >= deadline:
-                doing = "being updated" if holder.get("mode") == "write" else "open"
-                raise StoreBusy(
-                    f"Collection '{name}' is {doing} by {holder_line(holder)}, and its embedded store "
-                    "can be open in one process at a time: wait for it to finish, or run a "
-                    "Qdrant server and use --qdrant-url / QDRANT_URL to query during updates"
-                )
-            time.sleep(0.1)
-        return lock
+        return open_collection(cls, working_dir, name, ledger_only=True, **options)
 
     # -- basics -----------------------------------------------------------------------------
+    @property
+    def has_store(self) -> bool:
+        """Whether the collection was opened with its store (not :meth:`ledger_only`)."""
+        return self._store is not None
+
     @property
     def store(self) -> Store:
         if self._store is None:

@@ -1,0 +1,192 @@
+"""Opening a collection: the one opener behind ``Collection.reader``, ``writer`` and
+``ledger_only`` (name check, locks, ledger, store, finishing what a killed writer left), and the
+check that the store still holds the edges the ledger lists."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from fastbmrag.errors import CollectionNotFound, LockedError, StoreBusy, StoreLost
+from fastbmrag.store.base import Store
+from fastbmrag.store.collection import DEFAULT_BUSY_TIMEOUT, DEFAULT_OPTIMIZE_MIN_POINTS
+from fastbmrag.store.ledger import Ledger
+from fastbmrag.store.places import (
+    LEDGER_FILE,
+    LOCK_FILE,
+    SHARD_DIR,
+    SHARD_LOCK_FILE,
+    FileLock,
+    check_name,
+    command_line,
+    holder_line,
+    list_collections,
+    stamp,
+)
+
+if TYPE_CHECKING:
+    from fastbmrag.store.collection import Collection
+
+log = logging.getLogger(__name__)
+
+
+def open_collection(
+    cls: type[Collection],
+    working_dir: Path,
+    name: str,
+    *,
+    qdrant_url: str | None = None,
+    api_key: str | None = None,
+    write: bool = False,
+    create: bool = False,
+    ledger_only: bool = False,
+    store: Store | None = None,
+    command: str | None = None,
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+    optimize_min_points: int = DEFAULT_OPTIMIZE_MIN_POINTS,
+    repair: bool = False,
+) -> Collection:
+    """Open (or with ``create``, create) collection ``name`` under ``working_dir``: the one
+    opener behind :meth:`Collection.reader`, :meth:`~Collection.writer` and :meth:`~Collection.ledger_only`. ``store`` injects a
+    ready store (tests, custom backends) instead of the embedded shard or ``qdrant_url``.
+    A store that lost edges the ledger lists is StoreLost, unless a writer opens it with
+    ``repair`` (:func:`check_intact`).
+    """
+    check_name(name)
+    working_dir = Path(working_dir).expanduser()
+    directory = working_dir / name
+    if not (directory / LEDGER_FILE).is_file():
+        if not create:
+            existing = list_collections(working_dir)
+            known = ", ".join(existing) if existing else "none yet"
+            raise CollectionNotFound(
+                f"No collection '{name}' in {working_dir} (collections there: {known}): "
+                "check --collection and --working-dir, or index papers with `fastbmrag update`"
+            )
+        directory.mkdir(parents=True, exist_ok=True)
+    info = {
+        "pid": os.getpid(),
+        "command": command or command_line(),
+        "started_at": stamp(),
+    }
+    locks: list[FileLock] = []
+    ledger: Ledger | None = None
+    opened: Store | None = None
+    try:
+        if write:
+            lock = FileLock(directory / LOCK_FILE)
+            if not lock.try_acquire(info):
+                raise LockedError(
+                    f"Collection '{name}' is being updated by {holder_line(lock.holder())}: "
+                    "wait for it to finish"
+                )
+            locks.append(lock)
+        ledger = Ledger(directory / LEDGER_FILE)
+        if store is not None:
+            backend = getattr(store, "backend", "custom")
+        else:
+            backend = "server" if qdrant_url else "embedded"
+        if store is not None:
+            opened = store
+        elif ledger_only:
+            opened = None
+        elif qdrant_url:
+            from fastbmrag.store.server import ServerStore
+
+            opened = ServerStore.connect(qdrant_url, name, api_key=api_key)
+        else:
+            locks.append(
+                take_shard(
+                    directory,
+                    name,
+                    {**info, "mode": "write" if write else "read"},
+                    busy_timeout,
+                )
+            )
+            from fastbmrag.store.edge import EdgeStore
+
+            opened = EdgeStore(directory / SHARD_DIR)
+        coll = cls(
+            name,
+            directory,
+            ledger,
+            opened,
+            backend=backend,
+            writable=write,
+            locks=locks,
+            optimize_min_points=optimize_min_points,
+            location=(
+                f"{qdrant_url.rstrip('/')}/collections/{name}"
+                if qdrant_url and opened is None
+                else None
+            ),
+        )
+    except BaseException:
+        if opened is not None and store is None:
+            opened.close()
+        if ledger is not None:
+            ledger.close()
+        for lock in reversed(locks):
+            lock.release()
+        raise
+    try:
+        if write and opened is not None:
+            coll.recover()
+        check_intact(coll, repair=repair and write)
+    except BaseException:
+        coll.close()
+        raise
+    return coll
+
+
+def check_intact(coll: Collection, *, repair: bool = False) -> None:
+    """StoreLost when the ledger lists edges that the store does not hold: the shard folder
+    was deleted or damaged, the server collection dropped. With ``repair`` (a writer asked to
+    re-index, ``update --force``), the papers whose edges are gone are set back to pending
+    instead, so that the run indexes them again."""
+    listed = coll.ledger.edge_count()
+    if not listed or coll.ledger.journal():  # a half-done commit: recover() finishes it
+        return
+    if not coll.has_store:  # ledger only: an embedded shard must at least be there
+        if coll.backend != "embedded" or (coll.directory / SHARD_DIR).is_dir():
+            return
+        held = 0
+    else:
+        held = coll.store.count()
+    if held >= listed:
+        return
+    if not repair:
+        raise StoreLost(
+            f"Collection '{coll.name}' lists {listed:,} edges but its store at "
+            f"{coll.location} holds {held:,}: the store was deleted or damaged. Index the "
+            f"papers again with `fastbmrag update --force -c {coll.name} INPUTS`, or start "
+            f"afresh by removing {coll.directory}"
+        )
+    present = coll.store.paper_ids() if held else set()
+    lost = [p.paper_id for p in coll.ledger.papers("done") if p.paper_id not in present]
+    coll.ledger.remove_papers(lost, keep_as_pending=True)
+    log.warning(
+        "Collection '%s': the edges of %d papers were missing from its store; they are "
+        "indexed again when they are in the input",
+        coll.name,
+        len(lost),
+    )
+
+
+def take_shard(directory: Path, name: str, info: dict[str, Any], timeout: float) -> FileLock:
+    lock = FileLock(directory / SHARD_LOCK_FILE)
+    deadline = time.monotonic() + timeout
+    while not lock.try_acquire(info):
+        holder = lock.holder()
+        if holder.get("mode") == "write" or time.monotonic() >= deadline:
+            doing = "being updated" if holder.get("mode") == "write" else "open"
+            raise StoreBusy(
+                f"Collection '{name}' is {doing} by {holder_line(holder)}, and its embedded store "
+                "can be open in one process at a time: wait for it to finish, or run a "
+                "Qdrant server and use --qdrant-url / QDRANT_URL to query during updates"
+            )
+        time.sleep(0.1)
+    return lock
