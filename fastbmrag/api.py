@@ -297,6 +297,13 @@ class RAG:
 
     # --- reading -----------------------------------------------------------------------------
 
+    def readahead(self) -> None:
+        """Start reading the collection's embedded shard into the page cache in the background:
+        a query's open then finds the files in memory. A hint, once per process; nothing for a
+        Qdrant server."""
+        if not self.settings.qdrant_url:
+            readahead(self.working_dir, self.collection_name)
+
     def ask(self, question: str, options: QueryOptions) -> QueryResult:
         """Answer ``question`` (the CLI renders the result it returns)."""
         from fastbmrag.query import query as run_query
@@ -304,9 +311,7 @@ class RAG:
         if self.settings.answer_model and options.answer_model is None:
             options.answer_model = self.settings.answer_model
         options.concurrency = self.settings.concurrency  # map-reduce width = requests in flight
-        name = self.collection_name
-        if not self.settings.qdrant_url:  # the disk reads the shard while the vocabularies load
-            readahead(self.working_dir, name)
+        self.readahead()  # the disk reads the shard while the vocabularies load
         needs_names = options.link or options.entities or options.sources or options.targets
         normalizer = self.normalizer() if needs_names else None
         llm = None if options.no_answer and options.no_llm_parse else self.llm()

@@ -118,17 +118,11 @@ def query(question: str, **kw: Any) -> None:
       fastbmrag query "Which genes are up- or down-regulated in endometriosis?" --since 2015 --format markdown
       fastbmrag query "IL1B" --entity IL1B -r upregulated_in --no-answer --json
     """
-    from fastbmrag.store.places import choose_collection, readahead
-
-    fmt = "json" if kw.pop("as_json") else kw.pop("fmt")
-    working_dir, url = config.working_dir(kw["working_dir"]), config.qdrant_url(kw["qdrant_url"])
-    kw["collection"] = choose_collection(working_dir, kw["collection"], qdrant_url=url)
-    if not url:  # the disk reads the shard while the modules and vocabularies load
-        readahead(working_dir, kw["collection"])
-
     from fastbmrag.api import RAG
 
+    fmt = "json" if kw.pop("as_json") else kw.pop("fmt")
     rag = RAG.from_options(kw)
+    rag.readahead()  # the disk reads the shard while the modules and vocabularies load
 
     from fastbmrag.query import options_from, render
 
