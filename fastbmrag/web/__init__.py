@@ -40,7 +40,7 @@ from fastbmrag.errors import (
     ModelNotFound,
     StoreBusy,
 )
-from fastbmrag.query.options import QueryOptions
+from fastbmrag.query import QueryOptions
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG
