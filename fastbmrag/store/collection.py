@@ -23,6 +23,7 @@ payloads their current degrees and weight for display and export.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -37,6 +38,7 @@ from fastbmrag.errors import (
 from fastbmrag.store import weights
 from fastbmrag.store.base import EdgeRef, Filter, Hit, Match, Point, Store
 from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
+from fastbmrag.store.opening import open_collection
 from fastbmrag.store.places import (
     LEDGER_FILE,
     SHARD_DIR,
@@ -52,9 +54,6 @@ log = logging.getLogger(__name__)
 # vectors costs a few ms per query (docs/benchmarks.md, "Storage"). An update asks after every
 # commit, so a long one indexes as it goes, a segment of about this many points at a time.
 DEFAULT_OPTIMIZE_MIN_POINTS = 20_000
-# How long a reader waits for another *reader* (a query) to let go of the embedded shard
-# (fastbmrag.store.opening).
-DEFAULT_BUSY_TIMEOUT = 10.0
 _SET_PAYLOAD_CHUNK = 512
 
 
@@ -111,27 +110,28 @@ class Collection(Closing):
     def reader(cls, working_dir: Path, name: str, **options: Any) -> Collection:
         """Open collection ``name`` for reading (a query, an export). ``options``: ``qdrant_url``,
         ``api_key``, ``store``, ``command``, ``busy_timeout``."""
-        from fastbmrag.store.opening import open_collection
-
         return open_collection(cls, working_dir, name, **options)
 
     @classmethod
     def writer(
-        cls, working_dir: Path, name: str, *, create: bool = False, **options: Any
+        cls,
+        working_dir: Path,
+        name: str,
+        *,
+        create: bool = False,
+        optimize_min_points: int = DEFAULT_OPTIMIZE_MIN_POINTS,
+        **options: Any,
     ) -> Collection:
         """Open collection ``name`` for writing (``create``: make it when missing): takes the
         collection lock (LockedError if another process has it) and finishes anything a killed
-        writer left. ``options`` as for :meth:`reader`, plus ``optimize_min_points``."""
-        from fastbmrag.store.opening import open_collection
-
-        return open_collection(cls, working_dir, name, write=True, create=create, **options)
+        writer left. ``options`` as for :meth:`reader`, plus ``repair``."""
+        make = functools.partial(cls, optimize_min_points=optimize_min_points)
+        return open_collection(make, working_dir, name, write=True, create=create, **options)
 
     @classmethod
     def ledger_only(cls, working_dir: Path, name: str, **options: Any) -> Collection:
         """Open collection ``name``'s ledger without its store (``status``, the papers already
         indexed): works while an update holds the collection."""
-        from fastbmrag.store.opening import open_collection
-
         return open_collection(cls, working_dir, name, ledger_only=True, **options)
 
     # -- basics -----------------------------------------------------------------------------

@@ -7,12 +7,12 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from fastbmrag.errors import CollectionNotFound, LockedError, StoreBusy, StoreLost
 from fastbmrag.store.base import Store
-from fastbmrag.store.collection import DEFAULT_BUSY_TIMEOUT, DEFAULT_OPTIMIZE_MIN_POINTS
 from fastbmrag.store.ledger import Ledger
 from fastbmrag.store.places import (
     LEDGER_FILE,
@@ -27,14 +27,39 @@ from fastbmrag.store.places import (
     stamp,
 )
 
-if TYPE_CHECKING:
-    from fastbmrag.store.collection import Collection
-
 log = logging.getLogger(__name__)
+
+# How long a reader waits for another *reader* (a query) to let go of the embedded shard.
+DEFAULT_BUSY_TIMEOUT = 10.0
+
+
+class Opened(Protocol):
+    """What opening needs of the collection it makes (:class:`~fastbmrag.store.Collection`)."""
+
+    name: str
+    directory: Path
+    ledger: Ledger
+    backend: str
+
+    @property
+    def location(self) -> str: ...
+
+    @property
+    def has_store(self) -> bool: ...
+
+    @property
+    def store(self) -> Store: ...
+
+    def recover(self) -> dict[str, int]: ...
+
+    def close(self) -> None: ...
+
+
+C = TypeVar("C", bound=Opened)
 
 
 def open_collection(
-    cls: type[Collection],
+    make: Callable[..., C],
     working_dir: Path,
     name: str,
     *,
@@ -46,11 +71,11 @@ def open_collection(
     store: Store | None = None,
     command: str | None = None,
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
-    optimize_min_points: int = DEFAULT_OPTIMIZE_MIN_POINTS,
     repair: bool = False,
-) -> Collection:
-    """Open (or with ``create``, create) collection ``name`` under ``working_dir``: the one
-    opener behind :meth:`Collection.reader`, :meth:`~Collection.writer` and :meth:`~Collection.ledger_only`. ``store`` injects a
+) -> C:
+    """Open (or with ``create``, create) collection ``name`` under ``working_dir``, made by
+    ``make(name, directory, ledger, store, backend=, writable=, locks=, location=)``: the one
+    opener behind ``Collection.reader``, ``writer`` and ``ledger_only``. ``store`` injects a
     ready store (tests, custom backends) instead of the embedded shard or ``qdrant_url``.
     A store that lost edges the ledger lists is StoreLost, unless a writer opens it with
     ``repair`` (:func:`check_intact`).
@@ -109,7 +134,7 @@ def open_collection(
             from fastbmrag.store.edge import EdgeStore
 
             opened = EdgeStore(directory / SHARD_DIR)
-        coll = cls(
+        coll = make(
             name,
             directory,
             ledger,
@@ -117,7 +142,6 @@ def open_collection(
             backend=backend,
             writable=write,
             locks=locks,
-            optimize_min_points=optimize_min_points,
             location=(
                 f"{qdrant_url.rstrip('/')}/collections/{name}"
                 if qdrant_url and opened is None
@@ -142,7 +166,7 @@ def open_collection(
     return coll
 
 
-def check_intact(coll: Collection, *, repair: bool = False) -> None:
+def check_intact(coll: Opened, *, repair: bool = False) -> None:
     """StoreLost when the ledger lists edges that the store does not hold: the shard folder
     was deleted or damaged, the server collection dropped. With ``repair`` (a writer asked to
     re-index, ``update --force``), the papers whose edges are gone are set back to pending

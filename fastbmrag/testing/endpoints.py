@@ -7,15 +7,58 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Protocol
 
 from fastbmrag.testing.answers import hashed_embedding, stable_hash
 from fastbmrag.tokens import count_tokens
 
-if TYPE_CHECKING:
-    from fastbmrag.testing.fake_ollama import FakeOllama, Handler, Record
+Handler = BaseHTTPRequestHandler
+
+
+@dataclass(slots=True)
+class Record:
+    """One request as the fake saw it."""
+
+    path: str
+    model: str | None
+    json: Any
+    started: float
+    ended: float = 0.0
+    status: int = 0
+    fault: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Server(Protocol):
+    """What an endpoint uses of the server (:class:`~fastbmrag.testing.fake_ollama.FakeOllama`)."""
+
+    @property
+    def models(self) -> Iterable[str]: ...
+
+    @property
+    def usage(self) -> bool: ...
+
+    @property
+    def stream_chunk(self) -> int: ...
+
+    def has_model(self, model: Any) -> bool: ...
+
+    def dim(self, model: str) -> int: ...
+
+    def send(self, h: Handler, rec: Record, status: int, payload: Any) -> None: ...
+
+    def not_found(self, h: Handler, rec: Record, model: Any, *, openai: bool = False) -> None: ...
+
+    def apply_fault(self, h: Handler, rec: Record, applicable: tuple[str, ...]) -> str | None: ...
+
+    def answer(self, request: dict[str, Any], fault: str | None) -> tuple[str, str]: ...
+
+    def finish(self, rec: Record) -> None: ...
+
 
 FAULT_KINDS = ("malformed", "truncated", "http500", "slow", "hang")
 EMBED_FAULTS = ("http500", "slow", "hang")
@@ -24,11 +67,11 @@ FAKE_VERSION = "0.9.0"
 # --- /api --------------------------------------------------------------------------------------
 
 
-def version(fake: FakeOllama, h: Handler, rec: Record, body: Any) -> None:
+def version(fake: Server, h: Handler, rec: Record, body: Any) -> None:
     fake.send(h, rec, 200, {"version": FAKE_VERSION})
 
 
-def tags(fake: FakeOllama, h: Handler, rec: Record, body: Any) -> None:
+def tags(fake: Server, h: Handler, rec: Record, body: Any) -> None:
     models = []
     for name in sorted(fake.models):
         full = name if ":" in name else name + ":latest"
@@ -45,7 +88,7 @@ def tags(fake: FakeOllama, h: Handler, rec: Record, body: Any) -> None:
     fake.send(h, rec, 200, {"models": models})
 
 
-def show(fake: FakeOllama, h: Handler, rec: Record, body: dict[str, Any]) -> None:
+def show(fake: Server, h: Handler, rec: Record, body: dict[str, Any]) -> None:
     model = body.get("model") or body.get("name")
     if not fake.has_model(model):
         fake.not_found(h, rec, model)
@@ -71,7 +114,7 @@ def show(fake: FakeOllama, h: Handler, rec: Record, body: dict[str, Any]) -> Non
     )
 
 
-def chat(fake: FakeOllama, h: Handler, rec: Record, body: dict[str, Any]) -> None:
+def chat(fake: Server, h: Handler, rec: Record, body: dict[str, Any]) -> None:
     model = body.get("model")
     if not fake.has_model(model):
         fake.not_found(h, rec, model)
@@ -134,12 +177,12 @@ def chat(fake: FakeOllama, h: Handler, rec: Record, body: dict[str, Any]) -> Non
     )
 
 
-def embed_vectors(fake: FakeOllama, model: str, texts: list[str]) -> list[list[float]]:
+def embed_vectors(fake: Server, model: str, texts: list[str]) -> list[list[float]]:
     dim = fake.dim(model)
     return [hashed_embedding(t, dim) for t in texts]
 
 
-def embed(fake: FakeOllama, h: Handler, rec: Record, body: dict[str, Any]) -> None:
+def embed(fake: Server, h: Handler, rec: Record, body: dict[str, Any]) -> None:
     model = body.get("model")
     if not fake.has_model(model):
         fake.not_found(h, rec, model)
@@ -165,7 +208,7 @@ def embed(fake: FakeOllama, h: Handler, rec: Record, body: dict[str, Any]) -> No
 # --- /v1 (OpenAI-compatible) -------------------------------------------------------------------
 
 
-def v1_models(fake: FakeOllama, h: Handler, rec: Record, body: Any) -> None:
+def v1_models(fake: Server, h: Handler, rec: Record, body: Any) -> None:
     data = [
         {"id": name, "object": "model", "created": 0, "owned_by": "library"}
         for name in sorted(fake.models)
@@ -173,7 +216,7 @@ def v1_models(fake: FakeOllama, h: Handler, rec: Record, body: Any) -> None:
     fake.send(h, rec, 200, {"object": "list", "data": data})
 
 
-def v1_chat(fake: FakeOllama, h: Handler, rec: Record, body: dict[str, Any]) -> None:
+def v1_chat(fake: Server, h: Handler, rec: Record, body: dict[str, Any]) -> None:
     model = body.get("model")
     if not fake.has_model(model):
         fake.not_found(h, rec, model, openai=True)
@@ -231,7 +274,7 @@ def v1_chat(fake: FakeOllama, h: Handler, rec: Record, body: dict[str, Any]) -> 
     )
 
 
-def v1_embeddings(fake: FakeOllama, h: Handler, rec: Record, body: dict[str, Any]) -> None:
+def v1_embeddings(fake: Server, h: Handler, rec: Record, body: dict[str, Any]) -> None:
     model = body.get("model")
     if not fake.has_model(model):
         fake.not_found(h, rec, model, openai=True)
@@ -268,7 +311,7 @@ def _details(name: str) -> dict[str, Any]:
     }
 
 
-Route = Callable[["FakeOllama", "Handler", "Record", Any], None]
+Route = Callable[[Server, Handler, Record, Any], None]
 ROUTES: dict[tuple[str, str], Route] = {
     ("GET", "/"): lambda f, h, r, b: f.send(h, r, 200, b"Ollama is running"),
     ("GET", "/api/version"): version,

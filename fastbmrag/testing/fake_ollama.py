@@ -42,33 +42,18 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
 from fastbmrag.testing.answers import schema_instance_responder
-from fastbmrag.testing.endpoints import FAULT_KINDS, ROUTES
+from fastbmrag.testing.endpoints import FAULT_KINDS, ROUTES, Record
 
 Responder = Callable[[dict[str, Any]], "dict[str, Any] | str"]
 
 DEFAULT_MODELS = frozenset({"phi4", "mxbai-embed-large"})
 
 # --- records ----------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class Record:
-    """One request as the fake saw it."""
-
-    path: str
-    model: str | None
-    json: Any
-    started: float
-    ended: float = 0.0
-    status: int = 0
-    fault: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
 
 
 class _Stop(Exception):
@@ -328,7 +313,7 @@ class FakeOllama:
             rec.ended = time.time()
             self.in_flight -= 1
 
-    def send(self, h: Handler, rec: Record, status: int, payload: Any) -> None:
+    def send(self, h: BaseHTTPRequestHandler, rec: Record, status: int, payload: Any) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
         rec.status = status
         h.send_response(status)
@@ -339,14 +324,18 @@ class FakeOllama:
         self.finish(rec)
         h.wfile.flush()
 
-    def not_found(self, h: Handler, rec: Record, model: Any, *, openai: bool = False) -> None:
+    def not_found(
+        self, h: BaseHTTPRequestHandler, rec: Record, model: Any, *, openai: bool = False
+    ) -> None:
         if openai:
             msg = f'model "{model}" not found, try pulling it first'
             self.send(h, rec, 404, {"error": {"message": msg, "type": "api_error"}})
         else:
             self.send(h, rec, 404, {"error": f"model '{model}' not found"})
 
-    def apply_fault(self, h: Handler, rec: Record, applicable: tuple[str, ...]) -> str | None:
+    def apply_fault(
+        self, h: BaseHTTPRequestHandler, rec: Record, applicable: tuple[str, ...]
+    ) -> str | None:
         """Sleep or answer 500 as the fault says; returns the fault left for the body."""
         fault = self._pick_fault(applicable)
         rec.fault = fault
