@@ -15,7 +15,7 @@ from fastbmrag.errors import VocabError
 from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
 from fastbmrag.vocab.build import FORMAT_VERSION
 from fastbmrag.vocab.keys import COMPLETION_HEADS, token_form_tuples, token_forms
-from fastbmrag.vocab.language import VARIANT_SUFFIXES, _suffix_variants
+from fastbmrag.vocab.language import VARIANT_SUFFIXES, suffix_variants
 from fastbmrag.vocab.loading import BUNDLED_DIR
 from fastbmrag.vocab.normalizer import clear_caches
 
@@ -74,9 +74,9 @@ def test_suffix_variants_keep_rule_order() -> None:
             for old, new in VARIANT_SUFFIXES
             if word.endswith(old) and len(word) - len(old) >= 2
         )
-        assert _suffix_variants(word, 2) == expected
-    assert _suffix_variants("epileptic", 3)[:2] == ("epilepsy", "epilepsis")
-    assert _suffix_variants("blind", 2) == ("blindness",)
+        assert suffix_variants(word, 2) == expected
+    assert suffix_variants("epileptic", 3)[:2] == ("epilepsy", "epilepsis")
+    assert suffix_variants("blind", 2) == ("blindness",)
 
 
 def test_token_form_tuples_match_token_forms() -> None:

@@ -9,24 +9,24 @@ import re
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE
 from fastbmrag.vocab.candidates import withheld
 from fastbmrag.vocab.chemistry import LOCANT_RE
-from fastbmrag.vocab.context import ABBREVIATION_FACTOR, _best_long_form, _Context, _Hit
+from fastbmrag.vocab.context import ABBREVIATION_FACTOR, Context, Hit, best_long_form
 from fastbmrag.vocab.keys import FUNCTION_WORDS, GENE_WORDS, tokens
-from fastbmrag.vocab.language import GENERIC, _abbreviation_like, _acronym_like
+from fastbmrag.vocab.language import GENERIC, abbreviation_like, acronym_like
 from fastbmrag.vocab.stages import Stages
 
 
-def abbreviation_hit(hit: _Hit, factor: float, long: str) -> _Hit:
+def abbreviation_hit(hit: Hit, factor: float, long: str) -> Hit:
     """A long form's hit as the short form's: ``abbreviation``, the score times ``factor``,
     by way of the long form (and the long form's own rewrite or part, if any)."""
     if hit.item < 0:
         return hit  # the long form is ambiguous, or abstained: so is the short one
     via = long if not hit.via or hit.via == long else f"{long} -> {hit.via}"
     score = round(hit.score * factor, 3)
-    return _Hit(hit.type, hit.item, "abbreviation", score, hit.candidates, via)
+    return Hit(hit.type, hit.item, "abbreviation", score, hit.candidates, via)
 
 
 class AbbreviationStages(Stages):
-    def _defined_long_form(self, clean: str, t: str, ctx: _Context) -> _Hit | None:
+    def _defined_long_form(self, clean: str, t: str, ctx: Context) -> Hit | None:
         """A short form the text defines: its long form as a term, before the short form
         itself is looked up (the short one is often ambiguous; a definition in the text beats
         the dictionary's reading of it)."""
@@ -46,7 +46,7 @@ class AbbreviationStages(Stages):
                 return abbreviation_hit(hit, ABBREVIATION_FACTOR, phrase)
         return None
 
-    def _disowned(self, clean: str, hit: _Hit, ctx: _Context) -> bool:
+    def _disowned(self, clean: str, hit: Hit, ctx: Context) -> bool:
         """Whether the text's definition of a short form rules out the gene the short form
         names in the dictionary: a defined short form names what its long form names, so a
         gene whose approved name shares no word with the long form is another reading of the
@@ -69,7 +69,7 @@ class AbbreviationStages(Stages):
         }
         return bool(said) and named.isdisjoint(said)
 
-    def _short_form(self, clean: str, t: str, ctx: _Context) -> _Hit | None:
+    def _short_form(self, clean: str, t: str, ctx: Context) -> Hit | None:
         """For a name that is no term as written: the defined long form through the fallbacks;
         the words before an unaligned short form, longest first; an acronym the text spells
         out; short forms inside the name spelt out."""
@@ -80,26 +80,26 @@ class AbbreviationStages(Stages):
                 hit = self._fallback(long, t, ctx) or self._spelling(long, t)
                 if hit is not None and not withheld(hit, clean, coverage=False):
                     return abbreviation_hit(hit, 0.8, long)
-            elif _abbreviation_like(clean):
+            elif abbreviation_like(clean):
                 words = window.split()
                 for n in range(len(words), 0, -1):
                     if n < len(words) and LOCANT_RE.match(words[-n - 1]):
                         break  # "2,2',4,4'-tetrabromodiphenyl ether": "ether" is the parent
                     if n < len(words) and words[-n - 1].lower() == "without":
                         break  # "major depression without panic attacks (MD)": absent
-                    if n == 1 and (words[-1].lower() in GENERIC or _abbreviation_like(words[-1])):
+                    if n == 1 and (words[-1].lower() in GENERIC or abbreviation_like(words[-1])):
                         continue  # a short form is no long form: "IL-13 (LpA)" qualifies it
                     phrase = " ".join(words[-n:])
                     hit = self._direct(phrase, t, ctx)
                     if hit is not None and hit.item >= 0:
                         return abbreviation_hit(hit, 0.8, phrase)
-        elif _acronym_like(clean):
+        elif acronym_like(clean):
             hit = self._acronym_in_text(clean, t, ctx)
             if hit is not None:
                 return hit
         return self._expanded(clean, t, ctx)
 
-    def _expanded(self, clean: str, t: str, ctx: _Context) -> _Hit | None:
+    def _expanded(self, clean: str, t: str, ctx: Context) -> Hit | None:
         """Short forms inside the name spelt out: "HBV infection" -> "hepatitis B virus
         infection" where the text defines "hepatitis B virus (HBV)"; "VEGF receptor 2" ->
         "vascular endothelial growth factor receptor 2"."""
@@ -116,14 +116,14 @@ class AbbreviationStages(Stages):
         return None
 
     @staticmethod
-    def _expand_short_forms(clean: str, ctx: _Context) -> str | None:
+    def _expand_short_forms(clean: str, ctx: Context) -> str | None:
         parts = re.split(r"([\s/-]+)", clean)
         out = [ctx.abbreviations.get(p, p) if len(p) > 1 else p for p in parts]
         if out == parts:
             return None
         return "".join(" " if i % 2 else w for i, w in enumerate(out))
 
-    def _acronym_in_text(self, short: str, t: str, ctx: _Context) -> _Hit | None:
+    def _acronym_in_text(self, short: str, t: str, ctx: Context) -> Hit | None:
         """An abbreviation the text uses without defining it in parentheses: the words of
         the text that spell it (Schwartz-Hearst alignment, first letter on a word start) and
         name a term of the type, the most frequent such phrase first ("... acute liver
@@ -141,14 +141,14 @@ class AbbreviationStages(Stages):
                 continue  # nor with the short form itself ("HIV infection" for "HIV")
             for n in range(1, min(len(letters), len(words) - i) + 1):
                 span = " ".join(words[i : i + n])
-                if _best_long_form(short, span) != span or len(span) <= len(short):
+                if best_long_form(short, span) != span or len(span) <= len(short):
                     continue
-                if n == 1 and _acronym_like(span):
+                if n == 1 and acronym_like(span):
                     continue  # a short form spells out no other ("DA" is no "DOPAC")
                 if n > 1 and letters[-1] not in words[i + n - 1].lower():
                     continue  # its last word spells nothing ("kainate receptor" for "KA")
                 counts[span] = counts.get(span, 0) + 1
-        found: _Hit | None = None
+        found: Hit | None = None
         for span in sorted(counts, key=lambda x: (-counts[x], -len(x))):
             hit = self._direct(span, t, None)
             if hit is not None and hit.item >= 0:

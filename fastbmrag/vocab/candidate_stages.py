@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from fastbmrag.vocab.base import DISEASE
 from fastbmrag.vocab.candidates import WordWeights, partial_score, word_weights
 from fastbmrag.vocab.chemistry import ACTING_ON, COUNTER_IONS, SUBSTITUENTS
-from fastbmrag.vocab.context import _CAT, AMBIGUOUS_SCORE, SPELLING_SCORE, _Context, _Hit
+from fastbmrag.vocab.context import AMBIGUOUS_SCORE, CATEGORY, SPELLING_SCORE, Context, Hit
 from fastbmrag.vocab.keys import BAG_STOP, term_key
-from fastbmrag.vocab.language import GENERIC, _bag_key
+from fastbmrag.vocab.language import GENERIC, bag_key_of
 from fastbmrag.vocab.stages import Stages
 
 # A list of names ("alcohol/nicotine", "A, B and C"): each name one of the things it names. A
@@ -24,8 +24,8 @@ class CandidateStages(Stages):
     """Parts and misspellings, for :class:`~fastbmrag.vocab.fallback.MeshFallbacks`."""
 
     def _partial(
-        self, toks: Sequence[str], t: str, ctx: _Context | None, listed: bool = False
-    ) -> _Hit | None:
+        self, toks: Sequence[str], t: str, ctx: Context | None, listed: bool = False
+    ) -> Hit | None:
         """The longest part of the name (a run of its words) that is a term of the type, the
         parts ending at the last word (the head noun in English) first. Its score is 0.5 +
         0.3 x the share of the name's word weight the part covers
@@ -45,7 +45,7 @@ class CandidateStages(Stages):
         # what follows "without" is said to be absent ("major depression without panic
         # attacks"): no part of the name
         free = toks.index("without", 1) if "without" in toks[1:] else n_all
-        found: list[tuple[Sequence[str], _Hit]] = []
+        found: list[tuple[Sequence[str], Hit]] = []
         for n in range(n_all - 1, 0, -1):
             for start in range(n_all - n, -1, -1):
                 if start + n > free:
@@ -62,7 +62,7 @@ class CandidateStages(Stages):
                 if part[0] in SUBSTITUENTS and (n == 1 or start + n < n_all):
                     continue  # a group, or a substituted compound's start ("nitro-L-arginine")
                 if "".join(part) not in index and (
-                    n == 1 or not bag_words.issuperset(part) or _bag_key(part) not in bag
+                    n == 1 or not bag_words.issuperset(part) or bag_key_of(part) not in bag
                 ):
                     continue
                 hit = self._mesh_tokens(part, t, ctx)
@@ -76,12 +76,12 @@ class CandidateStages(Stages):
         ]
         if t != DISEASE and joined and not listed:
             items = tuple(dict.fromkeys((hit.item, *joined)))
-            return _Hit(t, -1, "ambiguous", AMBIGUOUS_SCORE, items, " ".join(part))
+            return Hit(t, -1, "ambiguous", AMBIGUOUS_SCORE, items, " ".join(part))
         share = self.word_weights.coverage([w for w in toks if w not in BAG_STOP], part)
         # the other parts that are terms: runners-up, for the record
         others = (h.item for _, h in found[1:])
         ranked = tuple(dict.fromkeys((*(hit.candidates or (hit.item,)), *others)))
-        return _Hit(hit.type, hit.item, "partial", partial_score(share), ranked, " ".join(part))
+        return Hit(hit.type, hit.item, "partial", partial_score(share), ranked, " ".join(part))
 
     def _concepts(self, codes: object) -> set[int]:
         """The descriptors of an index or bag entry."""
@@ -89,7 +89,7 @@ class CandidateStages(Stages):
             return {codes // 2} if codes >= 0 else {c // 2 for c in self._mesh_multi[~codes]}
         return {c // 2 for c in codes}  # type: ignore[attr-defined]
 
-    def _spelling(self, clean: str, t: str) -> _Hit | None:
+    def _spelling(self, clean: str, t: str) -> Hit | None:
         """The one concept of the type whose term the name misspells
         (:class:`~fastbmrag.vocab.candidates.Spellings`)."""
         if LIST_RE.search(clean):
@@ -97,11 +97,11 @@ class CandidateStages(Stages):
         items: set[int] = set()
         for key in self._spellings.nearest(term_key(clean)):
             items |= {
-                i for i in self._concepts(self._mesh_index[key]) if _CAT[t] in self._desc[i][2]
+                i for i in self._concepts(self._mesh_index[key]) if CATEGORY[t] in self._desc[i][2]
             }
         if len(items) != 1:
             return None
-        return _Hit(t, items.pop(), "spelling", SPELLING_SCORE)
+        return Hit(t, items.pop(), "spelling", SPELLING_SCORE)
 
     @property
     def word_weights(self) -> WordWeights:

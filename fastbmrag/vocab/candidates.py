@@ -100,7 +100,7 @@ def too_partial(score: float, t: str) -> bool:
 
 
 def withheld(hit: Any, clean: str, coverage: bool = True) -> bool:
-    """Whether a match (a ``_Hit``) for ``clean`` is offered, not given: a part that leaves out
+    """Whether a match (a ``Hit``) for ``clean`` is offered, not given: a part that leaves out
     the number that says which compound a code names ("PBDE-47"), or (``coverage``) carries
     too little of the name; a disease's one-word completion that adds a word the name lacks.
     A chemical's one-word completion is given: the one word names the substance, and

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE
 from fastbmrag.vocab.keys import gene_key_of, raw_tokens, tokens
-from fastbmrag.vocab.language import _DRUG_CAUSE_RE, _PLAIN_WORD_RE, _WS_RE
+from fastbmrag.vocab.language import DRUG_CAUSE_RE, PLAIN_WORD_RE, WS_RE
 
 # Type hints as the extractor or a user may write them, and the type each one means.
 TYPE_ALIASES = {
@@ -56,26 +56,26 @@ SPELLING_SCORE = 0.65
 EXTEND_SCORE = 0.6
 AMBIGUOUS_SCORE = 0.5
 ABBREVIATION_FACTOR = 0.95
-_CAT = {DISEASE: "C", CHEMICAL: "D"}
+CATEGORY = {DISEASE: "C", CHEMICAL: "D"}
 
 FORMULA_SCORE = 0.85
 DRUG_INDUCED_FACTOR = 0.95
 # The stages :meth:`DictionaryNormalizer.explain` is tracing, when it is.
-_TRACE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+TRACE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
     "normaliser_trace", default=None
 )
 
 # The stages whose hit a context can change: a fallback may pass over an ambiguous step the
 # context would have decided.
-_CONTEXT_SENSITIVE = frozenset(
+CONTEXT_SENSITIVE = frozenset(
     ["derived", "rewrite", "completion", "organ", "site", "conjunct", "partial", "extend", "head"]
 )
 
 
-def _clean(name: str) -> str:
+def clean_name(name: str) -> str:
     if name.isprintable() and "  " not in name:  # no whitespace but single plain spaces
         return name.strip().strip(".,;:")
-    return _WS_RE.sub(" ", name).strip().strip(".,;:")
+    return WS_RE.sub(" ", name).strip().strip(".,;:")
 
 
 # --------------------------------------------------------------------------------------------
@@ -83,10 +83,10 @@ def _clean(name: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 _PAREN_RE = re.compile(r"\(([^()]{1,20})\)")
-_PARENS_RE = re.compile(r"\s*\([^()]*\)")
+PARENS_RE = re.compile(r"\s*\([^()]*\)")
 
 
-def _best_long_form(short: str, long: str) -> str | None:
+def best_long_form(short: str, long: str) -> str | None:
     s, j = len(short) - 1, len(long) - 1
     while s >= 0:
         c = short[s].lower()
@@ -136,7 +136,7 @@ def _abbreviations(text: str) -> tuple[dict[str, str], dict[str, str]]:
             continue
         window.setdefault(short, " ".join(before.split()[-8:]))
         limit = min(len(short) + 5, len(short) * 2)
-        long = _best_long_form(short, " ".join(before.split()[-limit:]))
+        long = best_long_form(short, " ".join(before.split()[-limit:]))
         if long and len(long) > len(short) and short.lower() not in long.lower().split():
             found.setdefault(short, long)
             if short.endswith("s") and short[:-1].isupper() and len(short) > 2:
@@ -151,7 +151,7 @@ def _abbreviations(text: str) -> tuple[dict[str, str], dict[str, str]]:
 # --------------------------------------------------------------------------------------------
 
 
-class _Hit(NamedTuple):  # a tuple: built several times per name, cheaply
+class Hit(NamedTuple):  # a tuple: built several times per name, cheaply
     type: str
     item: int  # gene or descriptor number; -1 when ambiguous
     matched_by: str
@@ -165,7 +165,7 @@ class _Hit(NamedTuple):  # a tuple: built several times per name, cheaply
 _SENTENCE_END_RE = re.compile(r"\n|(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 
 
-class _Context:
+class Context:
     """Facts about one context text, computed once (and only when needed) for all its names."""
 
     __slots__ = (
@@ -186,13 +186,13 @@ class _Context:
         self._gene_keys: frozenset[str] | None = None
         self._sentences: list[list] | None = None  # [lower-case sentence, cue or None]
         self._plain_words: list[str] | None = None
-        self.acronyms: dict[tuple[str, str], _Hit | None] = {}
+        self.acronyms: dict[tuple[str, str], Hit | None] = {}
 
     @property
     def plain_words(self) -> list[str]:
         """The words of the text in order, split at spaces and hyphens, punctuation trimmed."""
         if self._plain_words is None:
-            self._plain_words = _PLAIN_WORD_RE.findall(self.text)
+            self._plain_words = PLAIN_WORD_RE.findall(self.text)
         return self._plain_words
 
     def drug_cause(self, *names: str) -> bool:
@@ -205,7 +205,7 @@ class _Context:
         for sentence in self._sentences:
             if any(n in sentence[0] for n in lows):
                 if sentence[1] is None:
-                    sentence[1] = _DRUG_CAUSE_RE.search(sentence[0]) is not None
+                    sentence[1] = DRUG_CAUSE_RE.search(sentence[0]) is not None
                 if sentence[1]:
                     return True
         return False

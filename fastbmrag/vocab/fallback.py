@@ -12,23 +12,21 @@ from fastbmrag.vocab.base import CHEMICAL, DISEASE, Normalized
 from fastbmrag.vocab.candidate_stages import LIST_RE, CandidateStages
 from fastbmrag.vocab.chemistry import DRUG_WORDS, acid_forms
 from fastbmrag.vocab.context import (
-    _CAT,
-    _CONTEXT_SENSITIVE,
-    _PARENS_RE,
-    _TRACE,
     AMBIGUOUS_SCORE,
+    CATEGORY,
+    CONTEXT_SENSITIVE,
     EXTEND_SCORE,
     HEAD_SCORE,
+    PARENS_RE,
     REWRITE_SCORE,
-    _clean,
-    _Context,
-    _Hit,
+    TRACE,
+    Context,
+    Hit,
+    clean_name,
 )
 from fastbmrag.vocab.keys import BAG_STOP
 from fastbmrag.vocab.language import (
-    _CONJ_RE,
-    _OTHER_CAUSES,
-    _VAGUE_HEADS,
+    CONJ_RE,
     COURSE_WORDS,
     DISEASE_HEADS,
     DISEASE_SYNONYMS,
@@ -36,23 +34,25 @@ from fastbmrag.vocab.language import (
     LOSS_HEADS,
     MEASURES,
     ORGAN_ADJECTIVES,
+    OTHER_CAUSES,
     SITE_SPELLINGS,
-    _bag_key,
-    _combining_split,
-    _condition_key,
-    _more_rewrites,
-    _name_forms,
-    _organ_phrases,
-    _rewrites,
-    _suffix_variants,
-    _variants,
+    VAGUE_HEADS,
+    bag_key_of,
+    combining_split,
+    condition_key,
+    more_rewrites,
+    name_forms,
+    organ_phrases,
+    rewrites,
+    suffix_variants,
+    variants,
 )
 
 
 class MeshFallbacks(CandidateStages):
     """The fallback stages of :class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer`."""
 
-    def _mesh_tokens(self, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
+    def _mesh_tokens(self, toks: Sequence[str], t: str, ctx: Context | None) -> Hit | None:
         codes = self._mesh_index.get("".join(toks))
         if codes is not None:
             hit = self._mesh_codes(codes, t, ctx, 0)
@@ -60,7 +60,7 @@ class MeshFallbacks(CandidateStages):
                 return hit
         if len(toks) == 1 or not self._bag_words.issuperset(toks):
             return None  # a one-word bag key is the index key
-        codes = self._mesh_bag.get(_bag_key(toks))
+        codes = self._mesh_bag.get(bag_key_of(toks))
         return None if codes is None else self._mesh_codes(codes, t, ctx, 0)
 
     def _is_key(self, phrase: Sequence[str]) -> bool:
@@ -69,7 +69,7 @@ class MeshFallbacks(CandidateStages):
         return "".join(phrase) in self._mesh_index or (
             len(phrase) > 1
             and self._bag_words.issuperset(phrase)
-            and _bag_key(phrase) in self._mesh_bag
+            and bag_key_of(phrase) in self._mesh_bag
         )
 
     def _head_completions(self, stems: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
@@ -80,74 +80,74 @@ class MeshFallbacks(CandidateStages):
         for stem in stems:
             mask = self._completions.get("".join(stem), 0)
             if self._bag_words.issuperset(stem):
-                mask |= self._bag_completions.get(_bag_key(stem), 0)
+                mask |= self._bag_completions.get(bag_key_of(stem), 0)
             if mask:
                 out += [(*stem, h) for bit, h in enumerate(DISEASE_HEADS) if mask >> bit & 1]
         return out
 
-    def _fallback(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+    def _fallback(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
         """The MeSH stages for a name that is no term as written, in the order of
         :data:`FALLBACKS`; the first that finds something decides."""
-        toks = _name_forms(clean)[1]
-        trace = _TRACE.get()
+        toks = name_forms(clean)[1]
+        trace = TRACE.get()
         for name, stage in FALLBACKS[t] if toks else FALLBACKS[t][:1]:
             if trace is None:
                 hit = stage(self, clean, toks, t, ctx)
             else:  # explaining: each stage of this name, not those of the names it tries
-                token = _TRACE.set(None)
+                token = TRACE.set(None)
                 try:
                     hit = stage(self, clean, toks, t, ctx)
                 finally:
-                    _TRACE.reset(token)
+                    TRACE.reset(token)
                 self._tried(t, name, hit)
             if hit is not None:
                 return hit
         return None
 
-    def _aside(self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
+    def _aside(self, clean: str, toks: Sequence[str], t: str, ctx: Context | None) -> Hit | None:
         """The name without a parenthesised aside: "central nervous system (CNS)
         complications"."""
         if "(" not in clean:
             return None
-        bare = _clean(_PARENS_RE.sub("", clean))
+        bare = clean_name(PARENS_RE.sub("", clean))
         if not bare or bare == clean:
             return None
         hit = self._direct(bare, t, ctx) or self._fallback(bare, t, ctx)
         if hit is None or hit.item < 0:
             return None
-        if hit.matched_by in _CONTEXT_SENSITIVE:
+        if hit.matched_by in CONTEXT_SENSITIVE:
             return hit
-        return _Hit(hit.type, hit.item, "rewrite", REWRITE_SCORE, hit.candidates, hit.via or bare)
+        return Hit(hit.type, hit.item, "rewrite", REWRITE_SCORE, hit.candidates, hit.via or bare)
 
     def _rewritten(
-        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
-    ) -> _Hit | None:
+        self, clean: str, toks: Sequence[str], t: str, ctx: Context | None
+    ) -> Hit | None:
         """Derived forms of the last word and rewrites towards MeSH's wording, most literal
         first (adjective to noun, organ adjective to organ, tumour to neoplasm ...:
         :mod:`fastbmrag.vocab.language`; for chemicals, an anion as its acid, a class of drugs
         and an agent as MeSH names them: :mod:`fastbmrag.vocab.chemistry`); for diseases, a word
         for disease added, an organ's damage; the head word as its descriptor's own name."""
         body = toks[:-1]
-        variants = [(*body, v) for v in _suffix_variants(toks[-1], 2)]
-        tries: list[tuple[str, Sequence[str]]] = [("derived", v) for v in variants]
+        derived = [(*body, v) for v in suffix_variants(toks[-1], 2)]
+        tries: list[tuple[str, Sequence[str]]] = [("derived", v) for v in derived]
         if t == CHEMICAL:
             tries += [("rewrite", (*body, *acid)) for acid in acid_forms(toks[-1])]
             if toks[-1] in DRUG_WORDS and body:
                 tries += [("rewrite", (*body, w)) for w in ("agent", "drug") if w != toks[-1]]
         if t == DISEASE:
-            tries += [("rewrite", r) for r in _rewrites(toks)]
-            tries += [("completion", c) for c in self._head_completions((*variants, toks))]
-            tries += [("organ", o) for o in _organ_phrases(toks)]
+            tries += [("rewrite", r) for r in rewrites(toks)]
+            tries += [("completion", c) for c in self._head_completions((*derived, toks))]
+            tries += [("organ", o) for o in organ_phrases(toks)]
             if len(toks) == 1 and toks[0].endswith("toxicity") and len(toks[0]) > 9:
                 # "cytotoxicity": the compound's head
                 tries.append(("organ", ("drug", "toxicity")))
-            tries += [("rewrite", r) for r in _more_rewrites(toks)]
+            tries += [("rewrite", r) for r in more_rewrites(toks)]
         if len(toks) > 1:
             # The head word as its descriptor's own name: "supraventricular
             # tachyarrhythmia" -> supraventricular tachycardia.
             head = self._mesh_tokens(toks[-1:], t, None)
             if head is not None and head.item >= 0:
-                name = _name_forms(self._desc[head.item][1])[1]
+                name = name_forms(self._desc[head.item][1])[1]
                 if name != toks[-1:]:
                     tries.append(("rewrite", (*toks[:-1], *name)))
         for label, phrase in tries:
@@ -157,8 +157,8 @@ class MeshFallbacks(CandidateStages):
         return None
 
     def _adjective_as_noun(
-        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
-    ) -> _Hit | None:
+        self, clean: str, toks: Sequence[str], t: str, ctx: Context | None
+    ) -> Hit | None:
         """An adjective before a head as its noun ("neuronal degeneration" -> neuron
         degeneration, "olfactory disorder" -> olfaction disorder), only where the noun is a
         word of some term; the loss of a tissue as its degeneration ("neuronal loss" -> Nerve
@@ -166,49 +166,49 @@ class MeshFallbacks(CandidateStages):
         if len(toks) != 2:
             return None
         first, last = toks
-        late: list[tuple[str, ...]] = [(v, last) for v in _variants(first) if v in self._bag_words]
+        late: list[tuple[str, ...]] = [(v, last) for v in variants(first) if v in self._bag_words]
         if last in LOSS_HEADS:
-            late += [(v, "degeneration") for v in (first, *_variants(first))]
+            late += [(v, "degeneration") for v in (first, *variants(first))]
         return self._first_term(late, t, ctx, "rewrite")
 
     def _one_word_short(
-        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
-    ) -> _Hit | None:
+        self, clean: str, toks: Sequence[str], t: str, ctx: Context | None
+    ) -> Hit | None:
         """A name one word short of a disease term (:meth:`_superset_hit`)."""
         return self._superset_hit(toks, ctx) if len(toks) > 1 else None
 
     def _one_conjunct(
-        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
-    ) -> _Hit | None:
+        self, clean: str, toks: Sequence[str], t: str, ctx: Context | None
+    ) -> Hit | None:
         """One conjunct of a coordination (:meth:`_conjunct`)."""
         return self._conjunct(clean, t, ctx) if len(toks) > 2 else None
 
-    def _site(self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
+    def _site(self, clean: str, toks: Sequence[str], t: str, ctx: Context | None) -> Hit | None:
         """The disease of a site (:meth:`_site_disease`)."""
         return self._site_disease(toks, ctx) if len(toks) > 1 else None
 
     def _completed(
-        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
-    ) -> _Hit | None:
+        self, clean: str, toks: Sequence[str], t: str, ctx: Context | None
+    ) -> Hit | None:
         """A one-word name completed (:meth:`_extend`)."""
         return self._extend(toks[0], t) if len(toks) == 1 else None
 
     def _head_word(
-        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
-    ) -> _Hit | None:
+        self, clean: str, toks: Sequence[str], t: str, ctx: Context | None
+    ) -> Hit | None:
         """A one-word disease name completed to its most general disease (:meth:`_head`)."""
         return self._head(toks, ctx) if len(toks) == 1 else None
 
     def _combining(
-        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
-    ) -> _Hit | None:
+        self, clean: str, toks: Sequence[str], t: str, ctx: Context | None
+    ) -> Hit | None:
         """A combining form and a disease word: "myonecrosis" -> muscular necrosis,
         "immunodeficiency" -> immunologic deficiency (syndrome), or a disease of the site
         ("muscular necrosis" -> muscular disease); the rest must be a word of some term."""
-        split = _combining_split(toks[0]) if len(toks) == 1 else None
+        split = combining_split(toks[0]) if len(toks) == 1 else None
         if not split or split.rsplit(" ", 1)[1] not in self._bag_words:
             return None
-        parts = _name_forms(split)[1]
+        parts = name_forms(split)[1]
         hit = (
             self._direct(split, t, ctx)
             or self._first_term(self._head_completions((parts,)), t, ctx, "rewrite")
@@ -216,21 +216,21 @@ class MeshFallbacks(CandidateStages):
         )
         if hit is None or hit.item < 0:
             return None
-        return _Hit(hit.type, hit.item, "rewrite", REWRITE_SCORE, hit.candidates)
+        return Hit(hit.type, hit.item, "rewrite", REWRITE_SCORE, hit.candidates)
 
-    def _a_part(self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None) -> _Hit | None:
+    def _a_part(self, clean: str, toks: Sequence[str], t: str, ctx: Context | None) -> Hit | None:
         """A part of the name (:meth:`_partial`)."""
         return self._partial(toks, t, ctx, listed=LIST_RE.search(clean) is not None)
 
     def _head_of_longer(
-        self, clean: str, toks: Sequence[str], t: str, ctx: _Context | None
-    ) -> _Hit | None:
+        self, clean: str, toks: Sequence[str], t: str, ctx: Context | None
+    ) -> Hit | None:
         """No part is a term: the head word completed ("impaired overnight memory" -> Memory
         Disorders), unless it is a word any condition can have ("lesion", "failure"), only to a
         descriptor whose name has it as its head ("Vision Disorders"; not "Pressure Ulcer" for
         "intraocular pressure") and adds no other word than one for disease ("axonal
         degeneration" is no Retinal Degeneration)."""
-        if len(toks) < 2 or toks[-1] in _VAGUE_HEADS:
+        if len(toks) < 2 or toks[-1] in VAGUE_HEADS:
             return None
         hit = self._head(toks, ctx)
         if hit is None:
@@ -241,7 +241,7 @@ class MeshFallbacks(CandidateStages):
             return hit
         return None
 
-    def _induced_form(self, clean: str, ctx: _Context | None, item: int = -1) -> int | None:
+    def _induced_form(self, clean: str, ctx: Context | None, item: int = -1) -> int | None:
         """The drug-induced descriptor of a condition named in a sentence about a drug's effects
         ("hepatitis" -> Chemical and Drug Induced Liver Injury), or written as induced by a
         named substance ("levodopa-induced dyskinesia" -> Dyskinesia, Drug-Induced)."""
@@ -252,14 +252,14 @@ class MeshFallbacks(CandidateStages):
         written = clean
         if ctx is not None and clean in ctx.windows:
             clean = ctx.abbreviations.get(clean, clean)
-        if not _OTHER_CAUSES.isdisjoint(_name_forms(clean)[1]):
+        if not OTHER_CAUSES.isdisjoint(name_forms(clean)[1]):
             return None
-        key, induced = _condition_key(clean)
+        key, induced = condition_key(clean)
         found = self._drug_induced.get(key)
         if found is None and item >= 0:
             # The condition as found ("dyskinetic" -> Dyskinesias, "hepatic injury" -> Liver
             # Diseases): the drug-induced form of that descriptor's own name.
-            found = self._drug_induced.get(_condition_key(self._desc[item][1])[0])
+            found = self._drug_induced.get(condition_key(self._desc[item][1])[0])
             if found is None:
                 found = self._induced_child.get(item)
         if found is None or induced or (ctx is not None and ctx.drug_cause(written, clean)):
@@ -269,8 +269,8 @@ class MeshFallbacks(CandidateStages):
     def _names_head(self, item: int, word: str) -> bool:
         """Whether the descriptor's name ends in ``word`` (or a derived form of it), or in it
         and a word for disease ("Vision Disorders")."""
-        name = _name_forms(self._desc[item][1])[1]
-        forms = (word, *_variants(word))
+        name = name_forms(self._desc[item][1])[1]
+        forms = (word, *variants(word))
         return name[-1] in forms or (
             len(name) > 1 and name[-2] in forms and name[-1] in DISEASE_HEADS
         )
@@ -279,13 +279,13 @@ class MeshFallbacks(CandidateStages):
         """Whether the descriptor's name has a word the name lacks besides its head and a word
         for disease: "axonal degeneration" is no Retinal Degeneration, "ureteric obstruction"
         no Intestinal Obstruction; "impaired memory" may be Memory Disorders."""
-        written = {f for w in toks for f in (w, *_variants(w))}
-        name = _name_forms(self._desc[item][1])[1]
+        written = {f for w in toks for f in (w, *variants(w))}
+        name = name_forms(self._desc[item][1])[1]
         return any(w not in written and w not in DISEASE_HEADS for w in name)
 
     def _first_term(
-        self, tries: Iterable[Sequence[str]], t: str, ctx: _Context | None, stage: str
-    ) -> _Hit | None:
+        self, tries: Iterable[Sequence[str]], t: str, ctx: Context | None, stage: str
+    ) -> Hit | None:
         """The first phrase of ``tries`` that is a term of the type, as a hit of ``stage``. Most
         tries name no term: both keys are looked up inline first (as :meth:`_mesh_tokens`
         does), and only a phrase with a key goes through :meth:`_mesh_tokens`. A phrase
@@ -293,17 +293,19 @@ class MeshFallbacks(CandidateStages):
         index, bag, bag_words = self._mesh_index, self._mesh_bag, self._bag_words
         for phrase in tries:
             if "".join(phrase) not in index and (
-                len(phrase) == 1 or not bag_words.issuperset(phrase) or _bag_key(phrase) not in bag
+                len(phrase) == 1
+                or not bag_words.issuperset(phrase)
+                or bag_key_of(phrase) not in bag
             ):
                 continue
             hit = self._mesh_tokens(phrase, t, ctx)
             if hit is not None and hit.item >= 0:
-                return _Hit(
+                return Hit(
                     hit.type, hit.item, stage, REWRITE_SCORE, hit.candidates, " ".join(phrase)
                 )
         return None
 
-    def _site_disease(self, toks: Sequence[str], ctx: _Context | None) -> _Hit | None:
+    def _site_disease(self, toks: Sequence[str], ctx: Context | None) -> Hit | None:
         """The modifiers as the site of a disease, when the head only says that the site is
         diseased ("bladder inflammation" -> bladder disease, "bone marrow necrosis" -> bone
         marrow disease, "cardiovascular toxicity" -> cardiovascular disease); not when the
@@ -348,7 +350,7 @@ class MeshFallbacks(CandidateStages):
             if " ".join(sorted([*key, ends[-1]])) not in self._superset:
                 continue
             hit = self._superset_hit(ends, ctx)
-            if hit is not None and _name_forms(self._desc[hit.item][1])[1][-len(ends) :] == ends:
+            if hit is not None and name_forms(self._desc[hit.item][1])[1][-len(ends) :] == ends:
                 return hit
         return None
 
@@ -372,12 +374,12 @@ class MeshFallbacks(CandidateStages):
         hit = self._mesh_tokens([word], DISEASE, None)
         if hit is None:
             hit = next(
-                (h for v in _variants(word) if (h := self._mesh_tokens([v], DISEASE, None))),
+                (h for v in variants(word) if (h := self._mesh_tokens([v], DISEASE, None))),
                 None,
             )
         return hit is None or hit.item in self._processes
 
-    def _superset_hit(self, toks: Sequence[str], ctx: _Context | None) -> _Hit | None:
+    def _superset_hit(self, toks: Sequence[str], ctx: Context | None) -> Hit | None:
         """A name one word short of a disease term ("variant angina" -> Angina Pectoris,
         Variant); several such terms: the one above the others in the tree, else the one the
         context names."""
@@ -399,24 +401,24 @@ class MeshFallbacks(CandidateStages):
         if len(core) < len(toks) and core and self._mesh_tokens(core, DISEASE, None) is not None:
             return None  # "acute myocardial infarction": a course word on a term of its own
         if isinstance(codes, int):
-            return _Hit(DISEASE, codes, "completion", REWRITE_SCORE)
+            return Hit(DISEASE, codes, "completion", REWRITE_SCORE)
         chosen = self._pick_descriptor(codes, ctx) if ctx is not None else None
         if chosen is None:
             return None
-        return _Hit(DISEASE, chosen, "completion", REWRITE_SCORE, tuple(codes))
+        return Hit(DISEASE, chosen, "completion", REWRITE_SCORE, tuple(codes))
 
     def _superset_codes(self, words: Sequence[str]) -> int | list[int] | None:
-        codes = self._superset.get(_bag_key(words))
+        codes = self._superset.get(bag_key_of(words))
         if isinstance(codes, int) and codes < 0:
             return list(self._mesh_multi[~codes])
         return codes if codes is None or isinstance(codes, int) else list(codes)
 
-    def _conjunct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+    def _conjunct(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
         """A coordination whose parts do not all name a condition (see :meth:`_coordination`):
         one conjunct, the last written in full first ("pulmonary and renal insufficiency" ->
         renal insufficiency), then the others with the shared head restored ("cardiac and
         renal lesions" -> cardiac lesions)."""
-        parts = [p for p in _CONJ_RE.split(clean) if p.strip()]
+        parts = [p for p in CONJ_RE.split(clean) if p.strip()]
         if len(parts) < 2:
             return None
         head = parts[-1].split()
@@ -434,10 +436,10 @@ class MeshFallbacks(CandidateStages):
         for phrase in dict.fromkeys(tries):
             hit = self._direct(phrase, t, ctx) or self._fallback(phrase, t, ctx)
             if hit is not None and hit.item >= 0 and hit.matched_by not in ("partial", "extend"):
-                return _Hit(hit.type, hit.item, "conjunct", REWRITE_SCORE, hit.candidates)
+                return Hit(hit.type, hit.item, "conjunct", REWRITE_SCORE, hit.candidates)
         return None
 
-    def _coordination(self, name: str, clean: str, ctx: _Context | None) -> Normalized | None:
+    def _coordination(self, name: str, clean: str, ctx: Context | None) -> Normalized | None:
         """A coordination of diseases, one result per part: "breast and ovarian cancer" ->
         Breast Neoplasms + Ovarian Neoplasms, "type 1 and type 2 diabetes" -> both types. Every
         part must name its own condition (the shared head restored: "breast" -> "breast
@@ -457,20 +459,20 @@ class MeshFallbacks(CandidateStages):
         score = min(r.score for r in resolved)
         return Normalized(name, DISEASE, clean, None, "coordination", score, ids, tuple(resolved))
 
-    def _head(self, toks: Sequence[str], ctx: _Context | None = None) -> _Hit | None:
+    def _head(self, toks: Sequence[str], ctx: Context | None = None) -> Hit | None:
         """ "diabetes" -> Diabetes Mellitus: the most general disease with a two-word term
         holding the word (see :func:`fastbmrag.vocab.build.compile_mesh`); also for the last
         word of a longer name whose modifiers matched nothing ("impaired overnight memory").
         Where other diseases have such a term too ("glomerulosclerosis": Diabetic
         Nephropathies, Glomerulosclerosis, Focal Segmental) and the context picks none, the
         vocabulary gives no one completion: ambiguous."""
-        for word in (*_variants(toks[-1]), toks[-1]):
+        for word in (*variants(toks[-1]), toks[-1]):
             item = self._mesh_head.get(word)
             if item is not None and "C" in self._desc[item][2]:
                 score = HEAD_SCORE if len(toks) == 1 else 0.55
                 chosen = self._head_from_context(word, ctx) if ctx is not None else None
                 if chosen is not None and chosen != item:
-                    return _Hit(DISEASE, chosen, "head", score, (item, chosen))
+                    return Hit(DISEASE, chosen, "head", score, (item, chosen))
                 codes = self._mesh_extend.get(word)
                 others = set() if codes is None else self._concepts(codes) - {item}
                 top = self._desc[item][0]
@@ -480,11 +482,11 @@ class MeshFallbacks(CandidateStages):
                     if "C" in self._desc[i][2] and top not in self._mesh_ancestors.get(i, ())
                 }  # a completion to a concept above the others is no guess
                 if others and chosen is None:
-                    return _Hit(DISEASE, -1, "ambiguous", AMBIGUOUS_SCORE, (item, *sorted(others)))
-                return _Hit(DISEASE, item, "head", score)
+                    return Hit(DISEASE, -1, "ambiguous", AMBIGUOUS_SCORE, (item, *sorted(others)))
+                return Hit(DISEASE, item, "head", score)
         return None
 
-    def _head_from_context(self, word: str, ctx: _Context) -> int | None:
+    def _head_from_context(self, word: str, ctx: Context) -> int | None:
         """The candidate completion of ``word`` whose other term word the context uses:
         "hyperactivity" in a text on locomotor activity -> Hyperkinesis ("Motor
         Hyperactivity"), not Psychomotor Agitation ("Psychomotor Hyperactivity"). A context
@@ -512,7 +514,7 @@ class MeshFallbacks(CandidateStages):
             return int(item)
         return None
 
-    def _extend(self, word: str, t: str) -> _Hit | None:
+    def _extend(self, word: str, t: str) -> Hit | None:
         """A one-word name completed to the only two-word term of its type that contains it
         ("ecstasy" -> "Ecstasy (Drug)"). For a chemical, the build keeps only terms where the
         added word names the word's form or kind (``mesh_tables.completes_word``). The completion adds a
@@ -523,15 +525,15 @@ class MeshFallbacks(CandidateStages):
             return None
         if isinstance(codes, int) and codes < 0:
             codes = self._mesh_multi[~codes]
-        cat = _CAT[t]
+        cat = CATEGORY[t]
         items = {c // 2 for c in ([codes] if isinstance(codes, int) else codes)}
         fitting = [i for i in items if cat in self._desc[i][2]]
         if len(fitting) != 1:
             return None
-        return _Hit(t, fitting[0], "extend", EXTEND_SCORE)
+        return Hit(t, fitting[0], "extend", EXTEND_SCORE)
 
 
-_Stage = Callable[[MeshFallbacks, str, Sequence[str], str, "_Context | None"], "_Hit | None"]
+_Stage = Callable[[MeshFallbacks, str, Sequence[str], str, "Context | None"], "Hit | None"]
 
 # The fallback stages of each type, in order, each with the name `normalize --explain` gives it;
 # each abstains (None) where it does not apply.
@@ -567,7 +569,7 @@ def _conjuncts(clean: str) -> list[list[str]]:
     first: "breast and ovarian cancer" -> [["breast cancer", "breast"], ["ovarian cancer"]];
     "endometrial hyperplasia or cancer" (shared modifiers) -> [["endometrial hyperplasia"],
     ["endometrial cancer", "cancer"]]. Fewer than two parts: none."""
-    parts = [p for p in _CONJ_RE.split(clean) if p.strip()]
+    parts = [p for p in CONJ_RE.split(clean) if p.strip()]
     if len(parts) < 2:
         return []
     head = parts[-1].split()

@@ -13,11 +13,11 @@ from fastbmrag.vocab.context import (
     AS_WRITTEN_FACTOR,
     GENE_SCORES,
     GROUP_SCORE,
-    _Context,
-    _Hit,
+    Context,
+    Hit,
 )
 from fastbmrag.vocab.keys import BAG_STOP, ROMAN_NUMBER, gene_key_of, raw_tokens, term_key, tokens
-from fastbmrag.vocab.language import _unique_best
+from fastbmrag.vocab.language import unique_best
 from fastbmrag.vocab.phenomena import (
     coordination_parts,
     isoform_stripped,
@@ -48,7 +48,7 @@ class GeneStages(Stages):
             return None
         return Normalized(name, GENE, self._group_names[found], found, "gene_group", GROUP_SCORE)
 
-    def _gene_as_written(self, name: str, clean: str, ctx: _Context | None) -> Normalized | None:
+    def _gene_as_written(self, name: str, clean: str, ctx: Context | None) -> Normalized | None:
         """A gene name written beyond its dictionary forms (fastbmrag.vocab.phenomena): an
         isoform or transcript variant after an approved symbol ("TP63 gamma", "CD44v6"), a respelling ("CEBPalpha", "Toll-like
         receptor (TLR) 4"), or a coordination or range of genes
@@ -59,12 +59,12 @@ class GeneStages(Stages):
             hit = self._direct(bare, GENE, ctx)
             if hit is not None and hit.item >= 0 and hit.matched_by == "symbol":
                 score = round(hit.score * AS_WRITTEN_FACTOR, 3)
-                return self._result(name, GENE, _Hit(GENE, hit.item, "isoform", score))
+                return self._result(name, GENE, Hit(GENE, hit.item, "isoform", score))
         for spelt in respellings(clean):
             hit = self._direct(spelt, GENE, ctx)
             if hit is not None and hit.item >= 0:
                 score = round(hit.score * AS_WRITTEN_FACTOR, 3)
-                return self._result(name, GENE, _Hit(GENE, hit.item, "respelled", score, (), spelt))
+                return self._result(name, GENE, Hit(GENE, hit.item, "respelled", score, (), spelt))
         parts = coordination_parts(clean)
         if not parts:
             return None
@@ -92,7 +92,7 @@ class GeneStages(Stages):
                 codes = self._gene_index.get(gene_key_of([*toks[:i], *toks[i + 1 :]]))
         return codes
 
-    def _gene_codes(self, codes: int | Sequence[int] | None, ctx: _Context | None) -> _Hit | None:
+    def _gene_codes(self, codes: int | Sequence[int] | None, ctx: Context | None) -> Hit | None:
         """An index entry as a hit: its best kind (HGNC's preference: approved symbol > previous
         symbol > alias > names > NCBI Gene's); several genes of that kind: the context picks,
         else ambiguous."""
@@ -102,7 +102,7 @@ class GeneStages(Stages):
             if codes < 0:
                 return self._gene_codes(self._gene_multi[~codes], ctx)
             kind = GENE_KINDS[codes % 8]
-            return _Hit(GENE, codes // 8, kind, GENE_SCORES[kind])
+            return Hit(GENE, codes // 8, kind, GENE_SCORES[kind])
         best_kind = codes[0] % 8
         items = tuple(c // 8 for c in codes if c % 8 == best_kind)
         kind = GENE_KINDS[best_kind]
@@ -111,13 +111,13 @@ class GeneStages(Stages):
             # an NCBI Gene synonym: "ERK") names no one gene: the context picks, or no id.
             items = tuple(dict.fromkeys(c // 8 for c in codes))
         if len(items) == 1:
-            return _Hit(GENE, items[0], kind, GENE_SCORES[kind], tuple(c // 8 for c in codes))
+            return Hit(GENE, items[0], kind, GENE_SCORES[kind], tuple(c // 8 for c in codes))
         chosen = self._pick_gene(items, ctx) if ctx is not None else None
         if chosen is not None:
-            return _Hit(GENE, chosen, kind, round(GENE_SCORES[kind] * 0.9, 3), items)
-        return _Hit(GENE, -1, "ambiguous", AMBIGUOUS_SCORE, items)
+            return Hit(GENE, chosen, kind, round(GENE_SCORES[kind] * 0.9, 3), items)
+        return Hit(GENE, -1, "ambiguous", AMBIGUOUS_SCORE, items)
 
-    def _pick_gene(self, items: Sequence[int], ctx: _Context) -> int | None:
+    def _pick_gene(self, items: Sequence[int], ctx: Context) -> int | None:
         """The one gene among several whose symbol the text writes, or whose name's words it uses
         most, weighed by how much each word says (MeSH's word weights: "subunit", "protein" or
         "factor" say less of which gene than "kappa" or "cointegrator"); None on a tie, or
@@ -133,5 +133,5 @@ class GeneStages(Stages):
                 s += sum(weight(w) for w in words if w in ctx.words) / sum(map(weight, words))
             return s
 
-        chosen = _unique_best(items, support)
+        chosen = unique_best(items, support)
         return chosen if chosen is not None and support(chosen) >= MIN_GENE_SUPPORT else None

@@ -238,30 +238,30 @@ GENERIC = word_set(
 )
 # Head words too vague to complete on their own in a longer name.
 # Stage: `head` (of a longer name).
-_VAGUE_HEADS = SIGN_HEADS | EPISODE_HEADS | GENERIC | DISEASE_SYNONYMS
+VAGUE_HEADS = SIGN_HEADS | EPISODE_HEADS | GENERIC | DISEASE_SYNONYMS
 
 # Words by which a name gives its condition a cause other than a drug: such a name never gets
 # a drug-induced descriptor, whatever the text says of drugs ("viral hepatitis" in a paper on
 # isoniazid stays hepatitis; "radiation-induced pneumonitis" is not drug-induced).
 # Stage: `drug_induced`.
-_OTHER_CAUSES = word_set(
+OTHER_CAUSES = word_set(
     "viral virus bacterial infectious infective fungal parasitic autoimmune alcoholic alcohol "
     "radiation irradiation hereditary inherited congenital familial genetic traumatic idiopathic"
 )
 
 # Phrases that present a condition as caused by a drug or chemical.
-_DRUG_CAUSE_RE = re.compile(
+DRUG_CAUSE_RE = re.compile(
     r"(?<=\w)-induced\b|\b(?:induced by|toxicity|toxic|adverse (?:effect|event|"
     r"reaction)s?|side[- ]effects?|overdoses?|intoxication|poisoning|(?:allergic|allergy|"
     r"hypersensitivity|reactions?) to|exposure to|after (?:the )?(?:administration|exposure|"
     r"ingestion|infusion|injection|intake|use) of|(?:drug|medication) use)\b",
     re.IGNORECASE,
 )
-_WS_RE = re.compile(r"\s+")
-_CONJ_RE = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and/or|and|or)\s+")
-_PLAIN_WORD_RE = re.compile(r"[^\W_]+(?:'s)?")
-_AND_OR_RE = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)
-_AND_OR_CAPITALS = frozenset("ANDOR")  # an "and"/"or" not in lower case has one of these
+WS_RE = re.compile(r"\s+")
+CONJ_RE = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and/or|and|or)\s+")
+PLAIN_WORD_RE = re.compile(r"[^\W_]+(?:'s)?")
+AND_OR_RE = re.compile(r"\b(?:and|or)\b", re.IGNORECASE)
+AND_OR_CAPITALS = frozenset("ANDOR")  # an "and"/"or" not in lower case has one of these
 
 
 # A Greek letter written as its Latin initial before a hyphen, in lower case: "b-thalassemia",
@@ -271,14 +271,14 @@ _GREEK_INITIAL_RE = re.compile(r"(?<![\w-])([abgk])-(?=[a-z])")
 _GREEK_INITIALS = {"a": "alpha", "b": "beta", "g": "gamma", "k": "kappa"}
 
 
-def _greek_initials(text: str) -> str | None:
+def greek_initials(text: str) -> str | None:
     """The name with Greek letters written out for their Latin initials; None if it has none."""
     if _GREEK_INITIAL_RE.search(text) is None:
         return None
     return _GREEK_INITIAL_RE.sub(lambda m: _GREEK_INITIALS[m.group(1)] + "-", text)
 
 
-def _abbreviation_like(text: str) -> bool:
+def abbreviation_like(text: str) -> bool:
     """ "AZT", "5-FU", "LiCl": short, no space, two capitals or a digit."""
     return (
         len(text) <= 10
@@ -287,28 +287,28 @@ def _abbreviation_like(text: str) -> bool:
     )
 
 
-def _tokens_key(text: str) -> str:
+def tokens_key(text: str) -> str:
     return "".join(tokens(text))
 
 
-def _acronym_like(text: str) -> bool:
+def acronym_like(text: str) -> bool:
     """ "ALF", "OAB", "ICH": two to six letters, upper case (a final plural "s" allowed)."""
     core = text[:-1] if text.endswith("s") else text
     return 2 <= len(core) <= 6 and core.isalpha() and core.isupper()
 
 
 @functools.lru_cache(maxsize=FREE_CACHE_SIZE)
-def _condition_key(text: str) -> tuple[str, bool]:
+def condition_key(text: str) -> tuple[str, bool]:
     """(bag key of the condition, whether the text says it is induced): "levodopa-induced
     dyskinesias" -> ("dyskinesia", True)."""
-    toks = _name_forms(text)[1]
+    toks = name_forms(text)[1]
     induced = "induced" in toks[:-1]
     if induced:
         toks = toks[len(toks) - toks[::-1].index("induced") :]
     return " ".join(sorted(x for x in toks if x not in BAG_STOP)), induced
 
 
-def _rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
+def rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
     """Disease names rewritten towards MeSH's wording, most literal first:
 
     - a sign or complaint head as a disorder ("extrapyramidal symptoms" -> extrapyramidal
@@ -339,12 +339,12 @@ def _rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
     if not ORGAN_NOUN_ADJECTIVES.keys().isdisjoint(modifiers):
         # The other way: "veno-occlusive liver disease" -> Hepatic Veno-Occlusive Disease.
         out.append([*(ORGAN_NOUN_ADJECTIVES.get(w, w) for w in modifiers), last])
-    out += _organ_phrases_of((last,))
+    out += organ_phrases_of((last,))
     return out
 
 
-def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
-    """Further rewrites of a disease name, tried after :func:`_rewrites`:
+def more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
+    """Further rewrites of a disease name, tried after :func:`rewrites`:
 
     - likeness words dropped ("tic-like symptoms" -> tic disorder);
     - a disease synonym as head swapped ("thyroid illness" -> thyroid disease, "adenovirus
@@ -359,25 +359,25 @@ def _more_rewrites(toks: Sequence[str]) -> list[Sequence[str]]:
     if not LIKE_WORDS.isdisjoint(toks[1:]):
         base = [w for n, w in enumerate(toks) if not (n and w in LIKE_WORDS)]
         out.append(base)
-        out += _rewrites(base)
+        out += rewrites(base)
     body, last = base[:-1], base[-1]
     if body and last in DISEASE_SYNONYMS:
         out += [[*body, to] for to in SYNONYM_TO if to != last]
     if len(body) == 1 and (last in DISEASE_SYNONYMS or last == "syndrome"):
         # An adjective and a word for disease: "cholestatic disease" -> cholestasis.
-        out += [[v] for v in _variants(body[0])]
+        out += [[v] for v in variants(body[0])]
     if body and last in _EPISODE_OR_SIGN:
         while len(body) > 1 and body[-1] in SIGN_HEADS:
             body = body[:-1]
         out.append(body)
-        out += [[*body[:-1], v] for v in _variants(body[-1])]
+        out += [[*body[:-1], v] for v in variants(body[-1])]
         out += [[*body, h] for h in DISEASE_HEADS]
     if "of" in base[1:-1]:
         # "calcification of the artery" -> artery calcification -> vascular calcification
         i = base.index("of")
         inverted = [w for w in base[i + 1 :] if w not in BAG_STOP] + list(base[:i])
         out.append(inverted)
-        out += _rewrites(inverted)
+        out += rewrites(inverted)
     quantity = base if QUANTITY.keys().isdisjoint(base) else [QUANTITY.get(w, w) for w in base]
     if quantity is not base:
         out.append(quantity)
@@ -423,13 +423,13 @@ def _impaired_function(toks: Sequence[str]) -> list[Sequence[str]]:
     ]
 
 
-def _variants(word: str) -> tuple[str, ...]:
+def variants(word: str) -> tuple[str, ...]:
     """Derived forms of one word by :data:`VARIANT_SUFFIXES` ("bruising" -> "bruise")."""
-    return _suffix_variants(word, 3)
+    return suffix_variants(word, 3)
 
 
 @functools.lru_cache(maxsize=FREE_CACHE_SIZE)
-def _suffix_variants(word: str, min_stem: int) -> tuple[str, ...]:
+def suffix_variants(word: str, min_stem: int) -> tuple[str, ...]:
     """The forms of ``word`` by :data:`VARIANT_SUFFIXES`, in rule order, keeping a stem of at
     least ``min_stem`` letters. Memoised: the same words end many names."""
     rules = _SUFFIXES_BY_END.get(word[-2:])
@@ -462,23 +462,23 @@ _SUFFIXES_BY_END = {
 
 
 @functools.lru_cache(maxsize=FREE_CACHE_SIZE)
-def _name_forms(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def name_forms(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """:func:`~fastbmrag.vocab.keys.token_forms` of a name as tuples, memoised: one name
     is tokenised by the direct lookup, the fallback rules and the drug-induced check."""
     return token_form_tuples(text)
 
 
-def _organ_phrases(toks: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+def organ_phrases(toks: Sequence[str]) -> tuple[tuple[str, ...], ...]:
     """ "renal damage", "nephrotoxicity", "nephropathy" -> (("kidney", "disease"), ...)."""
     if len(toks) > 2 or (
         len(toks) == 2 and (toks[0] not in ORGAN_ADJECTIVES or toks[1] not in ORGAN_DAMAGE)
     ):
         return ()
-    return _organ_phrases_of(tuple(toks))
+    return organ_phrases_of(tuple(toks))
 
 
 @functools.lru_cache(maxsize=FREE_CACHE_SIZE)
-def _organ_phrases_of(toks: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
+def organ_phrases_of(toks: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     organ = damage = None
     if len(toks) == 2 and toks[0] in ORGAN_ADJECTIVES and toks[1] in ORGAN_DAMAGE:
         organ, damage = ORGAN_ADJECTIVES[toks[0]], toks[1]
@@ -499,7 +499,7 @@ def _organ_phrases_of(toks: tuple[str, ...]) -> tuple[tuple[str, ...], ...]:
     return tuple(out)
 
 
-def _combining_split(word: str) -> str:
+def combining_split(word: str) -> str:
     """ "myonecrosis" -> "muscular necrosis": a word made of an organ's combining form
     (:data:`ORGAN_PREFIXES`) and a word of four letters or more; "" when it is none."""
     for prefix, organ in ORGAN_PREFIXES.items():
@@ -508,14 +508,14 @@ def _combining_split(word: str) -> str:
     return ""
 
 
-def _unique_best(items: Sequence[int], support: Any) -> int | None:
+def unique_best(items: Sequence[int], support: Any) -> int | None:
     scored = sorted(((support(i), i) for i in items), reverse=True)
     if scored and scored[0][0] > 0 and (len(scored) == 1 or scored[0][0] > scored[1][0]):
         return scored[0][1]
     return None
 
 
-def _strip_gene_words(toks: list[str]) -> list[str]:
+def strip_gene_words(toks: list[str]) -> list[str]:
     out = list(toks)
     while out and out[-1] in GENE_WORDS:
         out.pop()
@@ -524,6 +524,6 @@ def _strip_gene_words(toks: list[str]) -> list[str]:
     return out
 
 
-def _bag_key(toks: Sequence[str]) -> str:
+def bag_key_of(toks: Sequence[str]) -> str:
     """:func:`~fastbmrag.vocab.keys.bag_key` of a name's tokens."""
     return bag_of(toks if BAG_STOP.isdisjoint(toks) else [x for x in toks if x not in BAG_STOP])

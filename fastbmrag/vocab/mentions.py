@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from fastbmrag.vocab.base import GENE, Normalized
-from fastbmrag.vocab.context import _CAT, ALL_TYPES, TYPE_ALIASES, _Context, _Hit
+from fastbmrag.vocab.context import ALL_TYPES, CATEGORY, TYPE_ALIASES, Context, Hit
 from fastbmrag.vocab.keys import gene_key_of, raw_tokens, tokens, word_set
 from fastbmrag.vocab.stages import Stages
 
@@ -88,13 +88,13 @@ class MentionFinder(Stages):
         gtoks: Sequence[list[str]],
         ttoks: Sequence[list[str]],
         wanted: Sequence[str],
-        ctx: _Context,
-    ) -> _Hit | None:
+        ctx: Context,
+    ) -> Hit | None:
         single = len(words) == 1
         surface = words[0][2]
-        best: _Hit | None = None
+        best: Hit | None = None
         for t in wanted:
-            hit: _Hit | None
+            hit: Hit | None
             if t == GENE:
                 if single and not _gene_like(surface):
                     continue
@@ -102,7 +102,7 @@ class MentionFinder(Stages):
                 hit = self._gene_codes(self._gene_index.get(key), ctx)
                 if hit is not None and single and hit.matched_by.endswith("name"):
                     hit = None  # one ordinary word that is a gene's name ("insulin") is too loose
-            elif t in _CAT:
+            elif t in CATEGORY:
                 if single and (len(surface) < 3 or (surface.islower() and len(surface) < 4)):
                     continue
                 key = "".join(x for toks in ttoks for x in toks)

@@ -143,21 +143,21 @@ from fastbmrag.vocab.build import (
 from fastbmrag.vocab.candidates import Spellings, WordWeights, withheld
 from fastbmrag.vocab.chemistry import formula_names, is_formula
 from fastbmrag.vocab.context import (
-    _CAT,
-    _CONTEXT_SENSITIVE,
-    _TRACE,
     ALL_TYPES,
     AMBIGUOUS_SCORE,
     AUTO,
+    CATEGORY,
+    CONTEXT_SENSITIVE,
     DRUG_INDUCED_FACTOR,
     FORMULA_SCORE,
     MESH_MATCHED,
     MESH_SCORES,
+    TRACE,
     TYPE_ALIASES,
     WORD_ORDER_SCORE,
-    _clean,
-    _Context,
-    _Hit,
+    Context,
+    Hit,
+    clean_name,
 )
 from fastbmrag.vocab.facts import VocabularyFacts
 from fastbmrag.vocab.fallback import MeshFallbacks
@@ -170,20 +170,20 @@ from fastbmrag.vocab.keys import (
     word_forms,
 )
 from fastbmrag.vocab.language import (
-    _AND_OR_CAPITALS,
-    _AND_OR_RE,
-    _CONJ_RE,
+    AND_OR_CAPITALS,
+    AND_OR_RE,
+    CONJ_RE,
     DISEASE_HEADS,
     FREE_CACHE_SIZE,
-    _bag_key,
-    _condition_key,
-    _greek_initials,
-    _name_forms,
-    _organ_phrases_of,
-    _strip_gene_words,
-    _suffix_variants,
-    _tokens_key,
-    _unique_best,
+    bag_key_of,
+    condition_key,
+    greek_initials,
+    name_forms,
+    organ_phrases_of,
+    strip_gene_words,
+    suffix_variants,
+    tokens_key,
+    unique_best,
 )
 from fastbmrag.vocab.mentions import MentionFinder
 
@@ -239,12 +239,12 @@ class DictionaryNormalizer(
         def free(name: str, type_hint: str) -> Normalized:
             return _alive(ref)._normalize(name, type_hint, None)
 
-        def match_free(clean: str, t: str) -> _Hit | None:
+        def match_free(clean: str, t: str) -> Hit | None:
             return _alive(ref)._match_uncached(clean, t)
 
         self._free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(free)
         self._match_free = functools.lru_cache(maxsize=FREE_CACHE_SIZE)(match_free)
-        self._contexts: dict[str, _Context] = {}
+        self._contexts: dict[str, Context] = {}
         self._site_heads: dict[str, bool] = {}
         self._labels: dict[str, str] | None = None
         self._ids: dict[str, int] | None = None
@@ -293,11 +293,11 @@ class DictionaryNormalizer(
             return self._free(name, type_hint)
         return self._normalize(name, type_hint, self._context(context))
 
-    def _normalize(self, name: str, type_hint: str, ctx: _Context | None) -> Normalized:
+    def _normalize(self, name: str, type_hint: str, ctx: Context | None) -> Normalized:
         """The decision: each type's match (``auto``: the best score of the three), then, for a gene
         with none, the name as written (isoform, coordination) or a family; a disease's
         weak part or one-word completion is offered, not given."""
-        clean = _clean(name)
+        clean = clean_name(name)
         kind = TYPE_ALIASES.get(type_hint)  # as written, most often
         hint = type_hint if kind is not None else (type_hint or AUTO).strip().lower()
         if kind is None:
@@ -309,7 +309,7 @@ class DictionaryNormalizer(
         types = ALL_TYPES if kind is None else (kind,)
         if (
             DISEASE in types
-            and _CONJ_RE.search(clean)
+            and CONJ_RE.search(clean)
             and self._direct(clean, DISEASE, ctx) is None
             and (coordination := self._coordination(name, clean, ctx)) is not None
         ):
@@ -317,7 +317,7 @@ class DictionaryNormalizer(
                 DISEASE, "a coordination", None, f"one id per part ({len(coordination.parts)})"
             )
             return coordination
-        best: _Hit | None = None
+        best: Hit | None = None
         for t in types:
             hit = self._match(clean, t, ctx)
             if hit is not None and (best is None or hit.score > best.score):
@@ -330,7 +330,7 @@ class DictionaryNormalizer(
             return Normalized(name, hint, clean, None, "none", 0.0)
         if withheld(best, clean):
             offered = tuple(dict.fromkeys((best.item, *best.candidates)))
-            best = _Hit(best.type, -1, "abstained", best.score, offered, best.via)
+            best = Hit(best.type, -1, "abstained", best.score, offered, best.via)
         return self._result(name, hint if kind is not None else best.type, best)
 
     def normalize_many(self, items: Iterable[tuple[str, ...] | Sequence[str]]) -> list[Normalized]:
@@ -345,15 +345,15 @@ class DictionaryNormalizer(
 
     # ---- matching --------------------------------------------------------------------------
 
-    def _match(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
-        if _TRACE.get() is not None:  # explaining: every stage runs, none from the memo
+    def _match(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
+        if TRACE.get() is not None:  # explaining: every stage runs, none from the memo
             hit = self._match_uncached(clean, t, ctx)
         else:
             hit = self._match_free(_free_key(clean, t), t)
             if ctx is not None and (
                 hit is None
                 or hit.item < 0
-                or hit.matched_by in _CONTEXT_SENSITIVE
+                or hit.matched_by in CONTEXT_SENSITIVE
                 or clean in ctx.windows
             ):
                 hit = self._match_uncached(clean, t, ctx)
@@ -361,10 +361,10 @@ class DictionaryNormalizer(
             induced = self._induced_form(clean, ctx, hit.item)
             if induced is not None and induced != hit.item:
                 score = round(hit.score * DRUG_INDUCED_FACTOR, 3)
-                return _Hit(t, induced, "drug_induced", score, (), self._desc[hit.item][1])
+                return Hit(t, induced, "drug_induced", score, (), self._desc[hit.item][1])
         return hit
 
-    def _match_uncached(self, clean: str, t: str, ctx: _Context | None = None) -> _Hit | None:
+    def _match_uncached(self, clean: str, t: str, ctx: Context | None = None) -> Hit | None:
         """The stages of :data:`STAGES` for one type, in order: the first hit wins, and a stage
         may end the search with no id (:data:`_NO_ID`). Stages that read the text are skipped
         without one."""
@@ -378,15 +378,15 @@ class DictionaryNormalizer(
                 return hit
         return None
 
-    def _formula(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+    def _formula(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
         """A chemical formula, written as its names ("Ca2+", "NaHCO3")."""
         for formula in formula_names(clean):
             hit = self._direct(formula, t, None)
             if hit is not None and hit.item >= 0:
-                return _Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
+                return Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
         return None
 
-    def _as_written(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+    def _as_written(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
         """The name as written (:meth:`_direct`), unless the text defines it as a short form
         whose long form shares no word with the gene found (:meth:`_disowned`): no id then."""
         hit = self._direct(clean, t, ctx)
@@ -396,17 +396,17 @@ class DictionaryNormalizer(
             return _NO_ID
         return hit
 
-    def _formula_parts(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+    def _formula_parts(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
         """A formula not found whole: its parts ("2 O3" of Fe2O3) name no other compound."""
         return _NO_ID if is_formula(clean) else None
 
-    def _misspelling(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+    def _misspelling(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
         """A misspelt term (:class:`~fastbmrag.vocab.candidates.Spellings`)."""
         return self._spelling(clean, t)
 
-    def _tried(self, t: str, stage: str, hit: _Hit | None, none: str = "nothing") -> _Hit | None:
+    def _tried(self, t: str, stage: str, hit: Hit | None, none: str = "nothing") -> Hit | None:
         """``hit``, noted in the trace of :meth:`explain` when one is being kept."""
-        trace = _TRACE.get()
+        trace = TRACE.get()
         if trace is not None:
             if hit is None:
                 trace.append(f"{t}: {stage}: {none}")
@@ -421,14 +421,14 @@ class DictionaryNormalizer(
     def explain(self, name: str, type_hint: str = AUTO, context: str = "") -> list[str]:
         """The stages tried for ``name``, in order, each with what it found (no memo used)."""
         trace: list[str] = []
-        token = _TRACE.set(trace)
+        token = TRACE.set(trace)
         try:
             self._normalize(name, type_hint, self._context(context) if context else None)
         finally:
-            _TRACE.reset(token)
+            TRACE.reset(token)
         return trace
 
-    def _direct(self, clean: str, t: str, ctx: _Context | None) -> _Hit | None:
+    def _direct(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
         """Exact lookups: a gene's key (symbol > previous symbol > alias > names), without the words
         that say which kind of molecule; a MeSH term's key, its Greek initials written out, its
         words in another order, its hyphenated word joined."""
@@ -436,30 +436,30 @@ class DictionaryNormalizer(
             raw = raw_tokens(clean)
             hit = self._gene_codes(self._gene_lookup(raw), ctx)
             if hit is None:
-                core = _strip_gene_words(raw)
+                core = strip_gene_words(raw)
                 if core and core != raw:
                     hit = self._gene_codes(self._gene_lookup(core), ctx)
             return hit
-        plain, toks = _name_forms(clean)
+        plain, toks = name_forms(clean)
         codes = self._mesh_index.get("".join(toks))
         # The unfolded key only tells apart several descriptors under one key.
         several = codes is not None and (not isinstance(codes, int) or codes < 0)
         exact = "".join(plain) if several else ""
         hit = self._mesh_codes(codes, t, ctx, 0, exact)
-        greek = _greek_initials(clean) if hit is None and "-" in clean else None
+        greek = greek_initials(clean) if hit is None and "-" in clean else None
         if greek is not None:  # before word order, which would drop "a-" as an article
             hit = self._direct(greek, t, ctx)
         if hit is None and self._bag_words.issuperset(toks):
-            hit = self._mesh_codes(self._mesh_bag.get(_bag_key(toks)), t, ctx, WORD_ORDER_SCORE)
+            hit = self._mesh_codes(self._mesh_bag.get(bag_key_of(toks)), t, ctx, WORD_ORDER_SCORE)
             if hit is not None and hit.item >= 0:
-                hit = _Hit(hit.type, hit.item, "word_order", WORD_ORDER_SCORE, hit.candidates)
+                hit = Hit(hit.type, hit.item, "word_order", WORD_ORDER_SCORE, hit.candidates)
         if hit is None and "-" in clean:
             # A hyphen inside a word ("thrombo-embolism"): the joined word, whose spelling
             # folds as MeSH's does (thromboembolism).
             # The folded words joined and folded again as well: a spelling folded in one part
             # ("angio-oedema" -> angio edema) folds with the whole word too (Angioedema).
             for joined in dict.fromkeys(
-                (_tokens_key(clean.replace("-", "")), _tokens_key("".join(toks)))
+                (tokens_key(clean.replace("-", "")), tokens_key("".join(toks)))
             ):
                 if hit is None and joined != "".join(toks):
                     hit = self._mesh_codes(self._mesh_index.get(joined), t, ctx, 0)
@@ -469,19 +469,19 @@ class DictionaryNormalizer(
         self,
         codes: int | Sequence[int] | None,
         t: str,
-        ctx: _Context | None,
+        ctx: Context | None,
         fixed: float,
         exact_key: str = "",
-    ) -> _Hit | None:
+    ) -> Hit | None:
         if codes is None:
             return None
-        cat = _CAT[t]
+        cat = CATEGORY[t]
         if isinstance(codes, int) and codes < 0:
             codes = self._mesh_multi[~codes]
         if isinstance(codes, int):
             if cat not in self._desc[codes // 2][2]:
                 return None
-            return _Hit(t, codes // 2, MESH_MATCHED[codes % 2], fixed or MESH_SCORES[codes % 2])
+            return Hit(t, codes // 2, MESH_MATCHED[codes % 2], fixed or MESH_SCORES[codes % 2])
         fitting = [c for c in codes if cat in self._desc[c // 2][2]]
         if not fitting:
             return None
@@ -494,25 +494,25 @@ class DictionaryNormalizer(
         items = tuple(c // 2 for c in fitting if c % 2 == best_kind)
         score = fixed or MESH_SCORES[best_kind]
         if len(items) == 1:
-            return _Hit(t, items[0], MESH_MATCHED[best_kind], score)
+            return Hit(t, items[0], MESH_MATCHED[best_kind], score)
         chosen = self._pick_descriptor(items, ctx) if ctx is not None else None
         if chosen is not None:
-            return _Hit(t, chosen, MESH_MATCHED[best_kind], round(score * 0.9, 3), items)
-        return _Hit(t, -1, "ambiguous", AMBIGUOUS_SCORE, items)
+            return Hit(t, chosen, MESH_MATCHED[best_kind], round(score * 0.9, 3), items)
+        return Hit(t, -1, "ambiguous", AMBIGUOUS_SCORE, items)
 
     # ---- context ---------------------------------------------------------------------------
 
-    def _context(self, text: str) -> _Context:
+    def _context(self, text: str) -> Context:
         ctx = self._contexts.get(text)
         if ctx is None:
-            ctx = _Context(text)
+            ctx = Context(text)
             with self._lock:
                 if len(self._contexts) >= 256:
                     self._contexts.clear()
                 self._contexts[text] = ctx
         return ctx
 
-    def _pick_descriptor(self, items: Sequence[int], ctx: _Context) -> int | None:
+    def _pick_descriptor(self, items: Sequence[int], ctx: Context) -> int | None:
         """The one descriptor among several whose name's words the text uses most (a text names the
         concept it means); None on a tie."""
 
@@ -520,11 +520,11 @@ class DictionaryNormalizer(
             words = [w for w in tokens(self._desc[i][1]) if len(w) > 2 and w not in BAG_STOP]
             return sum(w in ctx.words for w in words) / len(words) if words else 0.0
 
-        return _unique_best(items, support)
+        return unique_best(items, support)
 
     # ---- output ----------------------------------------------------------------------------
 
-    def _result(self, name: str, type_: str, hit: _Hit) -> Normalized:
+    def _result(self, name: str, type_: str, hit: Hit) -> Normalized:
         if not hit.candidates:
             ids: tuple[str, ...] = ()
         elif hit.type == GENE:
@@ -533,17 +533,17 @@ class DictionaryNormalizer(
             ids = tuple(self._desc[i][0] for i in hit.candidates)
         if hit.item < 0:  # ambiguous, or abstained
             return Normalized(
-                name, type_, _clean(name), None, hit.matched_by, hit.score, ids, via=hit.via
+                name, type_, clean_name(name), None, hit.matched_by, hit.score, ids, via=hit.via
             )
         row = self._genes[hit.item] if hit.type == GENE else self._desc[hit.item]
         return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids, via=hit.via)
 
 
 # A stage's answer that ends the search with no id.
-_NO_ID = _Hit("", -1, "none", 0.0)
+_NO_ID = Hit("", -1, "none", 0.0)
 
 # (normaliser, cleaned name, type, context or None) -> a hit, None, or _NO_ID
-_Stage = Callable[..., "_Hit | None"]
+_Stage = Callable[..., "Hit | None"]
 _D = DictionaryNormalizer
 
 # The stages of each type, in order: (the name `normalize --explain` gives it, the stage, whether
@@ -586,8 +586,8 @@ def _free_key(clean: str, t: str) -> str:
         return clean
     if t == CHEMICAL and formula_names(clean):
         return clean
-    if not _AND_OR_CAPITALS.isdisjoint(clean) and any(
-        not m.islower() for m in _AND_OR_RE.findall(clean)
+    if not AND_OR_CAPITALS.isdisjoint(clean) and any(
+        not m.islower() for m in AND_OR_RE.findall(clean)
     ):
         return clean
     return low
@@ -602,5 +602,5 @@ def _alive(ref: weakref.ReferenceType[DictionaryNormalizer]) -> DictionaryNormal
 
 def clear_caches() -> None:
     """Empty the per-process word and name memos (for benchmarks that start cold)."""
-    for cached in (word_forms, _condition_key, _suffix_variants, _name_forms, _organ_phrases_of):
+    for cached in (word_forms, condition_key, suffix_variants, name_forms, organ_phrases_of):
         cached.cache_clear()
