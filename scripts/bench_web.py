@@ -34,8 +34,8 @@ def build(wd: Path, n_edges: int) -> None:
 
     norm = load_normalizer()
     rng = random.Random(0)
-    genes = [(r[0], r[1]) for r in norm._genes[:3000]]  # noqa: SLF001 (a benchmark's sample)
-    mesh = [(r[0], r[1], r[2]) for r in norm._desc]  # noqa: SLF001
+    genes = [(r[0], r[1]) for r in norm.genes[:3000]]  # a benchmark's sample
+    mesh = [(r[0], r[1], r[2]) for r in norm.desc]
     diseases = [(d, name) for d, name, kinds in mesh if "C" in kinds][:400]
     chemicals = [(d, name) for d, name, kinds in mesh if "D" in kinds][:600]
     vecs = np.random.default_rng(0).standard_normal((n_edges, DIM)).astype(np.float32)

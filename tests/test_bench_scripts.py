@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from fastbmrag.testing.fake_ollama import FakeOllama
-from fastbmrag.testing.responders import _schema_title, _task_text, pipeline_responder
+from fastbmrag.testing.responders import pipeline_responder, schema_title, task_text
 
 ROOT = Path(__file__).resolve().parents[1]
 BIORED = ROOT / "tests" / "data" / "biored"
@@ -34,9 +34,9 @@ def test_bench_extract_scores_pairs_against_the_gold_relations(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     def answer(request: dict[str, Any]) -> Any:
-        if _schema_title(request) != "Draft":
+        if schema_title(request) != "Draft":
             return pipeline_responder(request)
-        if "Hepatocyte nuclear factor-6" not in _task_text(request):
+        if "Hepatocyte nuclear factor-6" not in task_text(request):
             return {"e": [], "r": []}
         return {
             "e": [

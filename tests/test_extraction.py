@@ -14,7 +14,7 @@ from fastbmrag.cli import cli
 from fastbmrag.papers import Paper, write_papers_csv
 from fastbmrag.store.collection import Collection
 from fastbmrag.testing.fake_ollama import FakeOllama
-from fastbmrag.testing.responders import _schema_title, _task_text, pipeline_responder
+from fastbmrag.testing.responders import pipeline_responder, schema_title, task_text
 
 
 def run_update(fake: FakeOllama, wd: Path, csv: Path, *args: str) -> Any:
@@ -72,7 +72,7 @@ def test_every_stored_text_is_cut_from_the_paper(tmp_path: Path) -> None:
     # from its draft call to the next paper's draft call (the preflight's size probes precede).
     per_paper: list[dict[str, int]] = []
     for rec in ordered:
-        if rec.path == "/api/chat" and _schema_title(rec.json) == "Draft":
+        if rec.path == "/api/chat" and schema_title(rec.json) == "Draft":
             per_paper.append({"chat": 0, "embed": 0})
         if per_paper:
             per_paper[-1]["chat" if rec.path == "/api/chat" else "embed"] += 1
@@ -90,9 +90,9 @@ def test_invalid_relations_are_dropped_and_counted_and_the_paper_kept(tmp_path: 
     write_papers_csv([paper], csv)
 
     def answer(request: dict[str, Any]) -> Any:
-        if _schema_title(request) != "Draft":
+        if schema_title(request) != "Draft":
             return pipeline_responder(request)
-        assert "[3] IL1B was higher" in _task_text(request)
+        assert "[3] IL1B was higher" in task_text(request)
         return {
             "e": [
                 [1, "IL1B", "gene"],
@@ -172,7 +172,7 @@ def test_a_coordination_becomes_one_edge_per_gene(tmp_path: Path) -> None:
     write_papers_csv([Paper("P1", abstract=abstract, title="SMADs in endometriosis")], csv)
 
     def answer(request: dict[str, Any]) -> Any:
-        if _schema_title(request) != "Draft":
+        if schema_title(request) != "Draft":
             return pipeline_responder(request)
         return {
             "e": [
@@ -199,7 +199,7 @@ def test_a_coordination_of_diseases_becomes_one_edge_per_disease(tmp_path: Path)
     write_papers_csv([Paper("P1", abstract=abstract, title="BRCA1 and cancer risk")], csv)
 
     def answer(request: dict[str, Any]) -> Any:
-        if _schema_title(request) != "Draft":
+        if schema_title(request) != "Draft":
             return pipeline_responder(request)
         return {
             "e": [

@@ -15,7 +15,7 @@ from fastbmrag.cli import cli
 from fastbmrag.papers import Paper, write_papers_csv
 from fastbmrag.store.collection import Collection
 from fastbmrag.testing.fake_ollama import FakeOllama
-from fastbmrag.testing.responders import _schema_title, _task_text, responder
+from fastbmrag.testing.responders import responder, schema_title, task_text
 
 # title -> (abstract, source, source type, relation, target, target type)
 PAPERS = {
@@ -35,9 +35,9 @@ PAPERS = {
 
 
 def scripted(request: dict[str, Any]) -> Any:
-    if _schema_title(request) != "Draft":
+    if schema_title(request) != "Draft":
         return responder(request)
-    text = _task_text(request)
+    text = task_text(request)
     for title, _abs, src, st, rel, tgt, tt in PAPERS.values():
         if f"[1] {title}" in text:
             return {"e": [[1, src, st], [2, tgt, tt]],
@@ -179,7 +179,7 @@ def test_an_answer_states_the_disagreement_and_proposes_follow_ups(collection: A
     out = json.loads(result.stdout)
     [pair] = [p for p in out["consensus"] if p["conflict"]]
     assert pair["relations"] == {"downregulated_in": ["P2"], "upregulated_in": ["P1"]}
-    answer_call = [r for r in fake.requests_to("/api/chat") if _schema_title(r.json) == "Answer"]
+    answer_call = [r for r in fake.requests_to("/api/chat") if schema_title(r.json) == "Answer"]
     [call] = answer_call
     prompt = call.json["messages"][-1]["content"]
     assert "IL1B -> Endometriosis: downregulated in in 1 item [" in prompt

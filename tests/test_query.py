@@ -30,7 +30,7 @@ from fastbmrag.store.base import Filter, Match, Range
 from fastbmrag.store.collection import Collection
 from fastbmrag.store.places import choose_collection
 from fastbmrag.testing.fake_ollama import FakeOllama
-from fastbmrag.testing.responders import _schema_title, responder
+from fastbmrag.testing.responders import responder, schema_title
 from fastbmrag.vocab.loading import load_normalizer
 
 DATA = Path(__file__).parent / "data" / "query"
@@ -327,7 +327,7 @@ def test_uncited_sentences_are_marked_and_an_uncited_answer_is_withheld(
 ) -> None:
     def answer_with(text: str) -> Any:
         def respond(request: dict[str, Any]) -> Any:
-            if _schema_title(request) == "Answer":
+            if schema_title(request) == "Answer":
                 return {"answer": text}
             return responder(request)
 

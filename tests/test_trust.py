@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from fastbmrag.cli import cli
 from fastbmrag.testing.fake_ollama import FakeOllama
-from fastbmrag.testing.responders import _schema_title, responder
+from fastbmrag.testing.responders import responder, schema_title
 
 DATA = Path(__file__).parent / "data"
 
@@ -48,7 +48,7 @@ def test_a_question_about_absent_entities_gets_no_evidence_and_no_answer_call(
         "Endometriosis (D004715)"
     )
     assert out["no_evidence"]["searched"] == ["IL1B (HGNC:5992)", "Endometriosis (D004715)"]
-    asked = [_schema_title(r.json) for r in fake.requests_to("/api/chat")]
+    asked = [schema_title(r.json) for r in fake.requests_to("/api/chat")]
     assert "Answer" not in asked and "PartialAnswer" not in asked
 
     text = run("query", "What is the role of IL1B in endometriosis?", "--working-dir", str(wd),
@@ -107,7 +107,7 @@ def test_num_predict_reaches_the_draft_and_refine_requests(
         result = update(tmp_path / "a", fake.url, "-q", "--num-predict", "333", str(DATA / "pmc"))
         assert result.exit_code == 0, result.output
         caps = {r.json["options"]["num_predict"] for r in fake.requests_to("/api/chat")}
-        kinds = {_schema_title(r.json) for r in fake.requests_to("/api/chat")}
+        kinds = {schema_title(r.json) for r in fake.requests_to("/api/chat")}
         assert caps == {333} and kinds == {"Draft", "Refinement"}
 
         fake.reset()

@@ -412,10 +412,10 @@ def test_a_relation_whose_ends_normalise_to_one_entity_is_dropped_and_counted(
 
 
 def test_stage_2_names_each_relation_as_the_paper_writes_it(tmp_path: Path) -> None:
-    from fastbmrag.testing.responders import _schema_title
+    from fastbmrag.testing.responders import schema_title
 
     def draft(request: dict[str, Any]) -> dict[str, Any] | None:
-        if _schema_title(request) != "Draft":
+        if schema_title(request) != "Draft":
             return pipeline_responder(request)
         return {
             "e": [[1, "TRbeta", "gene"], [2, "BTEB", "gene"]],
@@ -426,7 +426,7 @@ def test_stage_2_names_each_relation_as_the_paper_writes_it(tmp_path: Path) -> N
         result = update(fake, tmp_path / "wd", str(DATA / "pmc" / "ehp-116-1694.nxml"),
                         "--min-similarity", "-1")  # fmt: skip
         [refine] = [
-            r for r in fake.requests_to("/api/chat") if _schema_title(r.json) == "Refinement"
+            r for r in fake.requests_to("/api/chat") if schema_title(r.json) == "Refinement"
         ]
     assert result.exit_code == 0, result.output
     prompt = refine.json["messages"][-1]["content"]

@@ -1,4 +1,4 @@
-"""Case tables of the normaliser's fallback stages (vocab/fallback.py, ``FALLBACKS``): each row
+"""Case tables of the normaliser's fallback stages (``FALLBACKS`` in vocab/fallback.py): each row
 is a disease name, the MeSH id expected (None: no id) and the stage that must decide, on real
 MeSH 2024 entries of the bundled data. A rule is a row here, not a test function."""
 

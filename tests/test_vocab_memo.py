@@ -29,21 +29,21 @@ def test_bundled_tables_are_not_tracked_by_the_garbage_collector(
     norm: DictionaryNormalizer,
 ) -> None:
     # Tuples of strings and ints drop out of the collector's tracking; lists never do.
-    assert norm._desc[0] == ("D000001", "Calcimycin", "D")
-    assert norm._genes[0][:2] == ("HGNC:5", "A1BG")
+    assert norm.desc[0] == ("D000001", "Calcimycin", "D")
+    assert norm.genes[0][:2] == ("HGNC:5", "A1BG")
     gc.collect()
-    assert not gc.is_tracked(norm._desc[0])
+    assert not gc.is_tracked(norm.desc[0])
     # Code tables hold ints only (a code list is ~p, its position in "multi"), so that the
     # dicts are never tracked, not even right after loading.
     fresh = DictionaryNormalizer.from_dir(BUNDLED_DIR)
-    for table in (fresh._gene_index, fresh._mesh_index, fresh._mesh_bag, fresh._superset):
+    for table in (fresh.gene_index, fresh.mesh_index, fresh.mesh_bag, fresh.superset):
         assert not gc.is_tracked(table)
         assert all(isinstance(v, int) for v in table.values())
     # "amphetamine" folds Amphetamine and Amphetamines together; the written number decides.
-    packed = fresh._mesh_index["amphetamine"]
+    packed = fresh.mesh_index["amphetamine"]
     assert isinstance(packed, int) and packed < 0
-    codes = fresh._mesh_multi[~packed]
-    assert [fresh._desc[c // 2][0] for c in codes] == ["D000661", "D000662"]
+    codes = fresh.mesh_multi[~packed]
+    assert [fresh.desc[c // 2][0] for c in codes] == ["D000661", "D000662"]
     assert fresh.normalize("amphetamines", "chemical").ontology_id == "D000662"
     assert fresh.normalize("Amphetamine", "chemical").ontology_id == "D000661"
 
@@ -61,9 +61,9 @@ def test_a_dropped_normaliser_is_freed_without_the_cycle_collector() -> None:
 
 
 def test_bag_words_cover_every_bag_key(norm: DictionaryNormalizer) -> None:
-    assert {"endometriosis", "breast", "neoplasm"} <= norm._bag_words
-    assert all(norm._bag_words.issuperset(key.split()) for key in norm._mesh_bag)
-    assert "endometriomas" not in norm._bag_words  # words are folded, as keys are
+    assert {"endometriosis", "breast", "neoplasm"} <= norm.bag_words
+    assert all(norm.bag_words.issuperset(key.split()) for key in norm.mesh_bag)
+    assert "endometriomas" not in norm.bag_words  # words are folded, as keys are
 
 
 def test_suffix_variants_keep_rule_order() -> None:
@@ -91,23 +91,23 @@ def test_token_form_tuples_match_token_forms() -> None:
 
 def test_head_completion_tables(norm: DictionaryNormalizer) -> None:
     # "hepatorenal" + syndrome is a MeSH term (Hepatorenal Syndrome); + disease is not.
-    mask = norm._completions["hepatorenal"]
+    mask = norm.completions["hepatorenal"]
     assert [h for bit, h in enumerate(COMPLETION_HEADS) if mask >> bit & 1] == ["syndrome"]
     assert norm.normalize("parkinson", "disease").ontology_id == "D010300"  # Parkinson Disease
     # An older build without the tables: computed at load, the same.
     older = DictionaryNormalizer(
-        {"genes": norm._genes, "index": norm._gene_index, "multi": norm._gene_multi},
+        {"genes": norm.genes, "index": norm.gene_index, "multi": norm.gene_multi},
         {
-            "descriptors": norm._desc,
-            "index": norm._mesh_index,
-            "bag": norm._mesh_bag,
-            "multi": norm._mesh_multi,
+            "descriptors": norm.desc,
+            "index": norm.mesh_index,
+            "bag": norm.mesh_bag,
+            "multi": norm.mesh_multi,
         },
         norm.manifest,
     )
-    assert older._completions == norm._completions
-    assert older._bag_completions == norm._bag_completions
-    assert older._bag_words == norm._bag_words
+    assert older.completions == norm.completions
+    assert older.bag_completions == norm.bag_completions
+    assert older.bag_words == norm.bag_words
 
 
 def test_files_of_a_newer_format_are_refused(tmp_path: Path) -> None:

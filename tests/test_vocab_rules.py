@@ -125,21 +125,21 @@ def test_plural_short_form_defines_the_singular(norm: DictionaryNormalizer) -> N
 
 
 def test_mental_disorders_are_marked_in_the_table(norm: DictionaryNormalizer) -> None:
-    cats = {row[0]: row[2] for row in norm._desc}
+    cats = {row[0]: row[2] for row in norm.desc}
     assert cats["D003866"] == "CF"  # Depressive Disorder: F03 only, still a disease
     assert cats["D007022"] == "C"  # Hypotension
 
 
 def test_context_free_results_are_memoised(norm: DictionaryNormalizer) -> None:
     fresh = DictionaryNormalizer(
-        {"genes": norm._genes, "index": norm._gene_index, "multi": norm._gene_multi},
+        {"genes": norm.genes, "index": norm.gene_index, "multi": norm.gene_multi},
         {
-            "descriptors": norm._desc,
-            "multi": norm._mesh_multi,
-            "index": norm._mesh_index,
-            "bag": norm._mesh_bag,
-            "head": norm._mesh_head,
-            "drug_induced": norm._drug_induced,
+            "descriptors": norm.desc,
+            "multi": norm.mesh_multi,
+            "index": norm.mesh_index,
+            "bag": norm.mesh_bag,
+            "head": norm.mesh_head,
+            "drug_induced": norm.drug_induced,
         },
         norm.manifest,
     )

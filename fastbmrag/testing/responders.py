@@ -35,7 +35,7 @@ _REL_LINE = re.compile(r"^(\d+)\. (.*) \(in (P[0-9, P]+)\)$")
 _GENE_RELS = ("upregulated_in", "downregulated_in", "biomarker_of", "associated_with")
 
 
-def _schema_title(request: dict[str, Any]) -> str:
+def schema_title(request: dict[str, Any]) -> str:
     fmt = request.get("format")
     if isinstance(fmt, dict):
         return str(fmt.get("title", ""))
@@ -44,7 +44,7 @@ def _schema_title(request: dict[str, Any]) -> str:
     return str(schema.get("title", ""))
 
 
-def _task_text(request: dict[str, Any]) -> str:
+def task_text(request: dict[str, Any]) -> str:
     """The first user message: the task itself (a repair request appends further turns)."""
     for msg in request.get("messages", []):
         if msg.get("role") == "user":
@@ -122,11 +122,11 @@ def refine_answer(text: str) -> dict[str, Any]:
 
 
 def pipeline_responder(request: dict[str, Any]) -> dict[str, Any] | None:
-    title = _schema_title(request)
+    title = schema_title(request)
     if title == "Draft":
-        return draft_answer(_task_text(request))
+        return draft_answer(task_text(request))
     if title == "Refinement":
-        return refine_answer(_task_text(request))
+        return refine_answer(task_text(request))
     return None
 
 
@@ -182,11 +182,11 @@ def answer_text(text: str) -> dict[str, Any]:
 
 
 def query_responder(request: dict[str, Any]) -> dict[str, Any] | None:
-    title = _schema_title(request)
+    title = schema_title(request)
     if title == "QuestionParse":
-        return parse_answer(_task_text(request).removeprefix("Question: "))
+        return parse_answer(task_text(request).removeprefix("Question: "))
     if title in ("Answer", "PartialAnswer"):
-        return answer_text(_task_text(request))
+        return answer_text(task_text(request))
     return None
 
 

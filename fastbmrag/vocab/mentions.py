@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from fastbmrag.vocab.base import GENE, Normalized
 from fastbmrag.vocab.context import ALL_TYPES, CATEGORY, TYPE_ALIASES, Context, Hit
 from fastbmrag.vocab.keys import gene_key_of, raw_tokens, tokens, word_set
-from fastbmrag.vocab.stages import Stages
+from fastbmrag.vocab.vocabulary import Vocabulary
 
 # Words never linked on their own in free text (find_mentions).
 STOP_WORDS = word_set(
@@ -36,79 +36,76 @@ def _gene_like(word: str) -> bool:
     return sum(c.isupper() for c in word[1:]) >= 1 and len(word) >= 3
 
 
-class MentionFinder(Stages):
-    """Mention finding for :class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer`."""
+def find_mentions(
+    v: Vocabulary, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
+) -> list[Normalized]:
+    """Genes, diseases and chemicals named in free text (a question), left to right.
 
-    def find_mentions(
-        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
-    ) -> list[Normalized]:
-        """Genes, diseases and chemicals named in free text (a question), left to right.
+    Longest match over word n-grams; stop words and short or lower-case single words are
+    not linked as genes. ``name`` of each result is the text as written.
+    """
+    return [n for _start, _end, n in find_mention_spans(v, text, types, max_words=max_words)]
 
-        Longest match over word n-grams; stop words and short or lower-case single words are
-        not linked as genes. ``name`` of each result is the text as written.
-        """
-        return [n for _start, _end, n in self.find_mention_spans(text, types, max_words=max_words)]
 
-    def find_mention_spans(
-        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
-    ) -> list[tuple[int, int, Normalized]]:
-        """Like :meth:`find_mentions`, with the character span of each mention."""
-        wanted = tuple(dict.fromkeys(TYPE_ALIASES.get(t.lower(), t.lower()) for t in types))
-        ctx = self._context(text)
-        words = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(text)]
-        gtoks = [raw_tokens(w) for _, _, w in words]
-        ttoks = [tokens(w) for _, _, w in words]
-        out: list[tuple[int, int, Normalized]] = []
-        i = 0
-        while i < len(words):
-            found = None
-            if words[i][2].lower() not in STOP_WORDS:
-                for n in range(min(max_words, len(words) - i), 0, -1):
-                    last = words[i + n - 1][2].lower()
-                    if last in STOP_WORDS:
-                        continue
-                    hit = self._span_hit(
-                        words[i : i + n], gtoks[i : i + n], ttoks[i : i + n], wanted, ctx
-                    )
-                    if hit is not None:
-                        found = (n, hit)
-                        break
-            if found is None:
-                i += 1
-                continue
-            n, hit = found
-            start, end = words[i][0], words[i + n - 1][1]
-            out.append((start, end, self._result(text[start:end], hit.type, hit)))
-            i += n
-        return out
-
-    def _span_hit(
-        self,
-        words: Sequence[tuple[int, int, str]],
-        gtoks: Sequence[list[str]],
-        ttoks: Sequence[list[str]],
-        wanted: Sequence[str],
-        ctx: Context,
-    ) -> Hit | None:
-        single = len(words) == 1
-        surface = words[0][2]
-        best: Hit | None = None
-        for t in wanted:
-            hit: Hit | None
-            if t == GENE:
-                if single and not _gene_like(surface):
+def find_mention_spans(
+    v: Vocabulary, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
+) -> list[tuple[int, int, Normalized]]:
+    """Like :meth:`find_mentions`, with the character span of each mention."""
+    wanted = tuple(dict.fromkeys(TYPE_ALIASES.get(t.lower(), t.lower()) for t in types))
+    ctx = v.context(text)
+    words = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(text)]
+    gtoks = [raw_tokens(w) for _, _, w in words]
+    ttoks = [tokens(w) for _, _, w in words]
+    out: list[tuple[int, int, Normalized]] = []
+    i = 0
+    while i < len(words):
+        found = None
+        if words[i][2].lower() not in STOP_WORDS:
+            for n in range(min(max_words, len(words) - i), 0, -1):
+                last = words[i + n - 1][2].lower()
+                if last in STOP_WORDS:
                     continue
-                key = gene_key_of([x for toks in gtoks for x in toks])
-                hit = self._gene_codes(self._gene_index.get(key), ctx)
-                if hit is not None and single and hit.matched_by.endswith("name"):
-                    hit = None  # one ordinary word that is a gene's name ("insulin") is too loose
-            elif t in CATEGORY:
-                if single and (len(surface) < 3 or (surface.islower() and len(surface) < 4)):
-                    continue
-                key = "".join(x for toks in ttoks for x in toks)
-                hit = self._mesh_codes(self._mesh_index.get(key), t, ctx, 0)
-            else:
+                hit = span_hit(v, words[i : i + n], gtoks[i : i + n], ttoks[i : i + n], wanted, ctx)
+                if hit is not None:
+                    found = (n, hit)
+                    break
+        if found is None:
+            i += 1
+            continue
+        n, hit = found
+        start, end = words[i][0], words[i + n - 1][1]
+        out.append((start, end, v.result(text[start:end], hit.type, hit)))
+        i += n
+    return out
+
+
+def span_hit(
+    v: Vocabulary,
+    words: Sequence[tuple[int, int, str]],
+    gtoks: Sequence[list[str]],
+    ttoks: Sequence[list[str]],
+    wanted: Sequence[str],
+    ctx: Context,
+) -> Hit | None:
+    single = len(words) == 1
+    surface = words[0][2]
+    best: Hit | None = None
+    for t in wanted:
+        hit: Hit | None
+        if t == GENE:
+            if single and not _gene_like(surface):
                 continue
-            if hit is not None and (best is None or hit.score > best.score):
-                best = hit
-        return best
+            key = gene_key_of([x for toks in gtoks for x in toks])
+            hit = v.gene_codes(v.gene_index.get(key), ctx)
+            if hit is not None and single and hit.matched_by.endswith("name"):
+                hit = None  # one ordinary word that is a gene's name ("insulin") is too loose
+        elif t in CATEGORY:
+            if single and (len(surface) < 3 or (surface.islower() and len(surface) < 4)):
+                continue
+            key = "".join(x for toks in ttoks for x in toks)
+            hit = v.mesh_codes(v.mesh_index.get(key), t, ctx, 0)
+        else:
+            continue
+        if hit is not None and (best is None or hit.score > best.score):
+            best = hit
+    return best

@@ -1,0 +1,500 @@
+"""The vocabularies as the stages see them: HGNC's and MeSH's tables, loaded from the compact
+files :mod:`fastbmrag.vocab.build` writes, and the lookups every stage makes in them (a name's
+exact keys, a code list read as a hit, the context picking among several entries), plus what
+the vocabularies say of an id (label, broader concepts, facts).
+
+The stages are plain functions of a :class:`Vocabulary` (``stage(v, name, type, context) -> Hit
+| None``); two lookups run stages themselves and are the normaliser's
+(:class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer`): :meth:`Vocabulary.fallback` (the
+stages for a name that is no term as written) and :meth:`Vocabulary.resolve` (a whole name).
+"""
+
+from __future__ import annotations
+
+import abc
+import gzip
+import json
+import pickle
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from fastbmrag.errors import VocabError
+from fastbmrag.vocab.base import GENE, Normalized
+from fastbmrag.vocab.build import FORMAT_VERSION, GENE_KINDS, MANIFEST, completion_tables
+from fastbmrag.vocab.candidates import Spellings, WordWeights, word_weights
+from fastbmrag.vocab.context import (
+    AMBIGUOUS_SCORE,
+    CATEGORY,
+    GENE_SCORES,
+    MESH_MATCHED,
+    MESH_SCORES,
+    REWRITE_SCORE,
+    TRACE,
+    WORD_ORDER_SCORE,
+    Context,
+    Hit,
+    clean_name,
+)
+from fastbmrag.vocab.keys import (
+    BAG_STOP,
+    ROMAN_NUMBER,
+    gene_key_of,
+    raw_tokens,
+    term_key,
+    tokens,
+)
+from fastbmrag.vocab.language import (
+    DISEASE_HEADS,
+    bag_key_of,
+    greek_initials,
+    name_forms,
+    strip_gene_words,
+    tokens_key,
+    unique_best,
+)
+from fastbmrag.vocab.sources import GROUP_PREFIX
+
+# The least support (a share of a gene name's word weight) by which the context picks a gene.
+MIN_GENE_SUPPORT = 0.2
+# Contexts whose facts are kept (a document's names are normalised together).
+CONTEXTS_KEPT = 256
+
+V = TypeVar("V", bound="Vocabulary")
+
+
+def read_data(path: Path) -> Any:
+    """A vocabulary data file: gzipped pickle (current) or gzipped JSON (older builds)."""
+    raw = gzip.decompress(path.read_bytes())
+    if path.name.endswith(".pickle.gz"):
+        return pickle.loads(raw)  # noqa: S301 - written by build.py into the package or the user's own cache
+    return json.loads(raw)
+
+
+class Vocabulary(abc.ABC):
+    """HGNC and MeSH, loaded, with the lookups the stages share. Thread-safe after loading."""
+
+    def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
+        self.manifest = manifest
+        # Code tables: a code, or ~p for the code list at position p of "multi" (files
+        # written since the lists were packed; older ones hold the lists themselves).
+        self.gene_multi: Sequence[Sequence[int]] = genes.get("multi", ())
+        self.mesh_multi: Sequence[Sequence[int]] = mesh.get("multi", ())
+        self.genes: list[list[str]] = genes["genes"]
+        self.gene_index: dict[str, int | Sequence[int]] = genes["index"]
+        self.desc: list[list[str]] = mesh["descriptors"]
+        self.mesh_index: dict[str, int | Sequence[int]] = mesh["index"]
+        self.mesh_bag: dict[str, int | Sequence[int]] = mesh["bag"]
+        # Every word of a bag key (and the stop words bag keys leave out): a phrase with any
+        # other word cannot be a bag key, so its key need not be built.
+        bag_words = mesh.get("bag_words")
+        if bag_words is None:  # built before the table was added
+            bag_words = " ".join(self.mesh_bag).split()
+        self.bag_words: frozenset[str] = frozenset(bag_words) | BAG_STOP
+        if tuple(mesh.get("completion_heads", ())) != DISEASE_HEADS:  # an older build
+            mesh = {**mesh, **completion_tables(self.mesh_index, self.mesh_bag)}
+        self.completions: dict[str, int] = mesh["completions"]
+        self.bag_completions: dict[str, int] = mesh["bag_completions"]
+        self.mesh_exact: dict[str, int | Sequence[int]] = mesh.get("exact", {})
+        self.mesh_extend: dict[str, int | Sequence[int]] = mesh.get("extend", {})
+        self.mesh_head: dict[str, int] = mesh.get("head", {})
+        self.head_partners: dict[str, list[list[Any]]] = mesh.get("head_partners", {})
+        self.drug_induced: dict[str, int] = mesh.get("drug_induced", {})
+        self.induced_child: dict[int, int] = mesh.get("induced_child", {})
+        self.superset: dict[str, int | Sequence[int]] = mesh.get("superset", {})
+        self.processes: frozenset[int] = frozenset(mesh.get("processes", ()))
+        self.mesh_ancestors: dict[int, list[str]] = mesh.get("ancestors", {})
+        self.word_weight_table: dict[str, Any] | None = mesh.get("word_weights")
+        self.gene_groups: dict[int, list[str]] = genes.get("groups", {})
+        self.group_names: dict[str, str] = genes.get("group_names", {})
+        keys: dict[str, list[str]] = {}
+        for group_id, group_name in self.group_names.items():
+            keys.setdefault(term_key(group_name), []).append(group_id)
+        # a gene group's name as a key, where it names one group only
+        self.group_keys: dict[str, str] = {k: v[0] for k, v in keys.items() if len(v) == 1}
+        self.stem_groups: dict[str, str] = genes.get("stem_groups", {})
+        # the spelling index (15 ms): part of loading, as nearly every batch has a misspelling
+        self.spellings = Spellings(self.mesh_index)
+        # built as names need them
+        self.site_heads: dict[str, bool] = {}
+        self._word_weights: WordWeights | None = None
+        self._labels: dict[str, str] | None = None
+        self._ids: dict[str, int] | None = None
+        self._covered: dict[str, int] | None = None
+        self._contexts: dict[str, Context] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_dir(cls: type[V], path: Path) -> V:
+        """Load manifest.json and the two data files it names from ``path``."""
+        try:
+            manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+            if int(manifest.get("format", 1)) > FORMAT_VERSION:
+                raise VocabError(
+                    f"The vocabularies in {path} were built by a newer fastbmrag (format "
+                    f"{manifest['format']}, this one reads up to {FORMAT_VERSION}); run "
+                    "`fastbmrag vocab update` to rebuild them, or upgrade fastbmrag."
+                )
+            files = manifest["files"]
+            genes = read_data(path / files["genes"])
+            mesh = read_data(path / files["mesh"])
+        except (OSError, ValueError, KeyError, EOFError, pickle.UnpicklingError) as err:
+            raise VocabError(
+                f"Cannot load the vocabularies in {path} ({err}); "
+                "run `fastbmrag vocab update` to rebuild them, or reinstall fastbmrag."
+            ) from err
+        return cls(genes, mesh, manifest)
+
+    # ---- the normaliser's own stages, which some stages run on a rewritten name ------------
+
+    @abc.abstractmethod
+    def fallback(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
+        """The stages for a name that is no term as written (the normaliser's ``FALLBACKS``)."""
+
+    @abc.abstractmethod
+    def resolve(self, name: str, type_hint: str, ctx: Context | None) -> Normalized:
+        """A whole name normalised, memo aside (a coordination's parts)."""
+
+    # ---- exact lookups ---------------------------------------------------------------------
+
+    def direct(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
+        """Exact lookups: a gene's key (symbol > previous symbol > alias > names), without the words
+        that say which kind of molecule; a MeSH term's key, its Greek initials written out, its
+        words in another order, its hyphenated word joined."""
+        if t == GENE:
+            raw = raw_tokens(clean)
+            hit = self.gene_codes(self.gene_lookup(raw), ctx)
+            if hit is None:
+                core = strip_gene_words(raw)
+                if core and core != raw:
+                    hit = self.gene_codes(self.gene_lookup(core), ctx)
+            return hit
+        plain, toks = name_forms(clean)
+        codes = self.mesh_index.get("".join(toks))
+        # The unfolded key only tells apart several descriptors under one key.
+        several = codes is not None and (not isinstance(codes, int) or codes < 0)
+        exact = "".join(plain) if several else ""
+        hit = self.mesh_codes(codes, t, ctx, 0, exact)
+        greek = greek_initials(clean) if hit is None and "-" in clean else None
+        if greek is not None:  # before word order, which would drop "a-" as an article
+            hit = self.direct(greek, t, ctx)
+        if hit is None and self.bag_words.issuperset(toks):
+            hit = self.mesh_codes(self.mesh_bag.get(bag_key_of(toks)), t, ctx, WORD_ORDER_SCORE)
+            if hit is not None and hit.item >= 0:
+                hit = Hit(hit.type, hit.item, "word_order", WORD_ORDER_SCORE, hit.candidates)
+        if hit is None and "-" in clean:
+            # A hyphen inside a word ("thrombo-embolism"): the joined word, whose spelling
+            # folds as MeSH's does (thromboembolism).
+            # The folded words joined and folded again as well: a spelling folded in one part
+            # ("angio-oedema" -> angio edema) folds with the whole word too (Angioedema).
+            for joined in dict.fromkeys(
+                (tokens_key(clean.replace("-", "")), tokens_key("".join(toks)))
+            ):
+                if hit is None and joined != "".join(toks):
+                    hit = self.mesh_codes(self.mesh_index.get(joined), t, ctx, 0)
+        return hit
+
+    def mesh_codes(
+        self,
+        codes: int | Sequence[int] | None,
+        t: str,
+        ctx: Context | None,
+        fixed: float,
+        exact_key: str = "",
+    ) -> Hit | None:
+        """A MeSH index entry as a hit of type ``t`` (``fixed``: its score, else the kind's):
+        the descriptor's name before an entry term; several descriptors: the exact spelling,
+        then the context, picks one, else ambiguous."""
+        if codes is None:
+            return None
+        cat = CATEGORY[t]
+        if isinstance(codes, int) and codes < 0:
+            codes = self.mesh_multi[~codes]
+        if isinstance(codes, int):
+            if cat not in self.desc[codes // 2][2]:
+                return None
+            return Hit(t, codes // 2, MESH_MATCHED[codes % 2], fixed or MESH_SCORES[codes % 2])
+        fitting = [c for c in codes if cat in self.desc[c // 2][2]]
+        if not fitting:
+            return None
+        if exact_key and len(fitting) > 1:
+            # "Alcohol" is an entry term of Ethanol, "Alcohols" a descriptor: the number decides.
+            exact = self.mesh_exact.get(exact_key)
+            if isinstance(exact, int) and exact in fitting:
+                fitting = [exact]
+        best_kind = fitting[0] % 2
+        items = tuple(c // 2 for c in fitting if c % 2 == best_kind)
+        score = fixed or MESH_SCORES[best_kind]
+        if len(items) == 1:
+            return Hit(t, items[0], MESH_MATCHED[best_kind], score)
+        chosen = self.pick_descriptor(items, ctx) if ctx is not None else None
+        if chosen is not None:
+            return Hit(t, chosen, MESH_MATCHED[best_kind], round(score * 0.9, 3), items)
+        return Hit(t, -1, "ambiguous", AMBIGUOUS_SCORE, items)
+
+    def mesh_tokens(self, toks: Sequence[str], t: str, ctx: Context | None) -> Hit | None:
+        """A name's folded tokens as a MeSH term: its index key, else its bag key."""
+        codes = self.mesh_index.get("".join(toks))
+        if codes is not None:
+            hit = self.mesh_codes(codes, t, ctx, 0)
+            if hit is not None:
+                return hit
+        if len(toks) == 1 or not self.bag_words.issuperset(toks):
+            return None  # a one-word bag key is the index key
+        codes = self.mesh_bag.get(bag_key_of(toks))
+        return None if codes is None else self.mesh_codes(codes, t, ctx, 0)
+
+    def is_key(self, phrase: Sequence[str]) -> bool:
+        """Whether the phrase is an index or a bag key (of any category): else
+        :meth:`mesh_tokens` finds nothing for it."""
+        return "".join(phrase) in self.mesh_index or (
+            len(phrase) > 1
+            and self.bag_words.issuperset(phrase)
+            and bag_key_of(phrase) in self.mesh_bag
+        )
+
+    def first_term(
+        self, tries: Iterable[Sequence[str]], t: str, ctx: Context | None, stage: str
+    ) -> Hit | None:
+        """The first phrase of ``tries`` that is a term of the type, as a hit of ``stage``. Most
+        tries name no term: both keys are looked up inline first (as :meth:`mesh_tokens`
+        does), and only a phrase with a key goes through :meth:`mesh_tokens`. A phrase
+        tried twice is looked up twice: cheaper than removing the few repeats."""
+        index, bag, bag_words = self.mesh_index, self.mesh_bag, self.bag_words
+        for phrase in tries:
+            if "".join(phrase) not in index and (
+                len(phrase) == 1
+                or not bag_words.issuperset(phrase)
+                or bag_key_of(phrase) not in bag
+            ):
+                continue
+            hit = self.mesh_tokens(phrase, t, ctx)
+            if hit is not None and hit.item >= 0:
+                return Hit(
+                    hit.type, hit.item, stage, REWRITE_SCORE, hit.candidates, " ".join(phrase)
+                )
+        return None
+
+    def head_completions(self, stems: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
+        """``(*stem, head)`` for each stem and each of :data:`DISEASE_HEADS` (in that order),
+        kept only where it is an index or a bag key (see
+        :func:`~fastbmrag.vocab.build.completion_tables`): the others cannot match."""
+        out: list[tuple[str, ...]] = []
+        for stem in stems:
+            mask = self.completions.get("".join(stem), 0)
+            if self.bag_words.issuperset(stem):
+                mask |= self.bag_completions.get(bag_key_of(stem), 0)
+            if mask:
+                out += [(*stem, h) for bit, h in enumerate(DISEASE_HEADS) if mask >> bit & 1]
+        return out
+
+    def concepts(self, codes: object) -> set[int]:
+        """The descriptors of an index or bag entry."""
+        if isinstance(codes, int):
+            return {codes // 2} if codes >= 0 else {c // 2 for c in self.mesh_multi[~codes]}
+        return {c // 2 for c in codes}  # type: ignore[attr-defined]
+
+    def superset_codes(self, words: Sequence[str]) -> int | list[int] | None:
+        """The descriptors with a term one word longer than ``words`` (a bag key)."""
+        codes = self.superset.get(bag_key_of(words))
+        if isinstance(codes, int) and codes < 0:
+            return list(self.mesh_multi[~codes])
+        return codes if codes is None or isinstance(codes, int) else list(codes)
+
+    def gene_lookup(self, toks: Sequence[str]) -> int | Sequence[int] | None:
+        """The index entry of a gene name's tokens: roman numerals as numbers, else as written
+        ("UP III" is NCBI Gene's synonym "UPIII"); then without a "type" that classifies a
+        subtype's number."""
+        codes = self.gene_index.get(gene_key_of(toks))
+        if codes is None and not ROMAN_NUMBER.keys().isdisjoint(toks):
+            codes = self.gene_index.get(gene_key_of(toks, roman=False))
+        if codes is None and "type" in toks[:-1]:
+            # "type" before a subtype's number classifies it: "plasminogen activator inhibitor
+            # type 1" is "plasminogen activator inhibitor 1"
+            i = toks.index("type")
+            if toks[i + 1].isdigit() or toks[i + 1] in ROMAN_NUMBER or toks[i + 1] == "i":
+                codes = self.gene_index.get(gene_key_of([*toks[:i], *toks[i + 1 :]]))
+        return codes
+
+    def gene_codes(self, codes: int | Sequence[int] | None, ctx: Context | None) -> Hit | None:
+        """An index entry as a hit: its best kind (HGNC's preference: approved symbol > previous
+        symbol > alias > names > NCBI Gene's); several genes of that kind: the context picks,
+        else ambiguous."""
+        if codes is None:
+            return None
+        if isinstance(codes, int):
+            if codes < 0:
+                return self.gene_codes(self.gene_multi[~codes], ctx)
+            kind = GENE_KINDS[codes % 8]
+            return Hit(GENE, codes // 8, kind, GENE_SCORES[kind])
+        best_kind = codes[0] % 8
+        items = tuple(c // 8 for c in codes if c % 8 == best_kind)
+        kind = GENE_KINDS[best_kind]
+        if len(items) == 1 and kind == "prev_symbol":
+            # A symbol HGNC withdrew from its gene that another gene still goes by (an alias,
+            # an NCBI Gene synonym: "ERK") names no one gene: the context picks, or no id.
+            items = tuple(dict.fromkeys(c // 8 for c in codes))
+        if len(items) == 1:
+            return Hit(GENE, items[0], kind, GENE_SCORES[kind], tuple(c // 8 for c in codes))
+        chosen = self.pick_gene(items, ctx) if ctx is not None else None
+        if chosen is not None:
+            return Hit(GENE, chosen, kind, round(GENE_SCORES[kind] * 0.9, 3), items)
+        return Hit(GENE, -1, "ambiguous", AMBIGUOUS_SCORE, items)
+
+    # ---- the context -----------------------------------------------------------------------
+
+    def context(self, text: str) -> Context:
+        """The facts of one context text, computed once for all the names normalised in it."""
+        ctx = self._contexts.get(text)
+        if ctx is None:
+            ctx = Context(text)
+            with self._lock:
+                if len(self._contexts) >= CONTEXTS_KEPT:
+                    self._contexts.clear()
+                self._contexts[text] = ctx
+        return ctx
+
+    def pick_descriptor(self, items: Sequence[int], ctx: Context) -> int | None:
+        """The one descriptor among several whose name's words the text uses most (a text names the
+        concept it means); None on a tie."""
+
+        def support(i: int) -> float:
+            words = [w for w in tokens(self.desc[i][1]) if len(w) > 2 and w not in BAG_STOP]
+            return sum(w in ctx.words for w in words) / len(words) if words else 0.0
+
+        return unique_best(items, support)
+
+    def pick_gene(self, items: Sequence[int], ctx: Context) -> int | None:
+        """The one gene among several whose symbol the text writes, or whose name's words it uses
+        most, weighed by how much each word says (MeSH's word weights: "subunit", "protein" or
+        "factor" say less of which gene than "kappa" or "cointegrator"); None on a tie, or
+        when the text writes less than a fifth of the best one's name: a word or two common to
+        gene names is no evidence."""
+        weight = self.word_weights.weight
+
+        def support(i: int) -> float:
+            _hgnc, symbol, name, _group = self.genes[i]
+            s = 2.0 if gene_key_of(raw_tokens(symbol)) in ctx.gene_keys else 0.0
+            words = [w for w in tokens(name) if len(w) > 2 and w not in BAG_STOP]
+            if words:
+                s += sum(weight(w) for w in words if w in ctx.words) / sum(map(weight, words))
+            return s
+
+        chosen = unique_best(items, support)
+        return chosen if chosen is not None and support(chosen) >= MIN_GENE_SUPPORT else None
+
+    @property
+    def word_weights(self) -> WordWeights:
+        """How much of a disease or chemical name each word carries (built with the
+        vocabularies; by the first call for an older build, 0.2 s)."""
+        if self._word_weights is None:
+            table = self.word_weight_table or word_weights(
+                {k: self.concepts(v) for k, v in self.mesh_bag.items()}
+            )  # a build from before the table was added
+            self._word_weights = WordWeights(table)
+        return self._word_weights
+
+    # ---- results ---------------------------------------------------------------------------
+
+    def tried(self, t: str, stage: str, hit: Hit | None, none: str = "nothing") -> Hit | None:
+        """``hit``, noted in the trace of ``explain`` when one is being kept."""
+        trace = TRACE.get()
+        if trace is not None:
+            if hit is None:
+                trace.append(f"{t}: {stage}: {none}")
+            elif hit.item < 0:
+                trace.append(f"{t}: {stage}: {hit.matched_by}, no id")
+            else:
+                row = self.genes[hit.item] if hit.type == GENE else self.desc[hit.item]
+                via = f" by way of {hit.via!r}" if hit.via else ""
+                trace.append(f"{t}: {stage}: {row[0]} {row[1]} ({hit.matched_by}{via})")
+        return hit
+
+    def result(self, name: str, type_: str, hit: Hit) -> Normalized:
+        """A hit as the normaliser's answer for ``name``."""
+        if not hit.candidates:
+            ids: tuple[str, ...] = ()
+        elif hit.type == GENE:
+            ids = tuple(self.genes[i][0] for i in hit.candidates)
+        else:
+            ids = tuple(self.desc[i][0] for i in hit.candidates)
+        if hit.item < 0:  # ambiguous, or abstained
+            return Normalized(
+                name, type_, clean_name(name), None, hit.matched_by, hit.score, ids, via=hit.via
+            )
+        row = self.genes[hit.item] if hit.type == GENE else self.desc[hit.item]
+        return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids, via=hit.via)
+
+    # ---- what the vocabularies say of an id ------------------------------------------------
+
+    def label(self, ontology_id: str) -> str | None:
+        """A readable name for an HGNC or MeSH id: "IL1B (interleukin 1 beta)", "Endometriosis"."""
+        if self._labels is None:
+            labels = {row[0]: f"{row[1]} ({row[2]})" for row in self.genes}
+            labels.update((row[0], row[1]) for row in self.desc)
+            labels.update(self.group_names)
+            self._labels = labels
+        return self._labels.get(ontology_id)
+
+    def ancestors(self, ontology_id: str) -> tuple[str, ...]:
+        """What a concept belongs to: a MeSH descriptor's ancestors in its trees, an HGNC gene's
+        gene groups (families). Edges carry them, so a filter on a broad concept finds its
+        narrower ones."""
+        i = self._id_index().get(ontology_id)
+        if i is None:
+            return ()
+        if ontology_id.startswith("HGNC:"):
+            return tuple(self.gene_groups.get(i, ()))
+        return tuple(self.mesh_ancestors.get(i, ()))
+
+    def covers(self, ontology_id: str) -> int:
+        """How many concepts a filter on ``ontology_id`` covers: itself and every descriptor
+        below it, or every gene of a gene group."""
+        if self._covered is None:
+            counts: dict[str, int] = {}
+            for ids in (*self.mesh_ancestors.values(), *self.gene_groups.values()):
+                for a in ids:
+                    counts[a] = counts.get(a, 0) + 1
+            self._covered = counts
+        if ontology_id.startswith(GROUP_PREFIX):
+            return self._covered.get(ontology_id, 0)
+        return 1 + self._covered.get(ontology_id, 0)
+
+    def group_name(self, group_id: str) -> str | None:
+        return self.group_names.get(group_id)
+
+    def _id_index(self) -> dict[str, int]:
+        if self._ids is None:
+            ids = {row[0]: i for i, row in enumerate(self.genes)}
+            ids.update((row[0], i) for i, row in enumerate(self.desc))
+            self._ids = ids
+        return self._ids
+
+    def facts(self, ontology_id: str) -> dict[str, str]:
+        """What the vocabulary says of an id: an HGNC gene's symbol, name, locus group and gene
+        groups; a MeSH descriptor's name, categories (disease, chemical) and broader
+        descriptors."""
+        if ontology_id in self.group_names:
+            return {"source": "HGNC gene group", "name": self.group_names[ontology_id],
+                    "genes": str(self.covers(ontology_id))}  # fmt: skip
+        i = self._id_index().get(ontology_id)
+        if i is None:
+            return {}
+        above = [self.label(a) or a for a in self.ancestors(ontology_id)]
+        if ontology_id.startswith("HGNC:"):
+            row = self.genes[i]
+            return {"source": "HGNC", "symbol": row[1], "name": row[2], "locus_group": row[3],
+                    "groups": "; ".join(above)}  # fmt: skip
+        row = self.desc[i]
+        kinds = {"C": "disease", "F": "mental disorder", "D": "chemical"}
+        return {"source": "MeSH", "name": row[1],
+                "categories": ", ".join(kinds[c] for c in row[2] if c in kinds),
+                "broader": "; ".join(sorted(above))}  # fmt: skip
+
+    def gene(self, hgnc_id: str) -> tuple[str, str] | None:
+        """(symbol, name) of an HGNC id, e.g. "HGNC:5992" -> ("IL1B", "interleukin 1 beta")."""
+        for row in self.genes:
+            if row[0] == hgnc_id:
+                return row[1], row[2]
+        return None
