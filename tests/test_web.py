@@ -312,7 +312,7 @@ def test_the_start_page_shows_the_collection_and_the_url_keeps_the_question(
         assert browser.find_element(By.ID, "since").get_attribute("value") == "2016"
         assert browser.find_element(By.ID, "no_answer").is_selected()
         shown = browser.find_element(By.ID, "answer").text
-        assert "1 edges" in shown and "IL1B" in shown  # the one edge of 2016 and later
+        assert "1 edge (" in shown and "IL1B" in shown  # the one edge of 2016 and later
         browser.save_screenshot(str(shots / "web-bookmarked.png"))
         # entity search completes from the collection's entities
         search = browser.find_element(By.ID, "entity-search")

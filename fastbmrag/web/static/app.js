@@ -15,6 +15,11 @@ let result = null;
 let cy = null;
 let lastTapped = null;  // the node tapped before: a second one offers the path between them
 
+// "1 edge", "2 edges"
+function counted(n, noun) {
+  return n + " " + noun + (n === 1 ? "" : "s");
+}
+
 function el(tag, text, cls) {
   const node = document.createElement(tag);
   if (text !== undefined && text !== null) node.textContent = String(text);
@@ -131,14 +136,14 @@ function showAnswer(res) {
       const p = el("p", "Closest entities in the collection: ");
       near.forEach((c, i) => {
         if (i) p.append(", ");
-        p.append(clickable(c.name + " (" + c.degree + " edges)", () => showEntity(c.name)));
+        p.append(clickable(c.name + " (" + counted(c.degree, "edge") + ")", () => showEntity(c.name)));
       });
       answer.append(p);
     }
     return;
   }
   if (res.answer === null) {
-    answer.append(el("p", res.edges.length + " edges (" + res.filters.matched + " passed the filters); "
+    answer.append(el("p", counted(res.edges.length, "edge") + " (" + res.filters.matched + " passed the filters); "
                           + "click one in the graph or below.", "muted"));
     const items = el("ol");
     for (const e of res.edges) {
@@ -381,7 +386,7 @@ async function complete() {
       $("entity-options").replaceChildren(...found.map((e) => {
         const option = el("option");
         option.value = e.name;
-        option.label = (e.id || e.type) + ", " + e.degree + " edges";
+        option.label = (e.id || e.type) + ", " + counted(e.degree, "edge");
         return option;
       }));
     } catch (err) {
@@ -394,10 +399,10 @@ async function showStart() {
   const start = $("start");
   try {
     const o = await api("/api/overview");
-    $("collection").textContent = o.collection + ": " + o.papers + " papers, " + o.edges + " edges";
+    $("collection").textContent = o.collection + ": " + counted(o.papers, "paper") + ", " + counted(o.edges, "edge");
     start.replaceChildren(el("h2", "Collection " + o.collection));
-    start.append(el("p", o.papers + " papers, " + o.edges + " edges, " + o.entities + " entities"
-                        + (o.retracted_papers ? ", " + o.retracted_papers + " retracted papers (left out of answers)" : "")
+    start.append(el("p", counted(o.papers, "paper") + ", " + counted(o.edges, "edge") + ", " + o.entities + (o.entities === 1 ? " entity" : " entities")
+                        + (o.retracted_papers ? ", " + counted(o.retracted_papers, "retracted paper") + " (left out of answers)" : "")
                         + (o.last_update ? "; last updated " + o.last_update : "")));
     const columns = el("div", "", "columns");
     for (const [type, rows] of Object.entries(o.top)) {
@@ -406,7 +411,7 @@ async function showStart() {
       col.append(el("h3", "Most connected " + type + "s"));
       for (const r of rows) {
         const line = el("div");
-        const edges = r.degree + (r.degree === 1 ? " edge" : " edges");
+        const edges = counted(r.degree, "edge");
         line.append(clickable(r.name, () => showEntity(r.name)), " ",
                     el("span", edges + ", weight " + r.weight.toFixed(3), "muted"));
         col.append(line);
