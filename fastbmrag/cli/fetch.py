@@ -23,8 +23,6 @@ from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchSettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-FETCH_OPTION_NAMES = ("email", "ncbi_api_key", "eutils_url", "fulltext_url", "no_full_text")
-
 
 def fetch_options(f: F) -> F:
     """--email, --ncbi-api-key, --eutils-url, --fulltext-url, --no-full-text."""

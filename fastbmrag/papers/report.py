@@ -105,11 +105,6 @@ class ReadReport:
         self.read += 1
         return True
 
-    @property
-    def skip_counts(self) -> dict[str, int]:
-        """Skips per reason, most frequent first."""
-        return dict(self._skip_counts.most_common())
-
     def summary(self) -> str:
         """One line, e.g. ``read 120 papers; skipped 3 (2 empty abstract and main text, 1 duplicate paper_id)``."""
         parts = [f"read {_plural(self.read, 'paper')}"]

@@ -346,16 +346,6 @@ class Ledger:
     def distinct_edge_count(self) -> int:
         return int(self._query("SELECT COUNT(*) FROM triples")[0][0])
 
-    def paper_edge_count(self, paper_ids: Iterable[str]) -> int:
-        ids = list(dict.fromkeys(paper_ids))
-        total = 0
-        for chunk in chunks(ids):
-            marks = ",".join("?" * len(chunk))
-            total += int(
-                self._query(f"SELECT COUNT(*) FROM edges WHERE paper_id IN ({marks})", chunk)[0][0]
-            )
-        return total
-
     def entities(self) -> Iterator[tuple[str, str, str, str | None, int]]:
         """(key, name, type, ontology_id, degree) of every node in the graph."""
         for key, name, type_, ontology_id, degree in self._query(

@@ -85,7 +85,6 @@ def _indexed(kind: str) -> tuple[str, ...]:
 KEYWORD_FIELDS = _indexed("keyword")
 INTEGER_FIELDS = _indexed("integer")
 FLOAT_FIELDS = _indexed("float")
-FIELDS = tuple(f.name for f in fields(EdgePayload) if f.name != "extra")
 
 
 def evidence_of(payload: dict[str, Any]) -> list[dict[str, Any]]:

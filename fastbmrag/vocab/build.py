@@ -88,8 +88,6 @@ NAME_KINDS = (
 # A protein named by its mass in kilodaltons ("p27", "p50"): many proteins weigh the same.
 _MASS_NAME_RE = re.compile(r"[pP]\d{2,3}")
 _PARENS_RE = re.compile(r"\s*\([^()]*(?:\([^()]*\)[^()]*)*\)")
-# MeSH index kinds, in order of preference.
-MESH_KINDS = ("descriptor", "entry_term")
 
 
 # --------------------------------------------------------------------------------------------
