@@ -232,66 +232,6 @@ def test_abbreviation_finder() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "type_", "expected", "matched_by"),
-    [
-        ("endometrioma", "disease", ("Endometriosis", "D004715"), "entry_term"),
-        ("Endometrioses", "disease", ("Endometriosis", "D004715"), "name"),
-        ("breast cancer", "disease", ("Breast Neoplasms", "D001943"), "entry_term"),
-        ("neoplasm of the breast", "disease", ("Breast Neoplasms", "D001943"), "word_order"),
-        ("failure renal acute", "disease", ("Acute Kidney Injury", "D058186"), "word_order"),
-        ("Alzheimer's disease", "disease", ("Alzheimer Disease", "D000544"), "name"),
-        ("anaemia", "disease", ("Anemia", "D000740"), "name"),
-        ("necrotising fasciitis", "disease", ("Fasciitis, Necrotizing", "D019115"), "entry_term"),
-        ("angio-oedema", "disease", ("Angioedema", "D000799"), "name"),  # folded as one word too
-        ("hypotensive", "disease", ("Hypotension", "D007022"), "derived"),
-        ("nephrotoxicity", "disease", ("Kidney Diseases", "D007674"), "organ"),
-        ("severe hypotension", "disease", ("Hypotension", "D007022"), "partial"),
-        ("famotidine", "chemical", ("Famotidine", "D015738"), "name"),
-        ("amphetamine", "chemical", ("Amphetamine", "D000661"), "name"),
-        ("amphetamines", "chemical", ("Amphetamines", "D000662"), "name"),
-        ("glutamate", "chemical", ("Glutamic Acid", "D018698"), "entry_term"),
-        ("glutamates", "chemical", ("Glutamates", "D005971"), "name"),
-        ("Ca2+", "chemical", ("Calcium", "D002118"), "formula"),
-        ("CaCl2", "chemical", ("Calcium Chloride", "D002122"), "formula"),
-        # the anion's count first: "nitrogen monoxide", not the class "nitrogen oxide"
-        ("NO", "chemical", ("Nitric Oxide", "D009569"), "formula"),
-        ("CO", "chemical", ("Carbon Monoxide", "D002248"), "formula"),
-        ("Ca2 +", "chemical", ("Calcium", "D002118"), "formula"),  # the charge written apart
-        # hydrogen takes no multiplier; a metal's salt none either
-        ("H2O", "chemical", ("Water", "D014867"), "formula"),
-        ("H2S", "chemical", ("Hydrogen Sulfide", "D006862"), "formula"),
-        ("Al2O3", "chemical", ("Aluminum Oxide", "D000537"), "formula"),
-        ("As2O3", "chemical", ("Arsenic Trioxide", "D000077237"), "formula"),
-        # salts of polyatomic anions, the count as a subscript or after parentheses
-        ("ZnSO(4)", "chemical", ("Zinc Sulfate", "D019287"), "formula"),
-        ("NaHCO3", "chemical", ("Sodium Bicarbonate", "D017693"), "formula"),
-        ("NH4Cl", "chemical", ("Ammonium Chloride", "D000643"), "formula"),
-        ("O2", "chemical", ("Oxygen", "D010100"), "formula"),  # a diatomic element
-        ("Cl-", "chemical", ("Chlorides", "D002712"), "formula"),  # an anion, not the element
-        # formulae among a longer name's words, written as their names
-        # an anion's name as its acid's: "-ate" of "-ic acid"
-        ("D-glucarates", "chemical", ("Glucaric Acid", "D005937"), "rewrite"),
-        ("para-aminohippurate", "chemical", ("p-Aminohippuric Acid", "D010130"), "rewrite"),
-        # a class of drugs as MeSH names it ("... Agents"); a Latin plural
-        (
-            "beta-adrenergic blocking drugs",
-            "chemical",
-            ("Adrenergic beta-Antagonists", "D000319"),
-            "rewrite",
-        ),
-        ("antithyroid medications", "chemical", ("Antithyroid Agents", "D013956"), "rewrite"),
-        ("contrast medium", "chemical", ("Contrast Media", "D003287"), "derived"),
-    ],
-)
-def test_mesh_names(
-    norm: DictionaryNormalizer, name: str, type_: str, expected: tuple[str, str], matched_by: str
-) -> None:
-    r = norm.normalize(name, type_)
-    assert (r.normalized_name, r.ontology_id) == expected
-    assert r.matched_by == matched_by
-
-
-@pytest.mark.parametrize(
     "formula",
     [
         "H2O2",  # a peroxide, not hydrogen oxide (water)
@@ -445,23 +385,6 @@ def test_compile_mesh_tree_derived_tables() -> None:
     assert "angina pectoris" not in data["superset"]  # a term of its own
 
 
-@pytest.mark.parametrize(
-    ("name", "hgnc", "how"),
-    [
-        ("TIPE2", "HGNC:26277", "ncbi_synonym"),  # TNFAIP8L2: a synonym HGNC does not list
-        ("Star-PAP", "HGNC:26184", "ncbi_synonym"),  # TUT1
-        ("thymidylate synthase", "HGNC:12441", "protein_name"),  # TYMS's protein name
-        ("hepcidin", "HGNC:15598", "protein_name"),  # HAMP
-        ("thyrotropin receptor", "HGNC:12373", "protein_name"),  # TSHR
-    ],
-)
-def test_ncbi_gene_names_find_genes_hgnc_does_not_name_so(
-    norm: DictionaryNormalizer, name: str, hgnc: str, how: str
-) -> None:
-    result = norm.normalize(name, "gene")
-    assert (result.ontology_id, result.matched_by) == (hgnc, how)
-
-
 @pytest.mark.parametrize("stem", ["cytochrome P450", "NADPH oxidase", "TCF"])
 def test_a_family_stem_among_one_genes_ncbi_names_is_not_that_gene(
     norm: DictionaryNormalizer, stem: str
@@ -540,22 +463,6 @@ def test_a_stem_of_several_groups_names_no_family(norm: DictionaryNormalizer) ->
     # a series that is a small part of its only shared group names none ("GLI" of the
     # C2H2-type zinc fingers); "GLI" itself is a previous symbol of GLI1
     assert norm.normalize("GLI", "gene").matched_by != "gene_group"
-
-
-@pytest.mark.parametrize(
-    ("name", "gene", "matched_by"),
-    [
-        ("CD44v6", "CD44", "isoform"),
-        ("CD44 variant 6", "CD44", "isoform"),
-        ("TP63 gamma", "TP63", "isoform"),
-        ("IL-1 beta", "IL1B", "symbol"),  # a gene of its own, not an isoform of IL1
-    ],
-)
-def test_an_isoform_after_an_approved_symbol(
-    norm: DictionaryNormalizer, name: str, gene: str, matched_by: str
-) -> None:
-    result = norm.normalize(name, "gene")
-    assert (result.normalized_name, result.matched_by) == (gene, matched_by)
 
 
 def test_an_isoform_after_an_alias_is_not_read(norm: DictionaryNormalizer) -> None:

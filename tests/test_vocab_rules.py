@@ -85,23 +85,6 @@ def test_induced_by_a_named_substance(norm: DictionaryNormalizer) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "expected"),
-    [
-        ("overdosage", ("Drug Overdose", "D062787")),  # the other (Opiate Overdose) is below it
-        ("diabetes", ("Diabetes Mellitus", "D003920")),  # the largest subtree
-        ("diabetic", ("Diabetes Mellitus", "D003920")),  # adjective -> noun first
-        ("fractures", ("Fractures, Bone", "D050723")),
-    ],
-)
-def test_one_word_completed_to_the_most_general_descriptor(
-    norm: DictionaryNormalizer, name: str, expected: tuple[str, str]
-) -> None:
-    r = norm.normalize(name, "disease")
-    assert (r.normalized_name, r.ontology_id) == expected
-    assert r.matched_by == "head"
-
-
-@pytest.mark.parametrize(
     ("name", "candidates"),
     [("rigidity", {"D009127", "D003655"}),  # Muscle Rigidity, Decerebrate State
      ("glomerulosclerosis", {"D003928", "D005923"})],  # Diabetic Nephropathies, FSGS

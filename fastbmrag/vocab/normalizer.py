@@ -38,6 +38,16 @@ matched_by       score  meaning
 ``alias``        0.85   HGNC alias symbol
 ``prev_name``    0.85   HGNC previous name
 ``alias_name``   0.80   HGNC alias name
+``protein_name`` 0.75   a protein name NCBI Gene lists for the gene ("hepcidin" -> HAMP)
+``ncbi_synonym`` 0.70   a synonym NCBI Gene lists and HGNC does not ("TIPE2" -> TNFAIP8L2);
+                        neither kind when the name begins other genes' names (a family stem)
+``isoform``      x0.95  an isoform or variant after an approved symbol ("CD44v6", "TP63
+                        gamma"): the symbol's gene
+``respelled``    x0.95  a gene name written beyond its dictionary forms ("CEBPalpha",
+                        "Toll-like receptor (TLR) 4"); ``via`` holds the form that matched
+``gene_group``   0.80   an HGNC gene group's name or its members' shared stem ("caspases",
+                        "matrix metalloproteinases"): the family's node, never a member
+``formula``      0.85   a chemical formula written as its names ("Ca2+", "NaHCO3")
 ``word_order``   0.80   the same words as a MeSH term in another order
 ``abbreviation`` x0.95  a short form defined in the context ("... (HNF-6) ...") whose long
                         form matched; score is the long form's score times 0.95 (x0.9 for
