@@ -259,16 +259,6 @@ def test_a_longer_long_form_does_not_begin_with_a_function_word(
     assert norm.normalize("CsA", "chemical", text).normalized_name == "Cyclosporine"
 
 
-def test_chemical_abbreviation_from_abstract(norm: DictionaryNormalizer) -> None:
-    context = "After a single oral dose of 4 mg/kg indomethacin (IDM) to sodium depleted rats"
-    r = norm.normalize("IDM", "chemical", context)
-    assert (r.normalized_name, r.ontology_id, r.matched_by) == (
-        "Indomethacin",
-        "D007213",
-        "abbreviation",
-    )
-
-
 def test_a_function_word_parts_a_phrase_from_the_long_form(norm: DictionaryNormalizer) -> None:
     text = "Lindane acts as an antagonist at the gamma-aminobutyric acid (GABA)-A receptor."
     r = norm.normalize("GABA", "chemical", text)
