@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 import qdrant_edge as qe
 
-from fastbmrag.store.payload import FLOAT_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
+from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS
 
 HUB = "D600000"
 
@@ -57,13 +57,10 @@ def index_params(kind: str, memory: qe.Memory | None, hnsw: bool | None = None) 
         return {
             "keyword": qe.PayloadSchemaType.Keyword,
             "integer": qe.PayloadSchemaType.Integer,
-            "float": qe.PayloadSchemaType.Float,
         }[kind]
     if kind == "keyword":
         return qe.KeywordIndexParams(memory=memory)
-    if kind == "integer":
-        return qe.IntegerIndexParams(lookup=True, range=True, memory=memory)
-    return qe.FloatIndexParams(memory=memory)
+    return qe.IntegerIndexParams(lookup=True, range=True, memory=memory)
 
 
 def build(
@@ -110,8 +107,7 @@ def build(
     )
     shard = qe.EdgeShard.create(str(path), config)
     memory = index_memory.get(mode)
-    for names, kind in ((KEYWORD_FIELDS, "keyword"), (INTEGER_FIELDS, "integer"),
-                        (FLOAT_FIELDS, "float")):  # fmt: skip
+    for names, kind in ((KEYWORD_FIELDS, "keyword"), (INTEGER_FIELDS, "integer")):
         for name in names:
             hnsw = None if payload_hnsw == "all" else name in ENTITY_FIELDS
             params = index_params(kind, memory, hnsw)

@@ -29,7 +29,7 @@ from fastbmrag.store.edge import (
     readahead,
     readahead_files,
 )
-from fastbmrag.store.payload import FLOAT_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
+from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS
 from fastbmrag.store.server import ServerStore
 
 
@@ -254,11 +254,11 @@ def test_embedded_reopen_keeps_everything(tmp_path: Path) -> None:
         assert [seg["config"]["vector_data"][""]["storage_type"] for seg in segments] == [
             "ChunkedMmap"
         ]
-        # the payload indexes of DESIGN.md survive a reopen
+        # the payload indexes (the fields filters read) survive a reopen
         kinds = again.indexed_fields()
         assert {k: kinds[k] for k in KEYWORD_FIELDS} == dict.fromkeys(KEYWORD_FIELDS, "Keyword")
         assert {k: kinds[k] for k in INTEGER_FIELDS} == dict.fromkeys(INTEGER_FIELDS, "Integer")
-        assert {k: kinds[k] for k in FLOAT_FIELDS} == dict.fromkeys(FLOAT_FIELDS, "Float")
+        assert kinds.keys() == {*KEYWORD_FIELDS, *INTEGER_FIELDS}  # no index no filter reads
     finally:
         again.close()
 
@@ -279,7 +279,7 @@ def test_embedded_readahead_reads_what_an_open_reads(tmp_path: Path) -> None:
     folders = {part for f in files for part in f.parts}
     assert "payload_index" in folders and any(f.name == "segment.json" for f in files)
     assert not folders & {"vector_storage", "payload_storage"}
-    # every payload index of DESIGN.md is read ahead
+    # every payload index is read ahead
     assert all(any(name[:8] in part for part in folders) for name in KEYWORD_FIELDS)
     reader = readahead(tmp_path / "shard")
     assert reader is not None
@@ -334,8 +334,9 @@ def test_embedded_vectors_are_float16_and_rank_as_an_exact_float32_scan(tmp_path
 
 
 def test_embedded_shard_of_an_earlier_layout_gets_on_disk_indexes(tmp_path: Path) -> None:
-    """A shard whose payload indexes were loaded onto the heap (and one lacking an index) is
-    given this version's indexes by its next writer, and its data and filters stay intact."""
+    """A shard whose payload indexes were loaded onto the heap (one lacking an index, and
+    indexes of fields no filter reads) is given this version's indexes by its next writer, and
+    its data and filters stay intact."""
     import qdrant_edge as qe
 
     from fastbmrag.store.base import vector_list
@@ -349,6 +350,10 @@ def test_embedded_shard_of_an_earlier_layout_gets_on_disk_indexes(tmp_path: Path
         shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
     for name in INTEGER_FIELDS:
         shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Integer))
+    # indexes an earlier version made of fields no filter reads
+    for name in ("source", "source_id", "target", "target_id"):
+        shard.update(qe.UpdateOperation.create_field_index(name, qe.PayloadSchemaType.Keyword))
+    shard.update(qe.UpdateOperation.create_field_index("paper_weight", qe.PayloadSchemaType.Float))
     rows = cid_rows()
     shard.update(
         qe.UpdateOperation.upsert_points(
@@ -361,11 +366,11 @@ def test_embedded_shard_of_an_earlier_layout_gets_on_disk_indexes(tmp_path: Path
     s = EdgeStore(path)
     try:
         assert "relationship_type" not in s.indexed_fields()
+        assert "paper_weight" in s.indexed_fields()
         s.ensure_collection(DIM)
         kinds = s.indexed_fields()
-        assert {k: kinds[k] for k in KEYWORD_FIELDS} == dict.fromkeys(KEYWORD_FIELDS, "Keyword")
-        assert {k: kinds[k] for k in INTEGER_FIELDS} == dict.fromkeys(INTEGER_FIELDS, "Integer")
-        assert {k: kinds[k] for k in FLOAT_FIELDS} == dict.fromkeys(FLOAT_FIELDS, "Float")
+        assert kinds == {**dict.fromkeys(KEYWORD_FIELDS, "Keyword"),
+                         **dict.fromkeys(INTEGER_FIELDS, "Integer")}  # fmt: skip
         assert s.count() == 57
         assert s.count(Filter(must=(Match("pmid", "2696505"),))) == 3
         assert s.count(Filter(must=(Range("year", gte=1990),))) == 57
@@ -376,6 +381,6 @@ def test_embedded_shard_of_an_earlier_layout_gets_on_disk_indexes(tmp_path: Path
         memory = {
             k: getattr(v.params, "memory", None) for k, v in again.info().payload_schema.items()
         }
-        assert memory == dict.fromkeys(KEYWORD_FIELDS + INTEGER_FIELDS + FLOAT_FIELDS, INDEX_MEMORY)
+        assert memory == dict.fromkeys(KEYWORD_FIELDS + INTEGER_FIELDS, INDEX_MEMORY)
     finally:
         again.close()

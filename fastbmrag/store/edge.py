@@ -28,7 +28,7 @@ from fastbmrag.store.base import (
     Store,
     vector_list,
 )
-from fastbmrag.store.payload import FLOAT_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
+from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS
 
 CONFIG_FILE = "edge_config.json"
 UPSERT_BATCH = 512
@@ -103,16 +103,13 @@ def readahead(path: Path) -> Any:
 def _index_params(kind: str) -> Any:
     if kind == "keyword":
         return qe.KeywordIndexParams(memory=INDEX_MEMORY)
-    if kind == "integer":
-        return qe.IntegerIndexParams(lookup=True, range=True, memory=INDEX_MEMORY)
-    return qe.FloatIndexParams(memory=INDEX_MEMORY)
+    return qe.IntegerIndexParams(lookup=True, range=True, memory=INDEX_MEMORY)
 
 
 # payload field -> index kind
 INDEXES = {
     **dict.fromkeys(KEYWORD_FIELDS, "keyword"),
     **dict.fromkeys(INTEGER_FIELDS, "integer"),
-    **dict.fromkeys(FLOAT_FIELDS, "float"),
 }
 
 
@@ -222,10 +219,15 @@ class EdgeStore(Store):
 
     def _upgrade_indexes(self) -> None:
         """Give a shard made by an earlier version the payload indexes of this one (missing
-        fields, or indexes loaded onto the heap at open): rebuilt from the stored payloads."""
+        fields, or indexes loaded onto the heap at open): rebuilt from the stored payloads. An
+        index of a field no filter reads any more is dropped (each costs every segment's
+        open)."""
         shard = self._require()
         schema = shard.info().payload_schema
         changed = False
+        for name in schema.keys() - INDEXES.keys():
+            shard.update(qe.UpdateOperation.delete_field_index(name))
+            changed = True
         for name, kind in INDEXES.items():
             have = schema.get(name)
             if have is not None and getattr(have.params, "memory", None) == INDEX_MEMORY:

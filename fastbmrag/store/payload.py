@@ -1,7 +1,7 @@
 """The payload of a stored edge: every field, its type and whether Qdrant indexes it.
 
 :class:`EdgePayload` is the one declaration. The pipeline builds it, the stores derive their
-payload indexes from it (:data:`KEYWORD_FIELDS`, :data:`INTEGER_FIELDS`, :data:`FLOAT_FIELDS`),
+payload indexes from it (:data:`KEYWORD_FIELDS`, :data:`INTEGER_FIELDS`),
 query and export read evidence through :func:`evidence_of`. A paper's extra input columns
 (any CSV column without a known meaning) travel in ``extra`` and are stored as top-level
 fields beside the declared ones.
@@ -38,12 +38,14 @@ class EdgePayload:
     journal: str = _index("keyword")
     year: int | None = _index("integer", None)
     authors: str = ""
-    paper_weight: float | None = _index("float", None)
+    paper_weight: float | None = None
     # the source entity: normalised name, ontology id, type, name as written, how it matched,
     # and the node key behind degrees and weights (the ledger holds the degrees; shards written before
-    # it did may still carry ``source_degree``/``target_degree``, which nothing reads)
-    source: str = _index("keyword")
-    source_id: str = _index("keyword")
+    # it did may still carry ``source_degree``/``target_degree``, which nothing reads). Only
+    # the fields a filter reads are indexed: queries match an entity by its key (or its
+    # ancestors), never by its name or id alone, and every index costs each segment's open.
+    source: str = ""
+    source_id: str = ""
     source_key: str = _index("keyword")
     source_type: str = _index("keyword")
     # MeSH ancestors or HGNC gene groups: a filter on a broader concept matches this end
@@ -51,8 +53,8 @@ class EdgePayload:
     source_raw: str = ""
     source_match: str = ""
     # the target entity, likewise
-    target: str = _index("keyword")
-    target_id: str = _index("keyword")
+    target: str = ""
+    target_id: str = ""
     target_key: str = _index("keyword")
     target_type: str = _index("keyword")
     target_ancestors: list[str] = field(default_factory=list, metadata={"index": "keyword"})
@@ -84,7 +86,6 @@ def _indexed(kind: str) -> tuple[str, ...]:
 # Payload fields with an index, by index kind (declared order; relationship_type last).
 KEYWORD_FIELDS = _indexed("keyword")
 INTEGER_FIELDS = _indexed("integer")
-FLOAT_FIELDS = _indexed("float")
 
 
 def evidence_of(payload: dict[str, Any]) -> list[dict[str, Any]]:

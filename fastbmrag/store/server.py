@@ -23,7 +23,7 @@ from fastbmrag.store.base import (
     Store,
     vector_list,
 )
-from fastbmrag.store.payload import FLOAT_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS
+from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS
 
 UPSERT_BATCH = 256
 _LOCAL_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"
@@ -121,11 +121,9 @@ class ServerStore(Store):
             self.collection,
             vectors_config=models.VectorParams(size=vector_size, distance=models.Distance.COSINE),
         )
-        kinds = (
-            [(f, models.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS]
-            + [(f, models.PayloadSchemaType.INTEGER) for f in INTEGER_FIELDS]
-            + [(f, models.PayloadSchemaType.FLOAT) for f in FLOAT_FIELDS]
-        )
+        kinds = [(f, models.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS] + [
+            (f, models.PayloadSchemaType.INTEGER) for f in INTEGER_FIELDS
+        ]
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_LOCAL_INDEX_WARNING)
             for name, kind in kinds:
