@@ -136,7 +136,19 @@ CASES: dict[str, list[Row]] = {
         ("Smads", "gene", "", ("HGNC-GROUP:750",), "a numbered series of symbols"),
         ("matrix metalloproteinases", "gene", "", ("HGNC-GROUP:891",),
          "the stem its members' names share"),
+        ("estrogen receptors", "gene", "Tamoxifen blocks estrogen receptors; ESR1 mutations "
+         "confer resistance.", ("HGNC-GROUP:2077",), "a plural names the family"),
+        ("MAPKs", "gene", "MAPKs were active; MAPK1 was phosphorylated.", ("HGNC-GROUP:651",),
+         "a plural after capitals too"),
+        ("estrogen receptor", "gene", "ESR1 and ESR2 both bind estradiol; the estrogen receptor "
+         "dimerises.", ("HGNC-GROUP:2077",), "the text writes two members"),
     ],  # fmt: skip
+    "group_member": [
+        ("estrogen receptor", "gene", "Tamoxifen blocks the estrogen receptor; ESR1 mutations "
+         "confer resistance.", ("HGNC:3467",), "the one member the text writes"),
+        ("claudin", "gene", "Claudin loss and low CLDN1 expression marked invasive tumours.",
+         ("HGNC:2032",), ""),
+    ],
     # ---- names written beyond the dictionary ----
     "isoform": [
         ("CD44v6", "gene", "", ("HGNC:1681",), "a variant after an approved symbol"),

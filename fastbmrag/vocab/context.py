@@ -50,6 +50,7 @@ MESH_MATCHED = ("name", "entry_term")
 WORD_ORDER_SCORE = 0.8
 AS_WRITTEN_FACTOR = 0.95  # a symbol before an isoform's marker, a respelt name
 GROUP_SCORE = 0.8
+GROUP_MEMBER_SCORE = 0.7  # a family's name, the one member the text writes
 HEAD_SCORE = 0.6
 REWRITE_SCORE = 0.7
 SPELLING_SCORE = 0.65

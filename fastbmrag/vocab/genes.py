@@ -5,16 +5,29 @@ respellings, coordinations)."""
 from __future__ import annotations
 
 from fastbmrag.vocab.base import GENE, Normalized
-from fastbmrag.vocab.context import AS_WRITTEN_FACTOR, GROUP_SCORE, Context, Hit
-from fastbmrag.vocab.keys import gene_key_of, raw_tokens, term_key
+from fastbmrag.vocab.context import (
+    AS_WRITTEN_FACTOR,
+    GROUP_MEMBER_SCORE,
+    GROUP_SCORE,
+    Context,
+    Hit,
+)
+from fastbmrag.vocab.keys import gene_key_of, raw_tokens, term_key, word_forms
 from fastbmrag.vocab.phenomena import coordination_parts, isoform_stripped, respellings
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 
-def gene_group(v: Vocabulary, name: str, clean: str) -> Normalized | None:
+def gene_group(
+    v: Vocabulary, name: str, clean: str, ctx: Context | None = None
+) -> Normalized | None:
     """A name that is an HGNC gene group's ("caspases", "interleukins", "toll-like
     receptors"), or the stem its members' names share, singular or plural ("matrix
-    metalloproteinases"): the family's own node, never one of its members."""
+    metalloproteinases"): the family's own node, never one of its members.
+
+    Except where the text says which: a family's name in the singular ("the estrogen
+    receptor", "claudin") in a text that writes the symbol of exactly one of the family's
+    genes ("ESR1") names that gene, as a definite noun names what the text introduced
+    (``group_member``); a plural ("MAPKs") names the family whatever the text says."""
     found = v.group_keys.get(term_key(clean))
     if found is None:
         # the stem its members' names share ("matrix metalloproteinase(s)")
@@ -23,7 +36,18 @@ def gene_group(v: Vocabulary, name: str, clean: str) -> Normalized | None:
         found = v.stem_groups.get(gene_key_of(toks)) or v.stem_groups.get(gene_key_of(singular))
     if found is None:
         return None
+    if ctx is not None and not plural(clean.split()[-1]):
+        said = [i for i in v.group_members(found) if v.gene_symbol_key(i) in ctx.gene_keys]
+        if len(said) == 1:
+            return v.result(name, GENE, Hit(GENE, said[0], "group_member", GROUP_MEMBER_SCORE))
     return Normalized(name, GENE, v.group_names[found], found, "gene_group", GROUP_SCORE)
+
+
+def plural(word: str) -> bool:
+    """Whether a word is a plural: English's ("receptors", "kinases"), or an "s" after
+    capitals ("MAPKs", "MMPs")."""
+    spelled, singular = word_forms(word.lower())
+    return spelled != singular or (len(word) > 2 and word[-1] == "s" and word[:-1].isupper())
 
 
 def gene_as_written(v: Vocabulary, name: str, clean: str, ctx: Context | None) -> Normalized | None:

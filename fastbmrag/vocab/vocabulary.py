@@ -122,6 +122,7 @@ class Vocabulary(abc.ABC):
         self._labels: dict[str, str] | None = None
         self._ids: dict[str, int] | None = None
         self._covered: dict[str, int] | None = None
+        self._members: dict[str, tuple[int, ...]] | None = None
         self._contexts: dict[str, Context] = {}
         self._lock = threading.Lock()
 
@@ -374,8 +375,8 @@ class Vocabulary(abc.ABC):
         weight = self.word_weights.weight
 
         def support(i: int) -> float:
-            _hgnc, symbol, name, _group = self.genes[i]
-            s = 2.0 if gene_key_of(raw_tokens(symbol)) in ctx.gene_keys else 0.0
+            name = self.genes[i][2]
+            s = 2.0 if self.gene_symbol_key(i) in ctx.gene_keys else 0.0
             words = [w for w in tokens(name) if len(w) > 2 and w not in BAG_STOP]
             if words:
                 s += sum(weight(w) for w in words if w in ctx.words) / sum(map(weight, words))
@@ -463,6 +464,21 @@ class Vocabulary(abc.ABC):
 
     def group_name(self, group_id: str) -> str | None:
         return self.group_names.get(group_id)
+
+    def group_members(self, group_id: str) -> tuple[int, ...]:
+        """The genes of an HGNC gene group, those of the groups below it included."""
+        if self._members is None:
+            members: dict[str, list[int]] = {}
+            for i, groups in self.gene_groups.items():
+                for g in groups:
+                    members.setdefault(g, []).append(i)
+            self._members = {g: tuple(m) for g, m in members.items()}
+        return self._members.get(group_id, ())
+
+    def gene_symbol_key(self, i: int) -> str:
+        """The key of a gene's approved symbol, as :attr:`Context.gene_keys` holds the text's
+        words."""
+        return gene_key_of(raw_tokens(self.genes[i][1]))
 
     def _id_index(self) -> dict[str, int]:
         if self._ids is None:
