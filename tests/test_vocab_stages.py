@@ -148,6 +148,10 @@ CASES: dict[str, list[Row]] = {
          "confer resistance.", ("HGNC:3467",), "the one member the text writes"),
         ("claudin", "gene", "Claudin loss and low CLDN1 expression marked invasive tumours.",
          ("HGNC:2032",), ""),
+        ("Ras", "gene", "Oncogenic KRAS drives tumour growth; Ras signalling was blocked.",
+         ("HGNC:6407",), "the stem of HRAS, KRAS, NRAS ..."),
+        ("DOCK", "gene", "DOCK8 deficiency impairs T cells; DOCK loss was confirmed.",
+         ("HGNC:19191",), "the stem of DOCK1 ... DOCK11"),
     ],
     # ---- names written beyond the dictionary ----
     "isoform": [
@@ -303,6 +307,10 @@ CASES: dict[str, list[Row]] = {
         ("N2O", "chemical", "", (), "dinitrogen monoxide, not nitric oxide"),
         ("cannabis", "chemical", "", (), "only 'Medical Cannabis': a use"),
         ("frobnicated wibble", "disease", "", (), "no term"),
+        ("Ras", "gene", "HRAS and KRAS were both mutated; Ras activity rose.", (),
+         "the text writes two of the family's symbols"),
+        ("RAS", "gene", "Blockade of the renin-angiotensin system (RAS) lowered pressure; KRAS "
+         "was not mutated.", (), "a short form the text defines as no gene"),
     ],
 }  # fmt: skip
 

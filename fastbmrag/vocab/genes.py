@@ -4,6 +4,8 @@ respellings, coordinations)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fastbmrag.vocab.base import GENE, Normalized
 from fastbmrag.vocab.context import (
     AS_WRITTEN_FACTOR,
@@ -35,12 +37,36 @@ def gene_group(
         singular = [*toks[:-1], toks[-1][:-1]] if toks and toks[-1].endswith("s") else toks
         found = v.stem_groups.get(gene_key_of(toks)) or v.stem_groups.get(gene_key_of(singular))
     if found is None:
-        return None
-    if ctx is not None and not plural(clean.split()[-1]):
-        said = [i for i in v.group_members(found) if v.gene_symbol_key(i) in ctx.gene_keys]
-        if len(said) == 1:
-            return v.result(name, GENE, Hit(GENE, said[0], "group_member", GROUP_MEMBER_SCORE))
+        return symbol_family(v, name, clean, ctx)
+    member = written_member(v, v.group_members(found), clean, ctx)
+    if member is not None:
+        return v.result(name, GENE, Hit(GENE, member, "group_member", GROUP_MEMBER_SCORE))
     return Normalized(name, GENE, v.group_names[found], found, "gene_group", GROUP_SCORE)
+
+
+def symbol_family(v: Vocabulary, name: str, clean: str, ctx: Context | None) -> Normalized | None:
+    """The stem HGNC's symbols of a family share, a letter before it ("Ras": HRAS, KRAS, NRAS)
+    or a number after it ("DOCK": DOCK1 ... DOCK11), names no gene by itself; in the singular,
+    in a text that writes exactly one of those symbols, it names that gene
+    (``group_member``)."""
+    if ctx is None or clean in ctx.abbreviations:
+        return None  # a short form the text defines is read through its long form only
+    genes = v.symbol_stems().get(gene_key_of(raw_tokens(clean)), ())
+    member = written_member(v, genes, clean, ctx) if len(genes) > 1 else None
+    if member is None:
+        return None
+    return v.result(name, GENE, Hit(GENE, member, "group_member", GROUP_MEMBER_SCORE))
+
+
+def written_member(
+    v: Vocabulary, genes: Sequence[int], clean: str, ctx: Context | None
+) -> int | None:
+    """The one gene of ``genes`` whose symbol the text writes, for a family's name in the
+    singular; None for a plural, or where the text writes none or several."""
+    if ctx is None or plural(clean.split()[-1]):
+        return None
+    said = [i for i in genes if v.gene_symbol_key(i) in ctx.gene_keys]
+    return said[0] if len(said) == 1 else None
 
 
 def plural(word: str) -> bool:

@@ -47,9 +47,10 @@ matched_by       score  meaning
                         "Toll-like receptor (TLR) 4"); ``via`` holds the form that matched
 ``gene_group``   0.80   an HGNC gene group's name or its members' shared stem ("caspases",
                         "matrix metalloproteinases"): the family's node, never a member
-``group_member`` 0.70   a family's name in the singular in a text that writes the symbol of
-                        exactly one of its genes ("the estrogen receptor" beside "ESR1"):
-                        that gene
+``group_member`` 0.70   a family's name in the singular (an HGNC gene group's, or the stem
+                        its symbols share: "Ras" of HRAS, KRAS ...; "DOCK" of DOCK1 ...) in a
+                        text that writes the symbol of exactly one of its genes ("the
+                        estrogen receptor" beside "ESR1"): that gene
 ``formula``      0.85   a chemical formula written as its names ("Ca2+", "NaHCO3")
 ``word_order``   0.80   the same words as a MeSH term in another order
 ``abbreviation`` x0.95  a short form defined in the context ("... (HNF-6) ...") whose long

@@ -15,6 +15,7 @@ import abc
 import gzip
 import json
 import pickle
+import re
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -58,6 +59,8 @@ from fastbmrag.vocab.sources import GROUP_PREFIX
 
 # The least support (a share of a gene name's word weight) by which the context picks a gene.
 MIN_GENE_SUPPORT = 0.2
+# a symbol that is a stem and a closing number ("DOCK8", "MAPK14", "CDK4A")
+NUMBERED_SYMBOL_RE = re.compile(r"([a-z]{3,}?)(\d+[a-z]?)")
 # Contexts whose facts are kept (a document's names are normalised together).
 CONTEXTS_KEPT = 256
 
@@ -123,6 +126,7 @@ class Vocabulary(abc.ABC):
         self._ids: dict[str, int] | None = None
         self._covered: dict[str, int] | None = None
         self._members: dict[str, tuple[int, ...]] | None = None
+        self._stems: dict[str, tuple[int, ...]] | None = None
         self._contexts: dict[str, Context] = {}
         self._lock = threading.Lock()
 
@@ -474,6 +478,22 @@ class Vocabulary(abc.ABC):
                     members.setdefault(g, []).append(i)
             self._members = {g: tuple(m) for g, m in members.items()}
         return self._members.get(group_id, ())
+
+    def symbol_stems(self) -> dict[str, tuple[int, ...]]:
+        """The stems HGNC's approved symbols share, of three letters or more: the symbol without
+        a first letter ("HRAS", "KRAS" -> "ras") or without a closing number ("DOCK8" ->
+        "dock"), each with its genes (built on first use, ~0.1 s)."""
+        if self._stems is None:
+            stems: dict[str, list[int]] = {}
+            for i in range(len(self.genes)):
+                key = self.gene_symbol_key(i)
+                if len(key) >= 4 and key[0].isalpha():
+                    stems.setdefault(key[1:], []).append(i)
+                numbered = key[-1:].isdigit() or key[-2:-1].isdigit()
+                if numbered and (match := NUMBERED_SYMBOL_RE.fullmatch(key)):
+                    stems.setdefault(match.group(1), []).append(i)
+            self._stems = {k: tuple(g) for k, g in stems.items() if len(k) >= 3}
+        return self._stems
 
     def gene_symbol_key(self, i: int) -> str:
         """The key of a gene's approved symbol, as :attr:`Context.gene_keys` holds the text's
