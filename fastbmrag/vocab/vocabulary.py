@@ -15,7 +15,7 @@ import abc
 import gzip
 import json
 import pickle
-import re
+import string
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -59,8 +59,6 @@ from fastbmrag.vocab.sources import GROUP_PREFIX
 
 # The least support (a share of a gene name's word weight) by which the context picks a gene.
 MIN_GENE_SUPPORT = 0.2
-# a symbol that is a stem and a closing number ("DOCK8", "MAPK14", "CDK4A")
-NUMBERED_SYMBOL_RE = re.compile(r"([a-z]{3,}?)(\d+[a-z]?)")
 # Contexts whose facts are kept (a document's names are normalised together).
 CONTEXTS_KEPT = 256
 
@@ -126,7 +124,6 @@ class Vocabulary(abc.ABC):
         self._ids: dict[str, int] | None = None
         self._covered: dict[str, int] | None = None
         self._members: dict[str, tuple[int, ...]] | None = None
-        self._stems: dict[str, tuple[int, ...]] | None = None
         self._contexts: dict[str, Context] = {}
         self._lock = threading.Lock()
 
@@ -479,21 +476,22 @@ class Vocabulary(abc.ABC):
             self._members = {g: tuple(m) for g, m in members.items()}
         return self._members.get(group_id, ())
 
-    def symbol_stems(self) -> dict[str, tuple[int, ...]]:
-        """The stems HGNC's approved symbols share, of three letters or more: the symbol without
-        a first letter ("HRAS", "KRAS" -> "ras") or without a closing number ("DOCK8" ->
-        "dock"), each with its genes (built on first use, ~0.1 s)."""
-        if self._stems is None:
-            stems: dict[str, list[int]] = {}
-            for i in range(len(self.genes)):
-                key = self.gene_symbol_key(i)
-                if len(key) >= 4 and key[0].isalpha():
-                    stems.setdefault(key[1:], []).append(i)
-                numbered = key[-1:].isdigit() or key[-2:-1].isdigit()
-                if numbered and (match := NUMBERED_SYMBOL_RE.fullmatch(key)):
-                    stems.setdefault(match.group(1), []).append(i)
-            self._stems = {k: tuple(g) for k, g in stems.items() if len(k) >= 3}
-        return self._stems
+    def symbol_family(self, stem: str) -> tuple[int, ...]:
+        """The genes whose approved symbol is ``stem`` (a gene key of three letters or more)
+        after one letter ("ras": HRAS, KRAS, NRAS ...) or before a number up to 40 ("dock":
+        DOCK1 ... DOCK11): the family the stem names."""
+        if len(stem) < 3:
+            return ()
+        keys = [*(c + stem for c in string.ascii_lowercase), *(f"{stem}{n}" for n in range(1, 41))]
+        found: list[int] = []
+        for key in keys:
+            codes = self.gene_index.get(key)
+            if codes is None:
+                continue
+            if isinstance(codes, int):
+                codes = self.gene_multi[~codes] if codes < 0 else (codes,)
+            found += [c // 8 for c in codes if c % 8 == 0]  # approved symbols only
+        return tuple(dict.fromkeys(found))
 
     def gene_symbol_key(self, i: int) -> str:
         """The key of a gene's approved symbol, as :attr:`Context.gene_keys` holds the text's
