@@ -1,6 +1,7 @@
 """The gene stages beyond the exact lookups (:meth:`~fastbmrag.vocab.vocabulary.Vocabulary.direct`):
-gene families (HGNC gene groups), and names written beyond the dictionary (isoforms,
-respellings, coordinations)."""
+gene families (HGNC gene groups, and the stems symbols share), or the one member of a family
+the text writes, and names written beyond the dictionary (isoforms, respellings,
+coordinations)."""
 
 from __future__ import annotations
 
