@@ -7,8 +7,9 @@ payloads and ``--dim``-d unit vectors written straight through the store API, th
   (the question embedding comes from a fake Ollama over HTTP), p50/p95 over ``--repeat``;
 * cold CLI: ``python -m fastbmrag query ... --no-answer --format json --min-score -1`` as a
   subprocess (top-50 edges with their payloads, like in-process), p50/p95 over ``--cli-repeat``
-  runs (interpreter start, imports, vocab load, shard open); ``--drop-caches`` empties the page
-  cache before each call, so that it reads the shard (and Python's own files) from disk;
+  runs (interpreter start, imports, vocab load, shard open), call by call in turn with the
+  collections of ``--alternate`` if any; ``--drop-caches`` empties the page cache before
+  each call, so that it reads the shard (and Python's own files) from disk;
 * ``--broad``: the in-process series with entity filters on broader concepts (a MeSH ancestor
   of the edges' diseases, an HGNC gene group), which match through the ends' ancestors.
 
@@ -173,6 +174,14 @@ def main() -> None:
         help="in-process series with entity filters on broader concepts (a MeSH ancestor, an "
         "HGNC gene group), matched through the edges' ancestors",
     )
+    ap.add_argument(
+        "--alternate",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another built collection (an earlier version's, say): the CLI calls alternate "
+        "between --dir and it, one series each; repeatable",
+    )
     args = ap.parse_args()
 
     from fastbmrag.testing.fake_ollama import FakeOllama
@@ -192,25 +201,34 @@ def main() -> None:
             f"in-process --no-answer top-50{' (broader concepts)' if args.broad else ''}: p50 {pct(times, 50) * 1000:.1f} ms, "
             f"p95 {pct(times, 95) * 1000:.1f} ms ({len(times)} queries)"
         )
-        env = {**os.environ, "OLLAMA_HOST": fake.url, "FASTBMRAG_HOME": str(wd)}
-        cold = []
+        dirs = [wd, *(Path(d) for d in args.alternate)]
+        cold: dict[Path, list[float]] = {d: [] for d in dirs}
         for i in range(args.cli_repeat):
-            cmd = [sys.executable, "-m", "fastbmrag", "query", QUESTIONS[i % len(QUESTIONS)],
-                   "-c", "bench", "--no-answer", "--format", "json", "--no-cache",
-                   "--min-score", "-1"]  # fmt: skip
-            if args.drop_caches:
-                drop_page_cache()
-            t = time.perf_counter()
-            proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
-            cold.append(time.perf_counter() - t)
-            if proc.returncode != 0:
-                sys.exit(f"CLI failed: {proc.stderr.strip()}")
-            if not json.loads(proc.stdout)["edges"]:
-                sys.exit("CLI retrieved no edges")
-        print(
-            f"cold CLI --no-answer: p50 {pct(cold, 50):.2f} s, p95 {pct(cold, 95):.2f} s "
-            f"({len(cold)} runs)"
-        )
+            for d in dirs:  # call by call, so that every collection sees the same box
+                cold[d].append(cli_call(d, fake.url, QUESTIONS[i % len(QUESTIONS)], args))
+        for d, series in cold.items():
+            where = f" ({d})" if len(dirs) > 1 else ""
+            print(
+                f"cold CLI --no-answer{where}: p50 {pct(series, 50):.2f} s, p95 "
+                f"{pct(series, 95):.2f} s ({len(series)} runs)"
+            )
+
+
+def cli_call(wd: Path, url: str, question: str, args: argparse.Namespace) -> float:
+    """Seconds of one ``fastbmrag query --no-answer`` in a process of its own."""
+    env = {**os.environ, "OLLAMA_HOST": url, "FASTBMRAG_HOME": str(wd)}
+    cmd = [sys.executable, "-m", "fastbmrag", "query", question, "-c", "bench", "--no-answer",
+           "--format", "json", "--no-cache", "--min-score", "-1"]  # fmt: skip
+    if args.drop_caches:
+        drop_page_cache()
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - t
+    if proc.returncode != 0:
+        sys.exit(f"CLI failed: {proc.stderr.strip()}")
+    if not json.loads(proc.stdout)["edges"]:
+        sys.exit("CLI retrieved no edges")
+    return seconds
 
 
 if __name__ == "__main__":

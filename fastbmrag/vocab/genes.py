@@ -52,7 +52,7 @@ def symbol_family(v: Vocabulary, name: str, clean: str, ctx: Context | None) -> 
     (``group_member``)."""
     if ctx is None or clean in ctx.abbreviations:
         return None  # a short form the text defines is read through its long form only
-    genes = v.symbol_family(gene_key_of(raw_tokens(clean)))
+    genes = v.stem_genes(gene_key_of(raw_tokens(clean)))
     member = written_member(v, genes, clean, ctx) if len(genes) > 1 else None
     if member is None:
         return None

@@ -476,7 +476,7 @@ class Vocabulary(abc.ABC):
             self._members = {g: tuple(m) for g, m in members.items()}
         return self._members.get(group_id, ())
 
-    def symbol_family(self, stem: str) -> tuple[int, ...]:
+    def stem_genes(self, stem: str) -> tuple[int, ...]:
         """The genes whose approved symbol is ``stem`` (a gene key of three letters or more)
         after one letter ("ras": HRAS, KRAS, NRAS ...) or before a number up to 40 ("dock":
         DOCK1 ... DOCK11): the family the stem names."""
