@@ -8,8 +8,7 @@ Hierarchy::
     ├── ConfigError                exit 2  a setting is missing or inconsistent
     ├── LLMError                           a call to the model server failed after retries
     │   ├── LLMUnavailable         exit 2  the server cannot be reached (preflight)
-    │   ├── ModelNotFound          exit 2  the model is not pulled on the server (preflight)
-    │   └── SchemaError                    the answer never matched its JSON schema
+    │   └── ModelNotFound          exit 2  the model is not pulled on the server (preflight)
     ├── StoreError                 exit 2  Qdrant refused an operation
     │   ├── CollectionNotFound     exit 2  no such collection in the working dir / server
     │   ├── DimensionMismatch      exit 2  embedding size differs from the collection's
@@ -72,10 +71,6 @@ class LLMUnavailable(LLMError):
 
 class ModelNotFound(LLMError):
     """The requested model is not available on the server."""
-
-
-class SchemaError(LLMError):
-    """The model's answer did not validate against its schema, even after a repair attempt."""
 
 
 class StoreError(FastbmragError):

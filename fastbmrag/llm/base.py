@@ -39,7 +39,6 @@ class ChatResult(Generic[T]):
     completion_tokens: int = 0
     calls: int = 0  # requests actually sent (0 when served from the cache)
     cached: bool = False
-    server_failed: bool = False  # the server kept failing (5xx, timeouts): another may answer
 
     @property
     def ok(self) -> bool:

@@ -319,7 +319,6 @@ class BaseLLM(LLMClient):
                 self._raise_if_unreachable(err)
                 result.calls += err.attempts
                 result.error = f"{kind} request to {self.where} failed: {err}"
-                result.server_failed = True
                 break
             except Permanent as err:
                 result.calls += 1
