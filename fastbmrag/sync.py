@@ -44,6 +44,7 @@ from fastbmrag.errors import EXIT_OK, EXIT_PARTIAL, InputError
 from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchReport, FetchSettings, PubMedClient
 from fastbmrag.papers.fetch import date_window, fetch_papers
 from fastbmrag.papers.model import Paper
+from fastbmrag.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +118,9 @@ class SyncResult:
         head = f"sync {self.query!r} {self.mindate}..{self.maxdate}: {self.fetch.line()}"
         body = self.index.line() if self.index is not None else "nothing new to index"
         if self.newly_retracted:
-            body += f"; {len(self.newly_retracted):,} papers newly retracted (edges flagged)"
+            body += (
+                f"; {counted(len(self.newly_retracted), 'paper')} newly retracted (edges flagged)"
+            )
         if self.dry_run:
             tail = "dry run: last-sync mark unchanged"
         elif self.mark_moved:

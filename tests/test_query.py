@@ -312,6 +312,9 @@ def test_an_entity_without_edges_gets_no_evidence_never_other_edges(
     near, _ = ask(workdir, fake, "x", no_answer=True, entities=("ESR3",), min_score=-1)
     assert near.no_evidence is not None
     assert {c["name"] for c in near.no_evidence["closest"][:2]} == {"ESR1", "ESR2"}
+    assert {c["name"]: c["degree"] for c in near.no_evidence["closest"]}["ESR1"] == 1
+    for fmt in ("text", "markdown"):
+        assert "ESR1 (HGNC:3467, 1 edge)" in render(near, fmt)  # counted in the singular
 
 
 def test_edges_below_the_score_floor_are_no_evidence(workdir: Path, fake: FakeOllama) -> None:

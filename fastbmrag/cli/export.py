@@ -14,6 +14,7 @@ from fastbmrag.cli.common import (
     working_dir_option,
 )
 from fastbmrag.errors import InputError
+from fastbmrag.wording import counted
 
 
 @click.command("export")
@@ -81,6 +82,8 @@ def export(
         raise  # the reader of stdout stopped early (`-o - | head`): not an error
     except OSError as err:
         raise InputError(f"Cannot write {output}: {err.strerror}: choose another -o path") from err
-    what = f"{nodes:,} nodes and {edges:,} edges" if fmt == "graphml" else f"{edges:,} edges"
+    what = counted(edges, "edge")
+    if fmt == "graphml":
+        what = f"{counted(nodes, 'node')} and {what}"
     if not quiet and output != "-":
         click.echo(f"Wrote {what} of collection '{collection}' to {output}.", err=True)

@@ -20,6 +20,7 @@ from fastbmrag.cli.common import (
 )
 from fastbmrag.cli.update import index_options
 from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchSettings
+from fastbmrag.wording import counted
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -145,7 +146,7 @@ def fetch(**opts: Any) -> None:
         )
         written = write_papers_csv(papers, opts["output"])
         report = client.report
-    click.echo(f"Wrote {written:,} papers to {opts['output']}: {report.line()}", err=True)
+    click.echo(f"Wrote {counted(written, 'paper')} to {opts['output']}: {report.line()}", err=True)
     if report.failed:
         if not opts["quiet"]:
             for pmid, why in list(report.failed.items())[:20]:

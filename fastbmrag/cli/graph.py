@@ -10,6 +10,7 @@ import click
 
 from fastbmrag.cli.common import collection_option, json_option, qdrant_options, working_dir_option
 from fastbmrag.errors import InputError
+from fastbmrag.wording import counted
 
 
 def _rag(**opts: Any) -> Any:
@@ -128,7 +129,7 @@ def entity(name: str, as_json: bool, **opts: Any) -> None:
             click.echo("  concepts below it with edges: " + ", ".join(below))
         return
     n = card["papers"]
-    click.echo(f"  degree {card['degree']}, weight {card['weight']:.4f}, {n} paper{'s' * (n != 1)}")
+    click.echo(f"  degree {card['degree']}, weight {card['weight']:.4f}, {counted(n, 'paper')}")
     click.echo("  relations: " + ", ".join(f"{t} {n}" for t, n in card["relations"].items()))
     click.echo("  partners: " + ", ".join(f"{p['name']} ({p['papers']})" for p in card["partners"]))
     if card["papers_by_year"]:

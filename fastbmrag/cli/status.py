@@ -13,6 +13,7 @@ from fastbmrag.cli.common import (
     qdrant_options,
     working_dir_option,
 )
+from fastbmrag.wording import counted
 
 
 def _size(n: int | None) -> str:
@@ -46,7 +47,7 @@ def _human(stats: dict[str, Any]) -> str:
         f"Papers      {p['done']:,} done, {p['failed']:,} failed, {p['pending']:,} pending"
         + (f", {stats['retracted_papers']:,} retracted" if stats.get("retracted_papers") else ""),
         f"Edges       {stats['edges']:,} ({stats['distinct_edges']:,} distinct), "
-        f"{stats['entities']:,} entities"
+        f"{counted(stats['entities'], 'entity', 'entities')}"
         + (f", {stats['vector_size']}-d vectors" if stats["vector_size"] else ""),
     ]
     if stats["outdated_papers"]:

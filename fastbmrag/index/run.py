@@ -17,6 +17,7 @@ from fastbmrag.llm.base import LLMClient
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection, PaperEdges
 from fastbmrag.vocab.base import Normalizer
+from fastbmrag.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +62,7 @@ class RunSummary:
                 ", ".join(f"{n} {why}" for why, n in sorted(self.would_index.items())) or "nothing"
             )
             return (
-                f"dry run: {_counted(self.read, 'paper')} read; would index "
+                f"dry run: {counted(self.read, 'paper')} read; would index "
                 f"{sum(self.would_index.values()):,} ({todo}); {self.unchanged:,} unchanged"
             )
         calls = {k: v.get("calls", 0) for k, v in self.llm.items()}
@@ -69,8 +70,8 @@ class RunSummary:
         p, c = self.tokens_per_paper()
         stopped = f"stopped early ({self.stopped}): " if self.stopped else ""
         return (
-            f"{stopped}{_counted(self.read, 'paper')} read: {self.indexed:,} indexed, "
-            f"{self.unchanged:,} unchanged, {self.failed:,} failed; {_counted(self.edges, 'edge')} "
+            f"{stopped}{counted(self.read, 'paper')} read: {self.indexed:,} indexed, "
+            f"{self.unchanged:,} unchanged, {self.failed:,} failed; {counted(self.edges, 'edge')} "
             f"({self.refined_edges:,} refined"
             f"{self._drops()}); LLM calls: {calls_txt}; tokens/paper: {p:,.0f} prompt + "
             f"{c:,.0f} completion{self._servers()}; {self.wall_seconds:.1f} s"
@@ -94,7 +95,7 @@ class RunSummary:
             (self.retracted, "retracted paper", "flagged"),
             (self.deleted, "deleted citation", "removed"),
         ]
-        return "".join(f"; {_counted(n, noun)} {rest}" for n, noun, rest in said if n)
+        return "".join(f"; {counted(n, noun)} {rest}" for n, noun, rest in said if n)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -104,11 +105,6 @@ class RunSummary:
         d["prompt_tokens_per_paper"] = round(p, 1)
         d["completion_tokens_per_paper"] = round(c, 1)
         return d
-
-
-def _counted(n: int, noun: str) -> str:
-    """ "1 edge", "2 edges"."""
-    return f"{n:,} {noun}{'s' * (n != 1)}"
 
 
 def _classify(paper: Paper, collection: Collection | None, force: bool) -> tuple[str, str]:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fastbmrag.wording import counted
+
 
 @dataclass
 class EdgeResult:
@@ -107,7 +109,7 @@ def _no_evidence_lines(result: QueryResult) -> list[str]:
     out = [f"No evidence: {result.no_evidence['reason']}."]
     if result.no_evidence["closest"]:
         near = ", ".join(
-            f"{c['name']} ({c['id'] or c['type']}, {c['degree']} edges)"
+            f"{c['name']} ({c['id'] or c['type']}, {counted(c['degree'], 'edge')})"
             for c in result.no_evidence["closest"]
         )
         out.append(f"Closest entities in the collection: {near}.")
@@ -130,7 +132,7 @@ def render_text(result: QueryResult) -> str:
             out += ["Follow-up questions:", *(f"  - {q}" for q in result.follow_ups), ""]
     elif result.no_evidence is None:
         out.append(
-            f"{len(result.edges):,} edge{'s' * (len(result.edges) != 1)} "
+            f"{counted(len(result.edges), 'edge')} "
             f"({result.filters['matched']:,} passed the filters):"
         )
         for e in result.edges:

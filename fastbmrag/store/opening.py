@@ -26,6 +26,7 @@ from fastbmrag.store.places import (
     list_collections,
     stamp,
 )
+from fastbmrag.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +185,7 @@ def check_intact(coll: Opened, *, repair: bool = False) -> None:
         return
     if not repair:
         raise StoreLost(
-            f"Collection '{coll.name}' lists {listed:,} edges but its store at "
+            f"Collection '{coll.name}' lists {counted(listed, 'edge')} but its store at "
             f"{coll.location} holds {held:,}: the store was deleted or damaged. Index the "
             f"papers again with `fastbmrag update --force -c {coll.name} INPUTS`, or start "
             f"afresh by removing {coll.directory}"
