@@ -193,6 +193,35 @@ def test_export_while_an_update_holds_the_shard(wd: Path, tmp_path: Path) -> Non
     assert "is being updated by pid" in err and "--qdrant-url" in err
 
 
+def test_a_failed_export_leaves_the_file_it_would_have_replaced(wd: Path, tmp_path: Path) -> None:
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    kept = out_dir / "edges.csv"
+    kept.write_text("last night's export\n")
+    code, _out, err = invoke("export", "-c", "nope", "--working-dir", str(wd), "-o", str(kept))
+    assert code == 2 and "No collection 'nope'" in err
+    with Collection.writer(wd, "cid", command="fastbmrag update"):
+        code, _out, _err = invoke("export", "-c", "cid", "--working-dir", str(wd), "-o", str(kept))
+    assert code == 3
+    assert kept.read_text() == "last night's export\n"
+    assert [p.name for p in out_dir.iterdir()] == ["edges.csv"]  # no temporary file left
+
+
+def test_export_without_a_name_uses_the_only_collection_and_says_so(
+    wd: Path, tmp_path: Path
+) -> None:
+    code, _out, err = invoke("export", "--working-dir", str(wd), "-o", str(tmp_path / "e.csv"))
+    assert code == 0, err
+    assert f"Wrote {n_edges(*PAPERS)} edges of collection 'cid' to" in err
+
+
+def test_delete_needs_the_collection_named(wd: Path) -> None:
+    code, _out, err = invoke("delete", "--working-dir", str(wd), "PMID:2696505")
+    assert code == 2 and "Missing option '-c' / '--collection'" in err
+    with Collection.reader(wd, "cid") as coll:
+        assert coll.store.count() == n_edges(*PAPERS)
+
+
 @pytest.mark.parametrize("command", ["status", "delete", "export"])
 def test_help_has_an_example(command: str) -> None:
     code, out, _err = invoke(command, "--help")

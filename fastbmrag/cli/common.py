@@ -88,15 +88,21 @@ def working_dir_option(f: F) -> F:
     )(f)
 
 
-def collection_option(required: bool = False) -> Callable[[F], F]:
+def collection_option(
+    required: bool = False, default: str = "the only collection there is"
+) -> Callable[[F], F]:
+    """``-c/--collection``; optional ones say what they do without it (``default``)."""
+    # No explicit default value: Click 8.3 and later count `default=None` as a value given, so
+    # a required option would go unchecked. Missing and optional, it is None all the same.
+    more = "" if required else f"; default: {default}"
+
     def deco(f: F) -> F:
         return click.option(
             "-c",
             "--collection",
-            default=None,
             envvar=config.ENV_COLLECTION,
             required=required,
-            help=f"Collection name [env {config.ENV_COLLECTION}].",
+            help=f"Collection name [env {config.ENV_COLLECTION}{more}].",
         )(f)
 
     return deco

@@ -14,11 +14,12 @@ from fastbmrag.cli.common import (
     working_dir_option,
 )
 from fastbmrag.errors import InputError
+from fastbmrag.files import replacing
 from fastbmrag.wording import counted
 
 
 @click.command("export")
-@collection_option(required=True)
+@collection_option()
 @working_dir_option
 @qdrant_options
 @click.option(
@@ -39,7 +40,7 @@ from fastbmrag.wording import counted
 )
 @quiet_option
 def export(
-    collection: str,
+    collection: str | None,
     working_dir: str | None,
     qdrant_url: str | None,
     qdrant_api_key: str | None,
@@ -69,14 +70,15 @@ def export(
             )
         fmt = suffix
     rag = RAG(working_dir, collection, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key)
+    collection = rag.collection_name  # the one there is, when not given; checked before writing
     try:
         if output == "-":
             nodes, edges = rag.export(fmt, sys.stdout.buffer if fmt == "graphml" else sys.stdout)
         elif fmt == "graphml":
-            with open(output, "wb") as fb:
+            with replacing(Path(output)) as tmp, open(tmp, "wb") as fb:
                 nodes, edges = rag.export(fmt, fb)
         else:
-            with open(output, "w", newline="", encoding="utf-8") as ft:
+            with replacing(Path(output)) as tmp, open(tmp, "w", newline="", encoding="utf-8") as ft:
                 nodes, edges = rag.export(fmt, ft)
     except BrokenPipeError:
         raise  # the reader of stdout stopped early (`-o - | head`): not an error

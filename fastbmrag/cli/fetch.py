@@ -100,7 +100,7 @@ def _day(value: datetime | None) -> date | None:
     help="Date the window applies to: edat (entered PubMed) or pdat (published).",
 )
 @fetch_options
-@collection_option()
+@collection_option(default="none: no paper is skipped")
 @working_dir_option
 @quiet_option
 @click.option(

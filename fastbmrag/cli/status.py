@@ -83,7 +83,7 @@ def _human(stats: dict[str, Any]) -> str:
 
 
 @click.command("status")
-@collection_option(required=True)
+@collection_option()
 @working_dir_option
 @qdrant_options
 @json_option

@@ -16,7 +16,6 @@ import csv
 import glob
 import gzip
 import os
-import uuid
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import Any
 from lxml import etree
 
 from fastbmrag.errors import InputError, TruncatedInput
+from fastbmrag.files import replacing
 from fastbmrag.papers.csv_reader import (
     KNOWN_COLUMNS,
     REQUIRED_COLUMNS,
@@ -235,10 +235,9 @@ def write_papers_csv(papers: Iterable[Paper], path: str | os.PathLike[str]) -> i
     for paper in head:
         extra_columns += [_extra_name(k) for k in paper.extra if k not in extra_columns]
 
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.part")
     count = 0
     late_columns: list[str] = []
-    try:
+    with replacing(path) as tmp:
         with tmp.open("x", encoding="utf-8", newline="") as fh:
             writer = csv.writer(fh, delimiter=delimiter)
             writer.writerow([*CSV_COLUMNS, *extra_columns])
@@ -255,10 +254,6 @@ def write_papers_csv(papers: Iterable[Paper], path: str | os.PathLike[str]) -> i
                 count += 1
         if late_columns:
             _rewrite_header(tmp, delimiter, [*CSV_COLUMNS, *extra_columns, *late_columns])
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return count
 
 
