@@ -75,7 +75,7 @@ def test_tsv_output_and_csv_inputs_merge(tmp_path: Path) -> None:
         ("empty.nxml", "unreadable file: the file is empty"),
         ("junk.xml", "not well-formed XML (Start tag expected, '<' not found"),
         ("not_papers.xml", "root element <catalog> is neither <PubmedArticleSet>"),
-        ("missing_columns.csv", "missing required column main_text (columns found: 'paper_id'"),
+        ("missing_columns.csv", "no abstract or main_text column (columns found: 'paper_id'"),
         ("empty.csv", "the file is empty; a papers CSV starts with a header row"),
     ],
 )

@@ -74,7 +74,7 @@ def test_bad_corpus_never_stops_the_run() -> None:
     assert unreadable == {
         "empty.csv": (
             "unreadable file: the file is empty; a papers CSV starts with a header row "
-            "naming at least abstract, main_text, paper_id"
+            "naming paper_id, abstract and main_text (at least one of the last two)"
         ),
         "empty.nxml": "unreadable file: the file is empty",
         "junk.xml": (
@@ -82,8 +82,8 @@ def test_bad_corpus_never_stops_the_run() -> None:
             "line 1, column 1)"
         ),
         "missing_columns.csv": (
-            "unreadable file: missing required column main_text (columns found: "
-            "'paper_id', 'title', 'abstract'); a papers CSV needs abstract, main_text, paper_id"
+            "unreadable file: no abstract or main_text column (columns found: "
+            "'paper_id', 'title', 'summary'): a papers CSV needs at least one of them"
         ),
         "not_papers.xml": (
             "unreadable file: root element <catalog> is neither <PubmedArticleSet> (MEDLINE) "

@@ -512,6 +512,42 @@ def test_the_reference_projects_csv_keeps_its_titles(tmp_path: Path) -> None:
     assert (paper.paper_id, paper.year, paper.weight, paper.extra) == ("35012617", 2022, 4.0, {})
 
 
+def test_the_reference_projects_csv_without_paper_ids_is_indexed_once(tmp_path: Path) -> None:
+    """Its columns exactly (pandas' row index, no paper_id): each row's id is its PMID where it
+    has one, else a hash of its title and abstract, the same on the next run."""
+    from fastbmrag.papers import ReadReport, iter_papers
+
+    path = tmp_path / "demo1.csv"
+    path.write_text(
+        ",articletitle,abstract,main_text,weight,journal,year,pmid\n"
+        "0,IL1B in endometriosis,IL1B is raised in endometriosis.,\"['IL1B activates NF-kB.']\","
+        "4.0,J Test,2019,\n"
+        "1,TNF in endometriosis,TNF is raised in endometriosis.,,1.0,J Test,2020,35012617\n",
+        encoding="utf-8",
+    )
+    first, second = iter_papers([path], ReadReport())
+    assert first.paper_id.startswith("csv:") and len(first.paper_id) == 20
+    assert (first.title, first.paragraphs) == ("IL1B in endometriosis", ["IL1B activates NF-kB."])
+    assert second.paper_id == "35012617"
+    home = {"FASTBMRAG_HOME": str(tmp_path / "home")}
+    with FakeOllama(responder=pipeline_responder) as fake:
+        update = ("update", "-c", "ref", "--ollama-host", fake.url, str(path))
+        indexed = run(*update, env=home)
+        again = run(*update, env=home)
+    assert indexed.exit_code == 0, indexed.stderr
+    assert "2 papers read: 2 indexed, 0 unchanged" in indexed.stderr
+    assert "2 papers read: 0 indexed, 2 unchanged" in again.stderr
+
+
+def test_a_csv_of_abstracts_needs_no_main_text_column(tmp_path: Path) -> None:
+    from fastbmrag.papers import ReadReport, iter_papers
+
+    path = tmp_path / "abstracts.csv"
+    path.write_text("paper_id,title,abstract\nP1,IL1B,IL1B is raised.\n", encoding="utf-8")
+    [paper] = iter_papers([path], ReadReport())
+    assert (paper.paper_id, paper.abstract, paper.paragraphs) == ("P1", "IL1B is raised.", [])
+
+
 # --- 11: status after a run that stopped ------------------------------------------------------
 
 

@@ -233,7 +233,7 @@ def test_bad_input_fails_before_any_paper_call_and_leaves_nothing(
 ) -> None:
     result = update(fake, tmp_path / "wd", str(DATA / "bad" / "missing_columns.csv"))
     assert result.exit_code == 2
-    assert "missing required column" in result.stderr
+    assert "no abstract or main_text column" in result.stderr
     assert model_work(fake) == []  # the preflight came first, then the input was read
     assert not (tmp_path / "wd").exists()
 

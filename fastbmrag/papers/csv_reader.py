@@ -1,8 +1,11 @@
 """The papers CSV (or TSV): the input contract of ``fastbmrag update``.
 
-Required columns: ``abstract``, ``main_text``, ``paper_id``. ``main_text`` is a Python list
-literal (``['para 1', 'para 2']``), or plain text with paragraphs separated by blank lines
-(or, when it has no blank line, by newlines); an empty cell means an abstract-only paper.
+Columns: ``paper_id``, ``abstract`` and ``main_text``, at least one of the last two.
+``main_text`` is a Python list literal (``['para 1', 'para 2']``), or plain text with
+paragraphs separated by blank lines (or, when it has no blank line, by newlines); an empty cell
+or no such column means an abstract-only paper. Without a ``paper_id`` column (the reference
+fastbmRAG project's CSV has none) a row's id is its PMCID, PMID or DOI, as for a JATS file,
+else ``csv:`` and a hash of its title and abstract (or main text), the same on every run.
 Known optional columns: ``article_title`` (aliases ``title``, ``articletitle``, ``article
 title``), ``year`` (``publication year``), ``author``/``authors``, ``journal`` (``journal/book``),
 ``weight``, ``pmid``, ``pmcid``, ``doi``; the aliases are the column names of the reference
@@ -24,11 +27,12 @@ import ast
 import codecs
 import contextlib
 import csv
+import hashlib
 import io
 import logging
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,7 +51,10 @@ from fastbmrag.papers.report import (
 
 log = logging.getLogger("fastbmrag.papers")
 
-REQUIRED_COLUMNS = ("abstract", "main_text", "paper_id")
+# The columns of the input contract: at least one of the text columns is required.
+ID_COLUMN = "paper_id"
+TEXT_COLUMNS = ("abstract", "main_text")
+CONTRACT_COLUMNS = (ID_COLUMN, *TEXT_COLUMNS)
 # Known optional columns -> Paper field. The first name listed for a field wins.
 KNOWN_COLUMNS: dict[str, str] = {
     "article_title": "title",
@@ -183,20 +190,19 @@ class _Columns:
     def __init__(self, header: list[str], name: str) -> None:
         names = [h.strip() for h in header]
         lower = [n.lower() for n in names]
-        missing = [c for c in REQUIRED_COLUMNS if c not in lower]
-        if missing:
+        if not any(c in lower for c in TEXT_COLUMNS):
             found = ", ".join(repr(n) for n in names if n) or "none"
             raise InputError(
-                f"{name}: missing required column{'s' if len(missing) > 1 else ''} "
-                f"{', '.join(missing)} (columns found: {found}); a papers CSV needs "
-                f"{', '.join(REQUIRED_COLUMNS)}"
+                f"{name}: no abstract or main_text column (columns found: {found}): a papers "
+                "CSV needs at least one of them"
             )
         self.width = len(names)
-        self.required = {c: lower.index(c) for c in REQUIRED_COLUMNS}
+        # column index of paper_id, abstract, main_text; None where the file has none
+        self.contract = {c: lower.index(c) if c in lower else None for c in CONTRACT_COLUMNS}
         self.known: dict[str, int] = {}  # Paper field -> column index
         self.extra: dict[str, int] = {}
         for i, (n, low) in enumerate(zip(names, lower, strict=True)):
-            if low in REQUIRED_COLUMNS and self.required[low] == i:
+            if low in CONTRACT_COLUMNS and self.contract[low] == i:
                 continue
             field_name = KNOWN_COLUMNS.get(low)
             if field_name is not None and field_name not in self.known:
@@ -210,10 +216,10 @@ class _Columns:
 def _row_to_paper(row: list[str], cols: _Columns, where: str, report: ReadReport) -> Paper | None:
     """The Paper of one row, or None (recorded in ``report``) when the row cannot be one."""
 
-    def cell(i: int) -> str:
-        return row[i] if i < len(row) else ""
+    def cell(i: int | None) -> str:
+        return row[i] if i is not None and i < len(row) else ""
 
-    paper_id = _clean_id(cell(cols.required["paper_id"]))
+    paper_id = _paper_id(cell, cols)
     label = f"{where} (paper_id {paper_id})" if paper_id else where
     if len(row) != cols.width and any(row):
         report.repair(label, RAGGED_ROW)
@@ -230,10 +236,10 @@ def _row_to_paper(row: list[str], cols: _Columns, where: str, report: ReadReport
         report.skip(where, NO_PAPER_ID)
         return None
 
-    paragraphs, malformed = split_main_text(cell(cols.required["main_text"]))
+    paragraphs, malformed = split_main_text(cell(cols.contract["main_text"]))
     if malformed:
         report.repair(label, MALFORMED_LIST)
-    abstract = cell(cols.required["abstract"]).strip()
+    abstract = cell(cols.contract["abstract"]).strip()
     if abstract in _MISSING:
         abstract = ""
     paper = Paper(paper_id=paper_id, abstract=abstract, paragraphs=paragraphs)
@@ -262,6 +268,19 @@ def _row_to_paper(row: list[str], cols: _Columns, where: str, report: ReadReport
     return paper
 
 
+def _paper_id(cell: Callable[[int | None], str], cols: _Columns) -> str:
+    """A row's paper_id: its ``paper_id`` cell; with no such column its PMCID, PMID or DOI
+    (as a JATS file's), else ``csv:`` and a hash of its title and abstract (or main text)."""
+    if cols.contract[ID_COLUMN] is not None:
+        return _clean_id(cell(cols.contract[ID_COLUMN]))
+    for field_name in ("pmcid", "pmid", "doi"):
+        if value := _clean_id(cell(cols.known.get(field_name))):
+            return value
+    text = cell(cols.contract["abstract"]).strip() or cell(cols.contract["main_text"])
+    words = f"{cell(cols.known.get('title'))} {text}".lower().split()
+    return f"csv:{hashlib.sha256(' '.join(words).encode()).hexdigest()[:16]}" if words else ""
+
+
 def _id_shape(value: str) -> str:
     """An identifier's shape: runs of letters as ``a``, of digits as ``9`` (PMC123 -> a9)."""
     return _DIGITS.sub("9", _LETTERS.sub("a", value.strip()))
@@ -271,7 +290,7 @@ def _holds_rows(row: list[str], cols: _Columns, delimiter: str) -> bool:
     """Whether a cell of ``row`` holds lines that read as rows like ``row`` itself (as wide as
     the header, their paper_id of the same shape as its own): what an unbalanced quote swallows.
     A structured abstract's line ("Design, Setting, and Participants: ...") is no row."""
-    at = cols.required["paper_id"]
+    at = cols.contract[ID_COLUMN] or 0  # without ids, the first column (pandas' row index)
     shape = _id_shape(row[at]) if at < len(row) else ""
     for cell in row:
         for line in cell.split("\n")[1:]:
@@ -291,8 +310,8 @@ def _iter_rows(
     first = next(lines, None)
     if first is None or not first.strip():
         raise InputError(
-            f"{name}: the file is empty; a papers CSV starts with a header row "
-            f"naming at least {', '.join(REQUIRED_COLUMNS)}"
+            f"{name}: the file is empty; a papers CSV starts with a header row naming paper_id, "
+            "abstract and main_text (at least one of the last two)"
         )
 
     ended = False

@@ -26,8 +26,8 @@ from lxml import etree
 from fastbmrag.errors import InputError, TruncatedInput
 from fastbmrag.files import replacing
 from fastbmrag.papers.csv_reader import (
+    CONTRACT_COLUMNS,
     KNOWN_COLUMNS,
-    REQUIRED_COLUMNS,
     allow_large_fields,
     papers_from_frame,
     read_papers_csv,
@@ -257,7 +257,7 @@ def write_papers_csv(papers: Iterable[Paper], path: str | os.PathLike[str]) -> i
     return count
 
 
-_RESERVED = frozenset({*CSV_COLUMNS, *KNOWN_COLUMNS, *REQUIRED_COLUMNS})
+_RESERVED = frozenset({*CSV_COLUMNS, *KNOWN_COLUMNS, *CONTRACT_COLUMNS})
 
 
 def _extra_name(key: str) -> str:
