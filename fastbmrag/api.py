@@ -431,6 +431,11 @@ class RAG:
 
         norm = self.normalizer()
         ends = [resolve_entity(start, norm), resolve_entity(end, norm)]
+        if set(ends[0].node_keys()) & set(ends[1].node_keys()):
+            named = f"{ends[0].name} ({ends[0].id})" if ends[0].id else repr(start)
+            raise InputError(
+                f"{start!r} and {end!r} both name {named}: a path joins two different entities"
+            )
         with self.reader(command="path") as coll:
             known = node_names(coll)
             for given, found in zip((start, end), ends, strict=True):

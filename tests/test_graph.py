@@ -132,6 +132,14 @@ def test_path_finds_the_chain_with_both_papers_and_their_sentences(collection: A
         "Error: BRCA1 (HGNC:1100) is not in collection 'g': no edge is about it, so no path "
         "reaches it (`fastbmrag entity BRCA1` says what the vocabularies know of it)"
     )
+    same = CliRunner().invoke(
+        cli, ["path", "ESR2", "HGNC:3468", "-c", "g", "--working-dir", str(wd)]
+    )
+    assert same.exit_code == 2
+    assert same.stderr.strip() == (
+        "Error: 'ESR2' and 'HGNC:3468' both name ESR2 (HGNC:3468): a path joins two different "
+        "entities"
+    )
 
 
 def test_entity_card_shows_vocabulary_facts_and_the_collection(collection: Any) -> None:

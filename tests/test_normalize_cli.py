@@ -113,6 +113,18 @@ def test_normalize_input_file(tmp_path: Path, suffix: str) -> None:
     assert rows[3]["matched_by"] == "none"
 
 
+def test_normalize_input_as_a_list_of_names(tmp_path: Path) -> None:
+    f = tmp_path / "names.txt"
+    f.write_text("BRCA1\n\n  \nbreast and ovarian cancer\n", encoding="utf-8")
+    code, out, _ = run("normalize", "--input", str(f), "--type", "disease", "--json")
+    assert code == 0, out
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [(r["name"], r["type"]) for r in rows] == [
+        ("BRCA1", "disease"),
+        ("breast and ovarian cancer", "disease"),
+    ]
+
+
 def test_normalize_bad_input_is_one_line_error(tmp_path: Path) -> None:
     f = tmp_path / "x.csv"
     f.write_text("term,kind\nIL1B,gene\n")
@@ -120,7 +132,7 @@ def test_normalize_bad_input_is_one_line_error(tmp_path: Path) -> None:
     assert code == EXIT_CANNOT_START
     assert err.strip() == (
         f"Error: {f} has no 'name' column (found: term, kind); "
-        "give a header line: name<TAB>type<TAB>context."
+        "give a header line (name<TAB>type<TAB>context), or one name per line."
     )
     code, _, err = run("normalize")
     assert code == EXIT_CANNOT_START and "Nothing to normalise" in err

@@ -21,19 +21,22 @@ COLUMNS = ("name", "type", "normalized_name", "ontology_id", "matched_by", "scor
 
 
 def read_rows(path: Path, default_type: str) -> list[tuple[str, str, str]]:
-    """(name, type, context) rows of a TSV or CSV with a header: name, type, optional context."""
+    """(name, type, context) rows of a TSV or CSV with a header: name, type, optional context;
+    or of a plain list, one name per line (a first line with no header and no delimiter)."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(f"Cannot read {path} ({err}); give a UTF-8 TSV or CSV file.") from err
     first = text.split("\n", 1)[0]
+    if "\t" not in first and "," not in first and first.strip().lower() != "name":
+        return [(line.strip(), default_type, "") for line in text.splitlines() if line.strip()]
     delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") or "\t" in first else ","
     reader = csv.DictReader(text.splitlines(), delimiter=delimiter)
     fields = [f.strip().lower() for f in reader.fieldnames or []]
     if "name" not in fields:
         raise InputError(
             f"{path} has no 'name' column (found: {', '.join(fields) or 'nothing'}); "
-            "give a header line: name<TAB>type<TAB>context."
+            "give a header line (name<TAB>type<TAB>context), or one name per line."
         )
     rows = []
     for raw in reader:
@@ -80,7 +83,8 @@ def format_table(results: list[Normalized]) -> str:
     "input_file",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="TSV or CSV with a header: name, type (optional), context (optional).",
+    help="TSV or CSV with a header: name, type (optional), context (optional); or a list of "
+    "names, one per line.",
 )
 @click.option(
     "--explain",
