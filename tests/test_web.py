@@ -139,6 +139,17 @@ def test_bad_parameters_are_400_naming_the_parameter(
     assert r.status_code == 400 and r.json() == {"error": message}
 
 
+def test_an_unknown_api_path_or_method_is_json_naming_what_there_is(client: TestClient) -> None:
+    r = client.get("/api/query")
+    assert r.status_code == 405
+    assert r.json() == {"error": "GET is not allowed on /api/query: use POST"}
+    r = client.get("/api/nodes")
+    assert r.status_code == 404 and r.json()["error"].startswith(
+        "No API endpoint /api/nodes: there are /api/status, /api/overview, /api/entities"
+    )
+    assert client.get("/nowhere").status_code == 404  # the page's own paths stay plain
+
+
 def test_a_lone_surrogate_in_a_question_is_answered_as_json(client: TestClient) -> None:
     body = b'{"question": "STAT3 \\ud800 in endometriosis", "min_score": -1}'
     r = client.post("/api/query", content=body, headers={"Content-Type": "application/json"})

@@ -16,6 +16,9 @@ shard, the API answers 503 with ``retry`` and the page says so and tries again.
     GET  /api/neighbours?name=IL1B&limit=30   the edges touching an entity
     GET  /api/path?start=A&end=B&max_hops=3
     GET  /api/contradictions?entity=IL1B
+
+Errors are JSON, ``{"error": ...}``: 400 for a bad parameter (named), 404 / 405 for a path or
+method the API does not have, 503 while the store is held or the model server is down.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -226,17 +230,38 @@ def create_app(rag: RAG) -> Starlette:
             return JSON({"error": str(err)}, status_code=400)
         return await call(rag.contradictions, wanted)
 
+    api = [
+        Route("/api/status", status),
+        Route("/api/overview", overview),
+        Route("/api/entities", entities),
+        Route("/api/query", query, methods=["POST"]),
+        Route("/api/entity", entity),
+        Route("/api/neighbours", neighbours),
+        Route("/api/path", path),
+        Route("/api/contradictions", contradictions),
+    ]
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        """An unknown API path or method answers JSON too, naming what there is."""
+        assert isinstance(exc, HTTPException)
+        where = request.url.path
+        if not where.startswith("/api/"):
+            return PlainTextResponse(exc.detail, exc.status_code, exc.headers)
+        if exc.status_code == 404:
+            known = ", ".join(r.path for r in api)
+            error = f"No API endpoint {where}: there are {known}"
+        elif exc.status_code == 405:
+            allowed = (exc.headers or {}).get("Allow", "")
+            error = f"{request.method} is not allowed on {where}: use {allowed}"
+        else:
+            error = exc.detail
+        return JSON({"error": error}, exc.status_code, exc.headers)
+
     return Starlette(
         routes=[
             Route("/", page),
-            Route("/api/status", status),
-            Route("/api/overview", overview),
-            Route("/api/entities", entities),
-            Route("/api/query", query, methods=["POST"]),
-            Route("/api/entity", entity),
-            Route("/api/neighbours", neighbours),
-            Route("/api/path", path),
-            Route("/api/contradictions", contradictions),
+            *api,
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
+        exception_handlers={HTTPException: http_error},
     )
