@@ -107,7 +107,7 @@ def normalize(
     \b
     Examples:
       fastbmrag normalize IL-1β "interleukin 1 beta" endometrioma
-      fastbmrag normalize --type gene HNF-6 --context "hepatocyte nuclear factor 6 (HNF-6)"
+      fastbmrag normalize --type chemical T4 --context "levels of thyroxine (T4) rose"
       fastbmrag normalize --input entities.tsv --json
       fastbmrag normalize --explain --type gene SMAD2/3 TIPE2 caspases
     """
