@@ -8,6 +8,9 @@ records the same abstracts again under new paper ids, which are new edges of the
 written as a papers CSV and indexed by ``fastbmrag update`` against the fake Ollama (1024-d
 embeddings, in a process of its own; the model's time is not what is measured).
 
+nightly: after the largest of those runs, N more papers (new ids) indexed into its collection,
+as the nightly job adds papers to a large collection.
+
 query: a collection of E synthetic edges (the generator of scripts/bench_store.py: 1024-d
 clustered vectors, Zipf-like entities), built through ``Collection`` and indexed as ``update``
 leaves it; then ``fastbmrag query --no-answer --no-llm-parse`` on it, the question embedded by the
@@ -15,7 +18,7 @@ fake Ollama. ``--recall`` also compares the store's top-50 with the exact (brute
 the float32 vectors as generated, for some questions: recall@50 of the search as configured
 (16-bit vectors, HNSW).
 
-    python scripts/bench_memory.py --update 2000 20000 --query-edges 200000 --recall 50
+    python scripts/bench_memory.py --update 2000 20000 --nightly 2000 --query-edges 200000 --recall 50
 """
 
 from __future__ import annotations
@@ -98,7 +101,7 @@ def run_child(cmd: list[str], env: dict[str, str]) -> tuple[int, float, float, s
         return child.returncode, usage.ru_maxrss / 1024, seconds, out.read().decode(), anon[0]
 
 
-def papers_csv(n: int, path: Path) -> None:
+def papers_csv(n: int, path: Path, tag: str = "") -> None:
     from bench_update import medline_file
 
     from fastbmrag.papers import ReadReport, iter_papers
@@ -109,14 +112,16 @@ def papers_csv(n: int, path: Path) -> None:
         w.writerow(["paper_id", "title", "abstract", "main_text", "year", "journal"])
         for i, p in enumerate(itertools.islice(itertools.cycle(base), n)):
             lap = i // len(base)
-            pid = p.paper_id if lap == 0 else f"{p.paper_id}-{lap}"
+            pid = (p.paper_id if lap == 0 else f"{p.paper_id}-{lap}") + tag
             w.writerow([pid, p.title, p.abstract, "", p.year or "", p.journal])
 
 
-def bench_update(n: int, url: str, tmp: Path) -> dict[str, Any]:
-    path = tmp / f"papers{n}.csv"
-    in_process(papers_csv, n, path)
-    env = {**os.environ, "FASTBMRAG_HOME": str(tmp / f"home{n}")}
+def bench_update(n: int, url: str, tmp: Path, home: str = "", tag: str = "") -> dict[str, Any]:
+    """``update`` of ``n`` papers into a fresh collection, or into the one in ``home`` (new
+    papers, their ids marked with ``tag``)."""
+    path = tmp / f"papers{n}{tag}.csv"
+    in_process(papers_csv, n, path, tag)
+    env = {**os.environ, "FASTBMRAG_HOME": str(tmp / (home or f"home{n}"))}
     cmd = [sys.executable, "-m", "fastbmrag", "update", "-c", "bench", "--ollama-host", url,
            "-q", "--json", str(path)]  # fmt: skip
     code, rss, seconds, out, anon = run_child(cmd, env)
@@ -190,6 +195,12 @@ def bench_query(n_edges: int, url: str, tmp: Path, questions: int) -> dict[str, 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--update", type=int, nargs="*", default=[2000, 20000], help="papers")
+    ap.add_argument(
+        "--nightly",
+        type=int,
+        default=0,
+        help="then papers new to the largest --update's collection, as a nightly run adds",
+    )
     ap.add_argument("--query-edges", type=int, default=200_000, help="0: no query figure")
     ap.add_argument("--recall", type=int, default=0, help="questions for recall@50 (0: none)")
     args = ap.parse_args(argv)
@@ -206,6 +217,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for n in args.update:
                 results["update"].append(bench_update(n, url, tmp))
                 print(json.dumps(results["update"][-1]), file=sys.stderr)
+            if args.nightly and args.update:
+                home = f"home{args.update[-1]}"
+                results["nightly"] = bench_update(args.nightly, url, tmp, home, "-night")
+                results["nightly"]["into_papers"] = args.update[-1]
+                print(json.dumps(results["nightly"]), file=sys.stderr)
             if len(results["update"]) >= 2:
                 first, last = results["update"][0], results["update"][-1]
                 results["update_growth"] = round(last["peak_rss_mb"] / first["peak_rss_mb"], 2)

@@ -109,10 +109,12 @@ def test_bench_query_broad_filters_find_edges_through_the_ancestors(tmp_path: Pa
 
 def test_bench_memory_measures_update_and_query_in_child_processes() -> None:
     results = script("bench_memory").main(
-        ["--update", "20", "40", "--query-edges", "2000", "--recall", "3"]
+        ["--update", "20", "40", "--nightly", "10", "--query-edges", "2000", "--recall", "3"]
     )
     small, large = results["update"]
     assert (small["papers"], small["indexed"], large["indexed"]) == (20, 20, 40)
+    nightly = results["nightly"]  # new papers into the 40-paper collection, none unchanged
+    assert (nightly["into_papers"], nightly["indexed"]) == (40, 10) and nightly["peak_rss_mb"] > 50
     assert 50 < small["peak_rss_mb"] < 2000 and large["edges"] > small["edges"]
     assert results["update_growth"] == round(large["peak_rss_mb"] / small["peak_rss_mb"], 2)
     query = results["query"]
