@@ -115,6 +115,10 @@ def test_bench_memory_measures_update_and_query_in_child_processes() -> None:
     assert (small["papers"], small["indexed"], large["indexed"]) == (20, 20, 40)
     nightly = results["nightly"]  # new papers into the 40-paper collection, none unchanged
     assert (nightly["into_papers"], nightly["indexed"]) == (40, 10) and nightly["peak_rss_mb"] > 50
+    assert (results["nightly_query"]["into_edges"], results["nightly_query"]["indexed"]) == (
+        2000,
+        10,
+    )
     assert 50 < small["peak_rss_mb"] < 2000 and large["edges"] > small["edges"]
     assert results["update_growth"] == round(large["peak_rss_mb"] / small["peak_rss_mb"], 2)
     query = results["query"]
