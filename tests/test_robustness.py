@@ -659,3 +659,15 @@ def test_an_invalid_collection_name_is_reported_before_input_or_servers(
         "starting with a letter or digit (e.g. --collection endometriosis)"
     )
     assert "read" not in result.stderr  # the input was not read either
+
+
+def test_a_chunk_overlap_past_the_chunk_size_is_a_bad_option(papers_csv: Path) -> None:
+    with FakeOllama(responder=pipeline_responder) as fake:
+        result = run("update", "-c", "m", "--ollama-host", fake.url, "--chunk-size", "200",
+                     "--chunk-overlap", "5000", str(papers_csv))  # fmt: skip
+        assert fake.requests == []
+    assert result.exit_code == 2
+    assert one_line(result.stderr) == (
+        "Error: The chunk overlap (--chunk-overlap 5000) must be smaller than the chunk size "
+        "(--chunk-size 200)"
+    )

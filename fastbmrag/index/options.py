@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastbmrag import config
+from fastbmrag.errors import InputError
 
 
 @dataclass
@@ -22,3 +23,10 @@ class UpdateOptions:
     commit_every: int = 32  # finished papers per store flush + ledger transaction
     commit_seconds: float = 5.0  # ... or fewer, when this long has passed since the last
     num_predict: int | None = None  # completion cap of the draft and refine calls (else theirs)
+
+    def __post_init__(self) -> None:
+        if self.chunk_overlap >= self.chunk_chars:  # checked before any input is read
+            raise InputError(
+                f"The chunk overlap (--chunk-overlap {self.chunk_overlap}) must be smaller than "
+                f"the chunk size (--chunk-size {self.chunk_chars})"
+            )
