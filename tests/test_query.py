@@ -266,6 +266,11 @@ def test_bad_option_values_are_one_line_errors() -> None:
         QueryOptions(relationship_types=("upregulated",))
     with pytest.raises(InputError, match="--since 2020 is after --until 2010"):
         QueryOptions(since=2020, until=2010)
+    # an empty value filters on nothing real: "no evidence" would be a wrong answer
+    with pytest.raises(InputError, match="^An empty --paper-id was given"):
+        QueryOptions(paper_ids=("P1", " "))
+    with pytest.raises(InputError, match="^An empty --journal was given"):
+        QueryOptions(journals=("",))
 
 
 # --- retrieval ---------------------------------------------------------------------------------

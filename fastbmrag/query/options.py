@@ -58,6 +58,9 @@ class QueryOptions:
         multiple = [f.name for f in PAYLOAD_FILTERS if f.multiple]
         for name in ("entities", "sources", "targets", *multiple):
             setattr(self, name, _tuple(getattr(self, name)))
+        for f in PAYLOAD_FILTERS:
+            if f.multiple and any(not str(v).strip() for v in getattr(self, f.name)):
+                raise InputError(f"An empty {f.flags[-1]} was given: pass a value or leave it out")
         self.entity_types = tuple(t.lower() for t in self.entity_types)
         self.relationship_types = tuple(
             r.lower().replace("-", "_").replace(" ", "_") for r in self.relationship_types
