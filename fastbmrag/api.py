@@ -417,11 +417,18 @@ class RAG:
     def contradictions(self, entity: str | None = None) -> list[dict[str, Any]]:
         """The entity pairs whose papers disagree (opposite relationship types), most papers
         first; with ``entity``, only pairs it is part of."""
-        from fastbmrag.graph import contradictions
+        from fastbmrag.graph import contradictions, node_names
+        from fastbmrag.query import resolve_entity
 
-        keys = self.node_keys(entity) if entity else ()
+        if entity is None:
+            with self.ledger() as coll:
+                return contradictions(coll, ())
+        found = resolve_entity(entity, self.normalizer())  # "" is an error there
         with self.ledger() as coll:
-            return contradictions(coll, keys)
+            known = node_names(coll)
+            if not any(k in known for k in found.node_keys()):
+                raise _absent(entity, found, coll.name, "so no pair holds it")
+            return contradictions(coll, found.node_keys())
 
     def path(self, start: str, end: str, *, max_hops: int = 3) -> list[list[dict[str, Any]]]:
         """The best-supported paths between two entities, each hop with its relation, papers
@@ -440,12 +447,7 @@ class RAG:
             known = node_names(coll)
             for given, found in zip((start, end), ends, strict=True):
                 if not any(k in known for k in found.node_keys()):
-                    named = f"{found.name} ({found.id})" if found.id else repr(given)
-                    raise InputError(
-                        f"{named} is not in collection '{coll.name}': no edge is about it, so "
-                        f"no path reaches it (`fastbmrag entity {shlex.quote(given)}` says what "
-                        "the vocabularies know of it)"
-                    )
+                    raise _absent(given, found, coll.name, "so no path reaches it")
             return paths(coll, ends[0].node_keys(), ends[1].node_keys(), max_hops=max_hops)
 
     def entity(self, name: str) -> dict[str, Any] | None:
@@ -510,3 +512,12 @@ class RAG:
             spec = spec.resolve_weight(coll)
             for hit in coll.edges(spec.to_filter() or None):
                 yield hit.id, hit.payload
+
+
+def _absent(given: str, found: Any, collection: str, so: str) -> InputError:
+    """The error for an entity (``found``: its resolution) no edge of the collection is about."""
+    named = f"{found.name} ({found.id})" if found.id else repr(given)
+    return InputError(
+        f"{named} is not in collection '{collection}': no edge is about it, {so} "
+        f"(`fastbmrag entity {shlex.quote(given)}` says what the vocabularies know of it)"
+    )

@@ -83,6 +83,16 @@ def test_contradictions_list_the_pair_with_both_papers(collection: Any) -> None:
     text = run(wd, "contradictions").stdout
     assert "IL1B -> Endometriosis (2 papers)" in text and "upregulated_in: 1 paper (P1)" in text
     assert fake.requests_to("/api/chat") == []
+    # an entity the collection lacks is said to be absent, not to be free of disagreement
+    for entity, error in [
+        ("BRCA1", "Error: BRCA1 (HGNC:1100) is not in collection 'g': no edge is about it, so no "
+                  "pair holds it (`fastbmrag entity BRCA1` says what the vocabularies know of it)"),
+        ("", "Error: An empty entity was given: pass a name (IL1B) or an id (HGNC:5992)"),
+    ]:  # fmt: skip
+        absent = CliRunner().invoke(
+            cli, ["contradictions", "--entity", entity, "-c", "g", "--working-dir", str(wd)]
+        )
+        assert absent.exit_code == 2 and absent.stderr.strip() == error
 
 
 def test_a_disagreement_resting_on_a_retracted_paper_says_so(

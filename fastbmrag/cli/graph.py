@@ -20,7 +20,7 @@ def _rag(**opts: Any) -> Any:
 
 
 def _papers(ids: list[str]) -> str:
-    return f"{len(ids)} paper{'s' if len(ids) != 1 else ''} ({', '.join(ids[:4])}{', ...' if len(ids) > 4 else ''})"
+    return f"{counted(len(ids), 'paper')} ({', '.join(ids[:4])}{', ...' if len(ids) > 4 else ''})"
 
 
 @click.command("contradictions")
