@@ -357,16 +357,20 @@ class RAG:
     def delete(self, paper_ids: Sequence[str]) -> tuple[list[str], list[str], int]:
         """Remove papers and their edges: (ids deleted, ids not in the collection, edges
         removed). InputError when none of the ids is there (nothing changes)."""
-        ids = list(dict.fromkeys(paper_ids))
+        ids = list(dict.fromkeys(i.strip() for i in paper_ids))
+        if not all(ids):
+            raise InputError("An empty paper id was given: pass the ids `fastbmrag export` lists")
         with self.writer(command="fastbmrag delete") as coll:
             known = list(coll.paper_states(ids))
             unknown = [i for i in ids if i not in known]
             if not known:
                 shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+                held = list(coll.paper_states(v for i in ids for v in _id_spellings(i)))
+                hint = f" (it holds {', '.join(held[:5])}: pass those)" if held else ""
                 raise InputError(
-                    f"None of the paper ids ({shown}) is in collection '{coll.name}': check "
-                    f"the ids (`fastbmrag export -c {coll.name} --format csv -o edges.csv` "
-                    "lists them)"
+                    f"None of the paper ids ({shown}) is in collection '{coll.name}'{hint}: "
+                    f"check the ids (`fastbmrag export -c {coll.name} --format csv -o "
+                    "edges.csv` lists them)"
                 )
             run_id = coll.record_run_start("fastbmrag delete", {"paper_ids": known})
             removed = coll.delete_papers(known)
@@ -521,3 +525,11 @@ def _absent(given: str, found: Any, collection: str, so: str) -> InputError:
         f"{named} is not in collection '{collection}': no edge is about it, {so} "
         f"(`fastbmrag entity {shlex.quote(given)}` says what the vocabularies know of it)"
     )
+
+
+def _id_spellings(paper_id: str) -> list[str]:
+    """The other way a PMID is written as a paper id: "PMID:123" for "123" and back."""
+    head, sep, rest = paper_id.partition(":")
+    if sep and head.lower() == "pmid":
+        return [rest.strip()]
+    return [f"PMID:{paper_id}"] if paper_id.isdigit() else []

@@ -111,6 +111,16 @@ def test_delete_of_unknown_ids_changes_nothing(wd: Path) -> None:
         assert coll.store.count() == n_edges(*PAPERS)
 
 
+def test_delete_names_the_spelling_the_collection_holds_and_refuses_empty_ids(wd: Path) -> None:
+    code, _out, err = invoke("delete", "-c", "cid", "--working-dir", str(wd), "2696505")
+    assert code == 2
+    assert "None of the paper ids (2696505) is in collection 'cid' (it holds PMID:2696505: " in err
+    code, _out, err = invoke("delete", "-c", "cid", "--working-dir", str(wd), " ")
+    assert code == 2 and "An empty paper id was given" in err
+    with Collection.reader(wd, "cid") as coll:
+        assert coll.store.count() == n_edges(*PAPERS)
+
+
 def test_delete_while_an_update_runs_is_locked(wd: Path) -> None:
     with Collection.writer(wd, "cid", command="fastbmrag update"):
         code, _out, err = invoke("delete", "-c", "cid", "--working-dir", str(wd), "PMID:2696505")
