@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from fastbmrag import config
-from fastbmrag.errors import ConfigError, InputError
+from fastbmrag.errors import CollectionNotFound, ConfigError, InputError
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection
 from fastbmrag.store.places import choose_collection, ensure_creatable, readahead
@@ -280,7 +280,14 @@ class RAG:
 
         with contextlib.ExitStack() as stack:
             if options.dry_run:
-                coll = stack.enter_context(self.reader())
+                try:
+                    coll = stack.enter_context(self.reader())
+                except CollectionNotFound as err:
+                    raise CollectionNotFound(
+                        f"No collection '{self.settings.collection}' yet: a dry run reads its "
+                        "last sync and the papers it holds, and the first `sync` without "
+                        "--dry-run creates it (or check --collection and --working-dir)"
+                    ) from err
             else:
                 coll, _ = stack.enter_context(self.open_for_writing(lambda: None))
             return sync_collection(

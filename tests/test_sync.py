@@ -353,6 +353,10 @@ def test_json_output(eutils: FakeEutils, ollama: FakeOllama, wd: Path) -> None:
 
 
 def test_dry_run_moves_nothing(eutils: FakeEutils, ollama: FakeOllama, wd: Path) -> None:
+    before = run(eutils, ollama, wd, "--since", "2000-01-01", "--dry-run", "-q")
+    assert before.exit_code == 2  # no collection yet: says the first sync creates it
+    assert "the first `sync` without --dry-run creates it" in before.stderr
+    assert eutils.requests == []
     assert run(eutils, ollama, wd, "--days", "1", "-q").exit_code == 0  # creates the collection
     result = run(eutils, ollama, wd, "--since", "2000-01-01", "--dry-run", "-q")
     assert result.exit_code == 0, result.output
