@@ -342,6 +342,18 @@ class RAG:
         stats["interrupted"] = interrupted
         return stats
 
+    def check_store(self) -> bool:
+        """Open the collection's store and close it: StoreError, one line with the fix, when
+        it is damaged or lost; False when another process holds the embedded shard (not
+        opened), True when it opened."""
+        from fastbmrag.errors import StoreBusy
+
+        try:
+            with self.reader(command="status"):
+                return True
+        except StoreBusy:
+            return False
+
     def _finish_interrupted(self, journal: dict[str, str]) -> dict[str, Any] | None:
         """None when nothing was left, else the operations (``delete``: papers whose deletion
         was cut short; ``commit``: papers whose indexing was, indexed again next run) with

@@ -72,6 +72,20 @@ def test_status_works_while_an_update_holds_the_collection(wd: Path) -> None:
         code, out, err = invoke("status", "-c", "cid", "--working-dir", str(wd))
     assert code == 0, err
     assert "3 done" in out
+    assert "(held by a running update: not opened)" in out
+    code, out, _err = invoke("status", "-c", "cid", "--working-dir", str(wd))
+    assert code == 0 and "not opened" not in out  # opened, and found readable
+
+
+def test_status_names_a_damaged_store(wd: Path) -> None:
+    """A segment's files overwritten: status, which reads the ledger, opens the store too."""
+    for state in (wd / "cid" / "shard" / "segments").glob("*/segment.json"):
+        state.write_bytes(b"\x00damaged")
+    code, out, err = invoke("status", "-c", "cid", "--working-dir", str(wd))
+    assert code == 2 and out == ""
+    [line] = err.strip().splitlines()
+    assert line.startswith("Error: Cannot open the embedded store ")
+    assert line.endswith("delete that folder and its ledger.sqlite beside it, then index again")
 
 
 def test_status_unknown_collection(wd: Path) -> None:

@@ -30,10 +30,9 @@ def _size(n: int | None) -> str:
 def _interrupted(info: dict[str, Any]) -> str:
     what = []
     if info["delete"]:
-        what.append(f"a delete of {info['delete']:,} paper{'s' if info['delete'] != 1 else ''}")
+        what.append(f"a delete of {counted(info['delete'], 'paper')}")
     if info["commit"]:
-        n = info["commit"]
-        what.append(f"the indexing of {n:,} paper{'s' if n != 1 else ''} (indexed again next run)")
+        what.append(f"the indexing of {counted(info['commit'], 'paper')} (indexed again next run)")
     done = "finished now" if info["finished"] else f"pending, finished by {info['by']}"
     return f"Interrupted {' and '.join(what)} had been cut short; {done}"
 
@@ -42,7 +41,8 @@ def _human(stats: dict[str, Any]) -> str:
     p = stats["papers"]
     lines = [
         f"Collection  {stats['collection']}",
-        f"Store       {stats['backend']}: {stats['location']}",
+        f"Store       {stats['backend']}: {stats['location']}"
+        + ("" if stats.get("store_opened", True) else " (held by a running update: not opened)"),
         f"Ledger      {stats['ledger']}",
         f"Papers      {p['done']:,} done, {p['failed']:,} failed, {p['pending']:,} pending"
         + (f", {stats['retracted_papers']:,} retracted" if stats.get("retracted_papers") else ""),
@@ -97,8 +97,9 @@ def status(
     """Show what a collection holds.
 
     Papers done / failed / pending (with the failure reasons), edges, entities, the last run,
-    where the edges are stored and the size on disk. It reads only the ledger, so it works
-    while an update is running. An operation a killed command left half done (a delete, a
+    where the edges are stored and the size on disk. It reads the ledger and opens the store to
+    check it (skipped while an update holds the embedded store), so it works while an update is
+    running. An operation a killed command left half done (a delete, a
     commit) is finished here when no other command holds the collection, else reported.
 
     \b
@@ -110,6 +111,7 @@ def status(
 
     rag = RAG(working_dir, collection, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key)
     stats = rag.status(max_failed=None if as_json else 20)
+    stats["store_opened"] = rag.check_store()  # a damaged store is an error here too
     if as_json:
         click.echo(json.dumps(stats, indent=2))
     else:
