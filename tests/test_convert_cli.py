@@ -167,3 +167,16 @@ def test_usage_errors_and_help(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["convert", "--help"])
     assert result.exit_code == 0
     assert "fastbmrag convert pmc_articles/ 'medline/*.xml.gz' -o papers.csv" in result.output
+
+
+def test_the_output_as_the_only_input_says_so_and_keeps_it(tmp_path: Path) -> None:
+    out = tmp_path / "papers.csv"
+    assert _run(PMC, "-o", out)[0] == 0
+    before = out.read_bytes()
+    code, _, stderr = _run(out, "-o", out)
+    assert code == 2
+    assert stderr.strip() == (
+        f"Error: Nothing to convert: the only input, {out}, is the output (-o); write to "
+        "another file"
+    )
+    assert out.read_bytes() == before

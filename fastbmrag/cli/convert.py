@@ -84,7 +84,12 @@ def convert(inputs: tuple[str, ...], output: str, quiet: bool) -> None:
     progress = not quiet and len(files) > 1 and sys.stderr.isatty()
     out = Path(output)
     # Never read the output back in as an input (a rerun over the same directory).
-    files = [f for f in files if f.resolve() != out.resolve()]
+    kept = [f for f in files if f.resolve() != out.resolve()]
+    if files and not kept:
+        raise InputError(
+            f"Nothing to convert: the only input, {out}, is the output (-o); write to another file"
+        )
+    files = kept
     papers = _papers(files, report, progress)
     first = next(papers, None)  # nothing to write -> leave an existing output untouched
     written = 0 if first is None else write_papers_csv(itertools.chain([first], papers), out)
