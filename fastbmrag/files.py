@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+# The name ``replacing`` gives the file it writes first: ".NAME.HEX.part".
+PART_FILE = re.compile(r"^\.(.+)\.[0-9a-f]+\.part$")
+
+
+def written_for(path: Path) -> Path:
+    """The file a temporary one of :func:`replacing` stands for (errors name that one)."""
+    m = PART_FILE.match(path.name)
+    return path.with_name(m.group(1)) if m else path
 
 
 @contextmanager

@@ -6,7 +6,6 @@ import contextlib
 import errno
 import logging
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +20,7 @@ from fastbmrag.errors import (
     EXIT_INTERRUPTED,
     FastbmragError,
 )
+from fastbmrag.files import written_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,15 +60,10 @@ class FastbmragGroup(click.Group):
             sys.exit(EXIT_INTERNAL)
 
 
-_PART_FILE = re.compile(r"^\.(.+)\.[0-9a-f]+\.part$")  # the temporary file of an atomic write
-
-
 def path_error(err: OSError) -> str:
     """One line for a path that cannot be used: the path, the reason and the fix."""
     name = err.filename or ""
-    path = Path(str(name))
-    if m := _PART_FILE.match(path.name):
-        path = path.with_name(m.group(1))
+    path = written_for(Path(str(name)))
     reason = err.strerror or str(err)
     if err.errno in (errno.ENOENT, errno.ENOTDIR):
         reason += " (a folder on the way is missing or is a file)"
