@@ -33,6 +33,8 @@ class Doc:
     )  # text, type, ids
     entity_types: dict[str, str] = field(default_factory=dict)  # corpus id -> corpus type
     relations: list[tuple[str, str, str]] = field(default_factory=list)  # (type, id1, id2)
+    # every mention with its offsets in title + " " + abstract: (start, end, text, type, ids)
+    spans: list[tuple[int, int, str, str, tuple[str, ...]]] = field(default_factory=list)
 
     @property
     def context(self) -> str:
@@ -54,6 +56,7 @@ def read_pubtator(path: Path) -> list[Doc]:
             if len(parts) >= 6 and parts[1].isdigit():
                 ids = tuple(x for x in parts[5].replace(",", "|").replace(";", "|").split("|") if x)
                 doc.mentions.append((parts[3], parts[4], ids))
+                doc.spans.append((int(parts[1]), int(parts[2]), parts[3], parts[4], ids))
                 for eid in ids:
                     doc.entity_types[eid] = parts[4]
             elif len(parts) >= 4:

@@ -38,7 +38,7 @@ class Normalizer(Protocol):
     def normalize(self, name: str, type_hint: str = "auto", context: str = "") -> Normalized: ...
 
     def find_mentions(
-        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 8
+        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 10
     ) -> list[Normalized]:
         """Genes, diseases and chemicals named in free text, left to right."""
         ...
@@ -72,7 +72,7 @@ class IdentityNormalizer:
         return Normalized(name, type_hint, clean, None, "none", 0.0)
 
     def find_mentions(
-        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 8
+        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 10
     ) -> list[Normalized]:
         return []
 

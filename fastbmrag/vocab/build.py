@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import pickle
 import re
 from collections.abc import Iterable
@@ -62,6 +63,8 @@ from fastbmrag.vocab.sources import (
 # 2: code lists packed into a shared "multi" table (negative codes), lists written as tuples,
 # bag_words and head completion masks; the loader reads 1 and 2 and refuses newer ones.
 FORMAT_VERSION = 2
+# Words at or above this Zipf frequency (log10 of uses per billion words) are common English.
+COMMON_ZIPF = 4.0
 MANIFEST = "manifest.json"
 GENES_FILE = "genes.pickle.gz"
 MESH_FILE = "mesh.pickle.gz"
@@ -297,6 +300,21 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
         "ancestors": _ancestors(table, all_trees),
         # How much of a name each word carries, for the parts of names (candidates.py).
         "word_weights": word_weights(bag),
+        # How common each common English word is, for names found in free text (mentions.py).
+        "common_words": common_words(),
+    }
+
+
+def common_words() -> dict[str, float]:
+    """The English words of Zipf frequency :data:`COMMON_ZIPF` or more (about 7,000) with their
+    frequency, from ``wordfreq``'s English lists: what the mention finder reads as everyday
+    words. Computed here, not on the lookup path: loading ``wordfreq`` takes 0.3 s."""
+    from wordfreq import get_frequency_dict
+
+    return {
+        w: round(math.log10(f) + 9, 2)
+        for w, f in get_frequency_dict("en").items()
+        if math.log10(f) + 9 >= COMMON_ZIPF
     }
 
 

@@ -1,111 +1,191 @@
-"""Genes, diseases and chemicals named in free text (a question): longest match over word
-n-grams, exact terms only."""
+"""Genes, diseases and chemicals named in free text (a question, a title): every span of up to
+``max_words`` words goes through the normaliser, with its abstention; the longest span that
+grounds wins over the spans inside it ("type 2 diabetes" over "diabetes"), then the higher score.
+
+A span links only where its id names the whole span: a match found for a part of it ("partial",
+"head" of a longer name, one "conjunct") is left to the shorter span that is that part. Guards,
+from how language works:
+
+* a common English word (a word frequency of :data:`COMMON_ZIPF` or more in ``wordfreq``'s
+  English lists) is read in its everyday sense on its own ("lead", "death", "drugs",
+  "syndrome"): it links only inside a longer name, or where ``known`` holds its id;
+* a single word links as a gene only when it is written as symbols are (a digit, or a capital
+  after the first letter: "IL1B", "p53", "MyD88"), never as a gene's ordinary-word name;
+* an all-capital short form that HGNC lists as another symbol of a gene (an alias, a previous
+  symbol, NCBI Gene's synonym) rather than its approved symbol is also an acronym of methods,
+  procedures and instruments ("IVF", "MRI", "CPAP"): it links only with a gene cue, a word of
+  :data:`GENE_CUES` next to it, or where ``known`` (the ids of the collection asked) holds
+  that gene (a short form the text defines is read through its long form by the normaliser);
+* a MeSH protein or enzyme is a gene product, which the graph keys on its HGNC gene: the span's
+  gene wins over the chemical ("tumor necrosis factor alpha" -> TNF).
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable
+from typing import TYPE_CHECKING
 
-from fastbmrag.vocab.base import GENE, Normalized
-from fastbmrag.vocab.context import ALL_TYPES, CATEGORY, TYPE_ALIASES, Context, Hit
-from fastbmrag.vocab.keys import gene_key_of, raw_tokens, tokens, word_set
-from fastbmrag.vocab.vocabulary import Vocabulary
+from fastbmrag.vocab.base import CHEMICAL, GENE, Normalized
+from fastbmrag.vocab.build import COMMON_ZIPF
+from fastbmrag.vocab.context import ALL_TYPES, TYPE_ALIASES
+from fastbmrag.vocab.keys import BAG_STOP, GENE_WORDS, ROMAN_NUMBER
 
-# Words never linked on their own in free text (find_mentions).
-STOP_WORDS = word_set(
-    """a about above after again against all also am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers him his how i if in into is it its itself just
-    me more most my no nor not now of off on once only or other our out over own same she should
-    so some such than that the their them then there these they this those through to too under
-    until up very was we were what when where which while who whom why will with would you your
-    role roles effect effects gene genes protein proteins disease diseases level levels patient
-    patients study studies cell cells type types role function functions expression involved
-    associated association treatment therapy risk case cases use used using show shown find
-    found new high low increased decreased via among known related"""
+if TYPE_CHECKING:
+    from fastbmrag.vocab.normalizer import DictionaryNormalizer
+
+# Words at or above this frequency (articles, prepositions, auxiliaries, question words), and the
+# words MeSH's order-free keys leave out ("of", "induced", "due"), neither begin nor end a name: a
+# span that does is not looked up.
+FUNCTION_ZIPF = 5.6
+# The kinds of match that read the span as written: a symbol, a name or a term (in another order,
+# a coordination of them, a short form through the long form the text defines). The normaliser's
+# readings of a name beyond its terms (a part, a rewrite, a completion, a site, a misspelling, a
+# drug-induced form of a part) guess what a name known to be an entity means; on any span of
+# free text they would read ordinary phrases as diseases.
+WHOLE_SPAN = frozenset(
+    {
+        "symbol", "name", "prev_symbol", "entry_term", "alias", "prev_name", "alias_name",
+        "protein_name", "ncbi_synonym", "isoform", "respelled", "formula", "word_order",
+        "abbreviation", "coordination", "gene_group", "group_member",
+    }
+)  # fmt: skip
+CONJUNCTIONS = frozenset({"and", "or"})
+SECONDARY_GENE = frozenset({"alias", "prev_symbol", "ncbi_synonym"})
+# Words next to a short form that say it names a gene or its product: the words that say which
+# kind of molecule a gene name refers to, and what is said of genes alone.
+GENE_CUES = GENE_WORDS | frozenset(
+    "mutation mutations mutant mutants variant variants polymorphism polymorphisms allele "
+    "alleles knockout knockdown locus promoter".split()
 )
-_WORD_RE = re.compile(r"\w+(?:[-/.'’]\w+)*")
+# MeSH's gene products: Proteins, Enzymes, Nucleic Acids and what is below them. The graph types a
+# gene product as a gene (prompts.ENTITY_TYPES: "gene or gene product (protein, mRNA, miRNA)").
+GENE_PRODUCTS = frozenset({"D011506", "D004798", "D009696"})
+# Words, split at hyphens and slashes too ("Fluoxetine-induced akathisia" holds a chemical and
+# a disease); a span runs from a word's start to a word's end, so "IL-1β" is one span still.
+_WORD_RE = re.compile(r"\w+(?:[.'’]\w+)*\+?")
 
 
-def _gene_like(word: str) -> bool:
-    """A single word that may be a gene symbol in running text: IL1B, TP53, p53, MYC, IL-1β."""
-    if word.lower() in STOP_WORDS or len(word) < 2:
+def _function_word(word: str, common: dict[str, float]) -> bool:
+    """Whether a word as written is a function word: an article, a preposition, a question word
+    ("What", "Does" at the start too), and not a letter or symbol ("vitamin A", "IS")."""
+    if not (word.islower() or (word[:1].isupper() and word[1:].islower())):
         return False
-    if any(c.isdigit() for c in word):
-        return True
-    return sum(c.isupper() for c in word[1:]) >= 1 and len(word) >= 3
+    low = word.lower()
+    return low in BAG_STOP or common.get(low, 0.0) >= FUNCTION_ZIPF
 
 
-def find_mentions(
-    v: Vocabulary, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
-) -> list[Normalized]:
-    """Genes, diseases and chemicals named in free text (a question), left to right.
-
-    Longest match over word n-grams; stop words and short or lower-case single words are
-    not linked as genes. ``name`` of each result is the text as written.
-    """
-    return [n for _start, _end, n in find_mention_spans(v, text, types, max_words=max_words)]
+def _gene_written(word: str) -> bool:
+    """A single word written as gene symbols are: a digit, or a capital after the first letter."""
+    return len(word) >= 2 and (
+        any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:])
+    )
 
 
 def find_mention_spans(
-    v: Vocabulary, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
+    v: DictionaryNormalizer,
+    text: str,
+    types: Iterable[str] = ALL_TYPES,
+    *,
+    max_words: int = 10,
+    known: Collection[str] = (),
 ) -> list[tuple[int, int, Normalized]]:
-    """Like :meth:`find_mentions`, with the character span of each mention."""
+    """Genes, diseases and chemicals named in ``text``, left to right, each with its character
+    span; ``name`` of each result is the span as written. ``known``: ids the collection asked
+    holds (a common word, or a short form that is also an acronym, links when it names one)."""
     wanted = tuple(dict.fromkeys(TYPE_ALIASES.get(t.lower(), t.lower()) for t in types))
-    ctx = v.context(text)
     words = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(text)]
-    gtoks = [raw_tokens(w) for _, _, w in words]
-    ttoks = [tokens(w) for _, _, w in words]
-    out: list[tuple[int, int, Normalized]] = []
-    i = 0
-    while i < len(words):
-        found = None
-        if words[i][2].lower() not in STOP_WORDS:
-            for n in range(min(max_words, len(words) - i), 0, -1):
-                last = words[i + n - 1][2].lower()
-                if last in STOP_WORDS:
+    lows = [w.lower() for _s, _e, w in words]
+    common = v.common_words
+    function = [_function_word(w, common) for _s, _e, w in words]
+    defines = "(" in text  # a short form defined in the text
+    found: list[tuple[int, int, Normalized]] = []
+    for i in range(len(words)):
+        if function[i]:
+            continue
+        for n in range(1, min(max_words, len(words) - i) + 1):
+            j = i + n - 1
+            if function[j]:
+                continue
+            start, end = words[i][0], words[j][1]
+            span = text[start:end]
+            best = _reading(v, span, wanted, text, defines)
+            if best is None:
+                continue
+            if n == 1 and lows[i] in common and best.ontology_id not in known:
+                continue
+            if best.type == GENE and best.matched_by in SECONDARY_GENE and span.isupper():
+                if not (_cued(lows, i, j) or best.ontology_id in known):
                     continue
-                hit = span_hit(v, words[i : i + n], gtoks[i : i + n], ttoks[i : i + n], wanted, ctx)
-                if hit is not None:
-                    found = (n, hit)
-                    break
-        if found is None:
-            i += 1
-            continue
-        n, hit = found
-        start, end = words[i][0], words[i + n - 1][1]
-        out.append((start, end, v.result(text[start:end], hit.type, hit)))
-        i += n
-    return out
+            found.append((start, end, best))
+    return _longest(found)
 
 
-def span_hit(
-    v: Vocabulary,
-    words: Sequence[tuple[int, int, str]],
-    gtoks: Sequence[list[str]],
-    ttoks: Sequence[list[str]],
-    wanted: Sequence[str],
-    ctx: Context,
-) -> Hit | None:
-    single = len(words) == 1
-    surface = words[0][2]
-    best: Hit | None = None
+def _grounded(span: str, m: Normalized) -> bool:
+    """Whether ``m`` reads the whole span with an id. A span that opens a parenthesis and does not
+    close it, or holds nothing but numbers, names nothing. A conjunction joins two names, which an
+    order-free key would read as one ("cancer or renal" is no Kidney Neoplasms); a number with
+    the words that say a gene's kind names no gene ("type 2", "2 gene")."""
+    if m.matched_by not in WHOLE_SPAN or (
+        m.ontology_id is None and not any(p.ontology_id for p in m.parts)
+    ):
+        return False
+    words = [w.lower() for w in _WORD_RE.findall(span)]
+    if span.count("(") != span.count(")") or all(w.isdigit() for w in words):
+        return False  # half a parenthesis; a number alone
+    if m.matched_by == "word_order" and not CONJUNCTIONS.isdisjoint(words):
+        return False
+    if m.type == GENE:
+        named = [w for w in words if w not in GENE_WORDS and w != "type"]
+        return not all(w.isdigit() or w in ROMAN_NUMBER for w in named)
+    return True
+
+
+def _reading(
+    v: DictionaryNormalizer,
+    span: str,
+    wanted: tuple[str, ...],
+    text: str,
+    defines: bool,
+) -> Normalized | None:
+    """The span's best grounded reading among the types wanted: a gene product in MeSH is no
+    chemical (its gene reads it, even as one ordinary word: "insulin" of INS is, "set" of SET
+    is not); else the highest score, ties to the first type asked. The span is read in the
+    whole text where that defines short forms or must decide between readings; else alone,
+    which the normaliser memoises (spans repeat across questions)."""
+    readings: dict[str, Normalized] = {}
     for t in wanted:
-        hit: Hit | None
-        if t == GENE:
-            if single and not _gene_like(surface):
-                continue
-            key = gene_key_of([x for toks in gtoks for x in toks])
-            hit = v.gene_codes(v.gene_index.get(key), ctx)
-            if hit is not None and single and hit.matched_by.endswith("name"):
-                hit = None  # one ordinary word that is a gene's name ("insulin") is too loose
-        elif t in CATEGORY:
-            if single and (len(surface) < 3 or (surface.islower() and len(surface) < 4)):
-                continue
-            key = "".join(x for toks in ttoks for x in toks)
-            hit = v.mesh_codes(v.mesh_index.get(key), t, ctx, 0)
-        else:
-            continue
-        if hit is not None and (best is None or hit.score > best.score):
-            best = hit
+        m = v.normalize(span, t, text if defines else "")
+        if not defines and m.matched_by == "ambiguous":
+            m = v.normalize(span, t, text)
+        if _grounded(span, m):
+            readings[t] = m
+    product = False
+    chem = readings.get(CHEMICAL)
+    if chem is not None and chem.ontology_id is not None:
+        i = chem.ontology_id
+        product = i in GENE_PRODUCTS or not GENE_PRODUCTS.isdisjoint(v.ancestors(i))
+        if product:
+            del readings[CHEMICAL]
+    core = [w for w in _WORD_RE.findall(span) if w.lower() not in GENE_WORDS]
+    if GENE in readings and len(core) == 1 and not product and not _gene_written(core[0]):
+        del readings[GENE]  # one ordinary word, with or without "gene", "level" ("max level")
+    best: Normalized | None = None
+    for m in readings.values():
+        if best is None or m.score > best.score:
+            best = m
     return best
+
+
+def _cued(lows: list[str], i: int, j: int) -> bool:
+    near = lows[max(0, i - 2) : i] + lows[j + 1 : j + 3]
+    return any(w in GENE_CUES for w in near)
+
+
+def _longest(found: list[tuple[int, int, Normalized]]) -> list[tuple[int, int, Normalized]]:
+    """The spans that overlap no longer (then higher-scored) one, left to right."""
+    chosen: list[tuple[int, int, Normalized]] = []
+    for s, e, m in sorted(found, key=lambda f: (f[0] - f[1], -f[2].score, f[0])):
+        if all(e <= cs or ce <= s for cs, ce, _m in chosen):
+            chosen.append((s, e, m))
+    return sorted(chosen, key=lambda f: f[0])

@@ -143,7 +143,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 from fastbmrag.vocab.abbreviations import defined_long_form, disowned, expanded, short_form
@@ -231,17 +231,20 @@ class DictionaryNormalizer(Vocabulary):
         return trace
 
     def find_mentions(
-        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
+        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 10,
+        known: Collection[str] = (),
     ) -> list[Normalized]:
         """Genes, diseases and chemicals named in free text (a question), left to right
         (:mod:`fastbmrag.vocab.mentions`); ``name`` of each result is the text as written."""
-        return [n for _s, _e, n in find_mention_spans(self, text, types, max_words=max_words)]
+        return [n for _s, _e, n in self.find_mention_spans(text, types, max_words=max_words,
+                                                           known=known)]
 
     def find_mention_spans(
-        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 8
+        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 10,
+        known: Collection[str] = (),
     ) -> list[tuple[int, int, Normalized]]:
         """Like :meth:`find_mentions`, with the character span of each mention."""
-        return find_mention_spans(self, text, types, max_words=max_words)
+        return find_mention_spans(self, text, types, max_words=max_words, known=known)
 
     # ---- the decision ----------------------------------------------------------------------
 

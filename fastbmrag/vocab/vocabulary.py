@@ -23,7 +23,13 @@ from typing import Any, TypeVar
 
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab.base import GENE, Normalized
-from fastbmrag.vocab.build import FORMAT_VERSION, GENE_KINDS, MANIFEST, completion_tables
+from fastbmrag.vocab.build import (
+    FORMAT_VERSION,
+    GENE_KINDS,
+    MANIFEST,
+    common_words,
+    completion_tables,
+)
 from fastbmrag.vocab.candidates import Spellings, WordWeights, word_weights
 from fastbmrag.vocab.context import (
     AMBIGUOUS_SCORE,
@@ -107,6 +113,7 @@ class Vocabulary(abc.ABC):
         self.processes: frozenset[int] = frozenset(mesh.get("processes", ()))
         self.mesh_ancestors: dict[int, list[str]] = mesh.get("ancestors", {})
         self.word_weight_table: dict[str, Any] | None = mesh.get("word_weights")
+        self._common_words: dict[str, float] | None = mesh.get("common_words")
         self.gene_groups: dict[int, list[str]] = genes.get("groups", {})
         self.group_names: dict[str, str] = genes.get("group_names", {})
         keys: dict[str, list[str]] = {}
@@ -396,6 +403,14 @@ class Vocabulary(abc.ABC):
             )  # a build from before the table was added
             self._word_weights = WordWeights(table)
         return self._word_weights
+
+    @property
+    def common_words(self) -> dict[str, float]:
+        """Common English words -> Zipf frequency (built with the vocabularies; by the first call
+        for an older build, 0.3 s)."""
+        if self._common_words is None:
+            self._common_words = common_words()
+        return self._common_words
 
     # ---- results ---------------------------------------------------------------------------
 
