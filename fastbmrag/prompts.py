@@ -296,9 +296,18 @@ def relation_statement(src: str, rel: str, tgt: str) -> str:
 AnswerType = Literal["gene", "disease", "chemical", "variant", "pathway", "cell", "other", "any"]
 
 
-class QuestionParse(BaseModel):
-    """What a question asks for, beyond the entities the dictionaries link."""
+class QuestionEntity(NamedTuple):
+    """``[name as the question writes it, type]``"""
 
+    n: Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+    t: EntityType
+
+
+class QuestionParse(BaseModel):
+    """What a question names and asks for: its entities as written, with their types (the
+    normaliser grounds them), the relationship types and the answer's entity type."""
+
+    ents: list[QuestionEntity] = Field(default_factory=list, max_length=8)
     rels: list[RelationshipType] = Field(default_factory=list, max_length=8)
     ans: AnswerType = "any"
 
@@ -306,7 +315,10 @@ class QuestionParse(BaseModel):
 PARSE_SYSTEM = (
     "You analyse a biomedical question asked of a knowledge graph of typed relations "
     "(source -relationship-> target). Return JSON "
-    '{"rels": [relationship types], "ans": "<answer entity type>"}.\n'
+    '{"ents": [[name, type]], "rels": [relationship types], "ans": "<answer entity type>"}.\n'
+    "ents: each biomedical entity the question names, exactly as written, with its type "
+    '(e.g. [["IL-6", "gene"], ["endometriosis", "disease"]]; a procedure, method or exposure '
+    'is "other"); [] when it names none.\n'
     "rels: the relationship types whose edges answer the question (at most 6; [] when any "
     "relation may answer it, e.g. 'what is the role of X'). ans: the entity type the question "
     'asks for ("which genes ..." -> "gene"), or "any".\n'

@@ -5,7 +5,8 @@ the script renders the answers a careful model gives, then measures the same ans
 format:
 
 * Stage 1: the genes, diseases and chemicals each abstract sentence names (the normaliser's
-  mention finder; names as written), and one relation per pair named in the same sentence, at
+  mention finder, and the common words it leaves to the model that are a term's own name or
+  entry term; names as written), and one relation per pair named in the same sentence, at
   most 20 per paper, each citing that sentence. Formats: ``arrays`` (today's: each entity and
   relation a JSON array, ``[1, "upregulated_in", 2, [3]]``), ``objects`` (the version before:
   the same items as objects with one-letter keys) and ``v1`` (the first version: names,
@@ -96,6 +97,25 @@ def papers() -> list[Any]:
     return [p for p in out if p.abstract.strip()]
 
 
+def named_in(text: str, normalizer: Any) -> list[Any]:
+    """The names a careful model writes for a sentence: the mention finder's, and the common
+    words it leaves to the model (a question's finder reads "cancer" alone as a word, a model
+    reading a paper names it), where a word is a term's own name or entry term."""
+    import re
+
+    spans = normalizer.find_mention_spans(text)
+    for m in re.finditer(r"\w+", text):
+        word = m.group(0)
+        if word.lower() not in normalizer.common_words:
+            continue
+        if any(s < m.end() and m.start() < e for s, e, _ in spans):
+            continue
+        n = normalizer.normalize(word)
+        if n.ontology_id and n.matched_by in ("name", "entry_term", "symbol"):
+            spans.append((m.start(), m.end(), n))
+    return [n for _s, _e, n in sorted(spans, key=lambda x: x[0])]
+
+
 def draft(paper: Any, normalizer: Any) -> tuple[list[Any], dict[str, Any], list[dict[str, Any]]]:
     """(sentences, the draft answer with keyed objects, version 1's relations) for one paper."""
     from fastbmrag.sentences import abstract_sentences
@@ -106,7 +126,7 @@ def draft(paper: Any, normalizer: Any) -> tuple[list[Any], dict[str, Any], list[
     seen: set[tuple[str, str]] = set()
     for number, sent in enumerate(sentences, 1):
         named: dict[str, Any] = {}
-        for m in normalizer.find_mentions(sent.text):
+        for m in named_in(sent.text, normalizer):
             named.setdefault(m.ontology_id or m.name.casefold(), m)
         for (ka, a), (kb, b) in itertools.combinations(named.items(), 2):
             if (b.type, a.type) in RELATION_FOR and (a.type, b.type) not in RELATION_FOR:

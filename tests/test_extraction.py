@@ -153,7 +153,8 @@ def test_a_collection_from_the_previous_version_still_answers_and_says_to_reinde
         query = runner.invoke(
             cli,
             ["query", "What was reported?", "-c", "papers", "--working-dir",
-             str(wd), "--ollama-host", fake.url, "--min-score", "-1", "--format", "json"],
+             str(wd), "--ollama-host", fake.url, "--min-score", "-1", "--format", "json",
+             "--since", "1900"],  # a flag's filter: edges that share no word with the question
         )  # fmt: skip
         assert query.exit_code == 0, query.output
         result = json.loads(query.stdout)

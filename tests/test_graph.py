@@ -224,7 +224,7 @@ def test_a_broader_mesh_concept_finds_its_descendants_unless_exact(collection: A
     exact = ask(wd, fake, "--entity", "Neoplasms", "--exact")
     assert (
         exact["edges"] == []
-        and "holds no evidence about Neoplasms" in exact["no_evidence"]["reason"]
+        and "holds no edge about Neoplasms" in exact["no_evidence"]["reason"]
     )
 
 

@@ -136,11 +136,13 @@ def test_pathway_question_falls_back_and_says_so(workdir: Path, fake: FakeOllama
     assert "without the relationship/answer types" in f["fallback"]
     assert f["used"]["entities"][0]["id"] == ENDO and f["used"]["entity_types"] == []
     assert {t[0] for t in triples(result)} == {"Q1", "Q2", "Q3"}
-    # the relaxation is a warning, said first in text, before the answer it qualifies
+    # the relaxation is a warning, said first in text (after what the question names), before
+    # the answer it qualifies
     assert result.answer is not None and not result.answer.startswith("Note:")
     assert result.warnings == [f["fallback"]]
     assert render(result, "text").startswith(
-        "Note: no edge matched the filters (D004715, relations "
+        "Understood: Endometriosis (D004715)\n\nNote: no edge matched the filters (D004715, "
+        "relations "
     )
 
 
@@ -308,7 +310,7 @@ def test_an_entity_without_edges_gets_no_evidence_never_other_edges(
     assert chats == 1  # the parse only: no answer call
     assert result.no_evidence is not None
     assert result.no_evidence["reason"] == (
-        "the collection 'endo' holds no evidence about BRCA1 (HGNC:1100)"
+        "the collection 'endo' holds no edge about BRCA1 (HGNC:1100)"
     )
     assert result.no_evidence["searched"] == ["BRCA1 (HGNC:1100)"]
     assert result.references == [] and result.uncited_sentences == []
@@ -396,9 +398,10 @@ def test_out_of_range_citation_from_the_model_is_removed(workdir: Path) -> None:
 
 
 def test_many_edges_are_map_reduced_within_budget(workdir: Path, fake: FakeOllama) -> None:
-    # 13 edges in groups of 5: 3 partial answers + 1 merge + 1 parse
+    # 13 edges in groups of 5: 3 partial answers + 1 merge + 1 parse; a flag's filter (every
+    # paper is from 2010 on) lets edges in that share no word with the question
     result, chats = ask(
-        workdir, fake, "genes and arthritis", answer_batch=5, min_score=-1, link=False
+        workdir, fake, "genes and arthritis", answer_batch=5, min_score=-1, link=False, since=2010
     )
     assert len(result.edges) == 13
     assert chats == 5
@@ -417,6 +420,7 @@ def test_json_layout(workdir: Path, fake: FakeOllama) -> None:
         "collection",
         "answer",
         "no_evidence",
+        "understood",
         "uncited_sentences",
         "consensus",
         "follow_ups",
@@ -448,6 +452,7 @@ def test_json_layout(workdir: Path, fake: FakeOllama) -> None:
         "score",
         "weight",
         "cited",
+        "kept_by",
         "source",
         "source_id",
         "relationship_type",
@@ -457,7 +462,12 @@ def test_json_layout(workdir: Path, fake: FakeOllama) -> None:
         "payload",
     }
     assert edge["source_id"] == IL1B and edge["target_id"] == ENDO
+    assert edge["kept_by"] == "entity"
     assert 0.0 < edge["weight"] <= 1.0
+    assert [(u["text"], u["id"], u["used_as"]) for u in d["understood"]] == [
+        ("IL1B", IL1B, "filter"),
+        ("endometriosis", ENDO, "filter"),
+    ]
     assert set(d["filters"]) >= {"entities", "relationship_types", "matched", "fallback", "used"}
     assert set(d["timings"]) >= {
         "link_s",
@@ -527,8 +537,10 @@ def test_min_weight_and_weights_exact_as_degrees_change(tmp_path: Path, fake: Fa
         def current(payload: dict[str, Any]) -> tuple[int, int]:
             return degrees[payload["source_key"]], degrees[payload["target_key"]]
 
+        # every edge: a flag's filter that every paper passes lets in edges that share no word
+        # with the question
         every = query("cytokines", coll, _llm(fake), load_normalizer(),
-                      options=QueryOptions(no_answer=True, no_llm_parse=True, all=True, min_score=-1, link=False))  # fmt: skip
+                      options=QueryOptions(no_answer=True, no_llm_parse=True, all=True, min_score=-1, link=False, since=2010))  # fmt: skip
         assert len(every.edges) == 13
         for e in every.edges:
             assert (e.payload["source_degree"], e.payload["target_degree"]) == current(e.payload)

@@ -54,6 +54,7 @@ def query(ollama: FakeOllama, wd: Path, *extra: str) -> dict:
     result = cli_run(
         "query", "-c", "endo", "--working-dir", str(wd), "--ollama-host", ollama.url,
         "--no-llm-parse", "--min-score", "-1", "--all", "--json", "--no-link",
+        "--since", "1900",  # a flag's filter: every edge, though none shares a word with the question
         "What do these papers report?", *extra,
     )  # fmt: skip
     assert result.exit_code == 0, result.output

@@ -44,7 +44,7 @@ def test_a_question_about_absent_entities_gets_no_evidence_and_no_answer_call(
     out = json.loads(result.stdout)
     assert out["answer"] is None and out["references"] == [] and out["edges"] == []
     assert out["no_evidence"]["reason"] == (
-        "the collection 'papers' holds no evidence about IL1B (HGNC:5992) or "
+        "the collection 'papers' holds no edge about IL1B (HGNC:5992) or "
         "Endometriosis (D004715)"
     )
     assert out["no_evidence"]["searched"] == ["IL1B (HGNC:5992)", "Endometriosis (D004715)"]
@@ -55,8 +55,9 @@ def test_a_question_about_absent_entities_gets_no_evidence_and_no_answer_call(
                "--ollama-host", fake.url)  # fmt: skip
     assert text.exit_code == 0
     assert text.stdout.startswith(
-        "No evidence: the collection 'papers' holds no evidence about IL1B (HGNC:5992) or "
-        "Endometriosis (D004715).\n"
+        "Understood: IL1B (HGNC:5992, not in this collection), Endometriosis (D004715, not in "
+        "this collection)\n\nNo evidence: the collection 'papers' holds no edge about IL1B "
+        "(HGNC:5992) or Endometriosis (D004715).\n"
     )
     assert "[1]" not in text.stdout and "References" not in text.stdout
 

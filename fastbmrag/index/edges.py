@@ -62,6 +62,7 @@ class EdgeEnd:
             f"{role}_name": self.name,
             f"{role}_type": self.type,
             f"{role}_id": self.norm.ontology_id,
+            f"{role}_raw": self.raw,
         }
 
 

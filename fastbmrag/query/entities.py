@@ -1,6 +1,6 @@
-"""The entities a query is about: linked in the question by the dictionaries, or named by a
-flag (a name through the normaliser, an id as it is); and what the one parse call says the
-question asks for (relationship types, the answer's entity type)."""
+"""The entities a query is about: understood in the question (:mod:`fastbmrag.query.understand`),
+or named by a flag (a name through the normaliser, an id as it is); and what the one parse call
+says of the question (the entities it names, relationship types, the answer's entity type)."""
 
 from __future__ import annotations
 
@@ -52,19 +52,6 @@ class Entity:
         }
 
 
-def link_question(question: str, normalizer: Normalizer | None) -> list[Entity]:
-    """Genes, diseases and chemicals the dictionaries find in ``question`` (ids only, deduped)."""
-    if normalizer is None:
-        return []
-    out: dict[str, Entity] = {}
-    for m in normalizer.find_mentions(question, types=LINK_TYPES):
-        if m.ontology_id and m.ontology_id not in out:
-            out[m.ontology_id] = Entity(
-                m.name, m.normalized_name, m.ontology_id, m.type, "question"
-            )
-    return list(out.values())
-
-
 def resolve_entity(value: str, normalizer: Normalizer | None, role: str = "either") -> Entity:
     """A name or id given as a flag: an id is used as is; a name goes through the normaliser."""
     value = " ".join(value.split())
@@ -88,6 +75,7 @@ class Parse:
     """What the question asks for beyond its entities (from the one parse call)."""
 
     used_llm: bool = False
+    entities: tuple[tuple[str, str], ...] = ()  # (name as written, type)
     relationship_types: tuple[str, ...] = ()
     answer_type: str | None = None
     error: str | None = None
@@ -96,6 +84,7 @@ class Parse:
     def to_dict(self) -> dict[str, Any]:
         return {
             "llm": self.used_llm,
+            "entities": [list(e) for e in self.entities],
             "relationship_types": list(self.relationship_types),
             "answer_type": self.answer_type,
             "error": self.error,
@@ -110,6 +99,7 @@ async def parse_question(question: str, llm: LLMClient, model: str | None = None
     ans = result.value.ans
     return Parse(
         True,
+        tuple(dict.fromkeys((e.n, e.t) for e in result.value.ents)),
         tuple(dict.fromkeys(result.value.rels)),
         None if ans == "any" else ans,
         calls=result.calls,

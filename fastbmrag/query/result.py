@@ -17,6 +17,9 @@ class EdgeResult:
     weight: float | None
     payload: dict[str, Any]
     cited: bool = False
+    # the rule that let it into the answer: "entity" (about an entity of the question or a
+    # flag), "filter" (a flag's filter), "word" (shares a content word with the question)
+    kept_by: str = "entity"
 
     @property
     def statement(self) -> str:
@@ -32,6 +35,7 @@ class EdgeResult:
             "score": self.score,
             "weight": self.weight,
             "cited": self.cited,
+            "kept_by": self.kept_by,
             "source": p.get("source"),
             "source_id": p.get("source_id") or None,
             "relationship_type": p.get("relationship_type"),
@@ -61,6 +65,7 @@ class QueryResult:
     llm: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
     no_evidence: dict[str, Any] | None = None  # why nothing answers the question (answer None)
+    understood: list[dict[str, Any]] = field(default_factory=list)  # the question's mentions
     uncited_sentences: list[str] = field(default_factory=list)
     consensus: list[dict[str, Any]] = field(default_factory=list)  # per entity pair retrieved
     follow_ups: list[str] = field(default_factory=list)
@@ -71,6 +76,7 @@ class QueryResult:
             "collection": self.collection,
             "answer": self.answer,
             "no_evidence": self.no_evidence,
+            "understood": self.understood,
             "uncited_sentences": self.uncited_sentences,
             "consensus": self.consensus,
             "follow_ups": self.follow_ups,
@@ -116,9 +122,22 @@ def _no_evidence_lines(result: QueryResult) -> list[str]:
     return out + [""]
 
 
+def understood_line(result: QueryResult) -> str | None:
+    """"Understood: IL1B (HGNC:5992), Endometriosis (D004715, not in this collection)": what the
+    question names, as understood, or None when it names nothing recognised."""
+    if not result.understood:
+        return None
+    notes = {"absent": ", not in this collection", None: ", not used: entity flags given"}
+    return "Understood: " + ", ".join(
+        f"{u['name']} ({u['id']}{notes.get(u['used_as'], '')})" for u in result.understood
+    )
+
+
 def render_text(result: QueryResult) -> str:
-    # "No evidence" first; then notes, before the answer they qualify (a relaxed search)
-    out: list[str] = _no_evidence_lines(result) + [f"Note: {w}." for w in result.warnings]
+    # What the question names first; "No evidence"; then notes, before the answer they qualify
+    line = understood_line(result)
+    out: list[str] = [line, ""] if line else []
+    out += _no_evidence_lines(result) + [f"Note: {w}." for w in result.warnings]
     out += [""] if result.warnings else []
     if result.answer is not None:
         out += [result.answer, ""]
@@ -148,7 +167,8 @@ def render_text(result: QueryResult) -> str:
 
 
 def render_markdown(result: QueryResult) -> str:
-    out = [f"## {result.question}", "", *_no_evidence_lines(result)]
+    line = understood_line(result)
+    out = [f"## {result.question}", "", *([line, ""] if line else []), *_no_evidence_lines(result)]
     out += [f"> Note: {w}." for w in result.warnings] + ([""] if result.warnings else [])
     if result.answer is not None:
         out += [result.answer, ""]

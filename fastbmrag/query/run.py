@@ -14,19 +14,22 @@ from fastbmrag import citations
 from fastbmrag.errors import InputError
 from fastbmrag.llm.base import LLMClient
 from fastbmrag.query.answer import Calls, check_answer, consensus_of, references_for, synthesize
-from fastbmrag.query.entities import Parse, link_question, parse_question
+from fastbmrag.query.entities import Parse, parse_question
 from fastbmrag.query.options import QueryOptions
+from fastbmrag.query.related import related, unrelated_evidence
 from fastbmrag.query.result import EdgeResult, QueryResult
 from fastbmrag.query.retrieve import retrieve
 from fastbmrag.query.spec import (
     RETRACTED,
     FilterSpec,
+    absent_evidence,
     build_spec,
     collection_name,
     describe,
     no_evidence,
     relaxations,
 )
+from fastbmrag.query.understand import Mention, understand, with_presence
 from fastbmrag.store.base import Hit
 
 MAX_LEFT_OUT_EDGES = 10_000  # edges of retracted papers looked at to name them
@@ -73,27 +76,46 @@ async def aquery(
         )
     started = time.perf_counter()
     steps = _Steps()
-    with steps.timed("link_s"):
-        linked = link_question(question, normalizer) if opts.link else []
     parse, vector = await _parse_and_embed(question, llm, opts, steps)
     if vector is not None:
         collection.check_vector_size(len(vector))
+    with steps.timed("link_s"):
+        mentions = _understood(question, collection, normalizer, parse, opts)
+    linked = [m.entity for m in mentions if m.used_as == "filter"]
     spec = _hierarchical(build_spec(opts, linked, parse, normalizer), collection, steps.warnings)
     hide = not opts.include_retracted and bool(collection.retracted_papers())
     spec = replace(spec, hide_retracted=hide)
-    with steps.timed("filter_s"):
-        used, matched, relaxed = _first_matching(spec, collection, opts.fallback)
-        if hide and (left_out := _retracted_left_out(collection, used)):
+    absent = [m for m in mentions if m.used_as == "absent"]
+    if absent and not linked:  # all the question names is absent: nothing to search
+        edges: list[EdgeResult] = []
+        missing: dict[str, Any] | None = absent_evidence(collection, absent)
+        used, matched, relaxed = spec, 0, list[str]()
+    else:
+        if absent:
             steps.warnings.append(
-                f"{len(left_out)} retracted paper{'s' if len(left_out) > 1 else ''} left out "
-                f"({', '.join(sorted(left_out)[:5])}{' ...' if len(left_out) > 5 else ''}); "
-                "--include-retracted shows their edges, marked"
+                f"the collection '{collection_name(collection)}' holds no edge about "
+                f"{' or '.join(m.label for m in absent)}; searched with "
+                f"{', '.join(m.label for m in mentions if m.used_as == 'filter')}"
             )
-    with steps.timed("search_s"):
-        flt = used.to_filter() or None
-        hits = retrieve(collection, vector, flt, matched=matched, options=opts) if matched else []
-    edges = _edges(collection, hits)
-    missing = None if edges else no_evidence(collection, spec, used, matched, opts.min_score)
+        with steps.timed("filter_s"):
+            used, matched, relaxed = _first_matching(spec, collection, opts.fallback)
+            if hide and (left_out := _retracted_left_out(collection, used)):
+                steps.warnings.append(
+                    f"{len(left_out)} retracted paper{'s' if len(left_out) > 1 else ''} left "
+                    f"out ({', '.join(sorted(left_out)[:5])}{' ...' if len(left_out) > 5 else ''}"
+                    "); --include-retracted shows their edges, marked"
+                )
+        with steps.timed("search_s"):
+            flt = used.to_filter() or None
+            hits = retrieve(collection, vector, flt, matched=matched, options=opts) if matched else []
+        edges = _edges(collection, hits)
+        missing = None if edges else no_evidence(collection, spec, used, matched, opts.min_score)
+        if edges and not spec.entities and not _flag_filters(spec):
+            edges = related(question, edges, normalizer)
+            if not edges:
+                missing = unrelated_evidence(collection, question, normalizer)
+        else:
+            edges = [replace(e, kept_by="entity" if spec.entities else "filter") for e in edges]
 
     answer: str | None = None
     references: list[dict[str, Any]] = []
@@ -129,6 +151,7 @@ async def aquery(
         answer=answer,
         references=references,
         edges=edges,
+        understood=[m.to_dict() for m in mentions],
         filters={
             **spec.to_dict(),
             "matched": matched,
@@ -188,6 +211,39 @@ async def _parse_and_embed(
             f"the question could not be parsed ({parse.error}); no relation/answer-type filter"
         )
     return parse, vector
+
+
+def _understood(
+    question: str,
+    collection: Collection,
+    normalizer: Normalizer | None,
+    parse: Parse,
+    opts: QueryOptions,
+) -> list[Mention]:
+    """The question's mentions, each a filter if the collection has an edge about it, else
+    absent; none used where entity flags were given."""
+    if not opts.link:
+        return []
+    mentions = understand(question, normalizer, collection.ledger, list(parse.entities))
+    flagged = bool(opts.entities or opts.sources or opts.targets)
+    entities = [m.entity for m in mentions]
+    if normalizer is not None and not opts.exact:
+        entities = [replace(e, expanded_to=normalizer.covers(e.id)) if e.id else e for e in entities]
+    indexed = collection.indexed_fields()
+    exact = opts.exact or (indexed is not None and "source_ancestors" not in indexed)
+    present = [
+        collection.count(FilterSpec(entities=[e], match="any", exact=exact).to_filter()) > 0
+        for e in entities
+    ]
+    return with_presence(mentions, present, used=not flagged)
+
+
+def _flag_filters(spec: FilterSpec) -> bool:
+    """Whether a flag narrowed the search beyond entities (a paper, a journal, years ...)."""
+    return any(
+        v not in (None, ()) for k, v in spec.payload_values().items()
+        if not k.endswith("_types") or getattr(spec, f"{k}_from") == "flag"
+    ) or spec.min_weight is not None  # fmt: skip
 
 
 def _hierarchical(spec: FilterSpec, collection: Collection, warnings: list[str]) -> FilterSpec:

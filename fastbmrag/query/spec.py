@@ -200,7 +200,7 @@ def no_evidence(
         closest = list({(c["name"], c["type"]): c for c in closest}.values())[:8]
         if missing:
             about = " or ".join(f"{e.name} ({e.id})" if e.id else e.name for e in missing)
-            reason = f"the collection '{name}' holds no evidence about {about}"
+            reason = f"the collection '{name}' holds no edge about {about}"
         elif spec.entities:
             reason = f"no edge of the collection '{name}' matches {describe(used)}"
         elif used.is_empty():
@@ -208,6 +208,23 @@ def no_evidence(
         else:
             reason = f"no edge of the collection '{name}' matches the filters ({describe(used)})"
     return {"reason": reason, "searched": searched, "closest": closest}
+
+
+def absent_evidence(collection: Collection, absent: list[Any]) -> dict[str, Any]:
+    """Why nothing answers a question every name of which the collection lacks (``absent``: the
+    question's :class:`~fastbmrag.query.understand.Mention` s), with the closest entities."""
+    closest: list[dict[str, Any]] = []
+    for m in absent:
+        closest += closest_entities(collection, m.name, m.type)
+        if m.name.casefold() != m.text.casefold():
+            closest += closest_entities(collection, m.text, m.type)
+    closest = list({(c["name"], c["type"]): c for c in closest}.values())[:8]
+    about = " or ".join(m.label for m in absent)
+    return {
+        "reason": f"the collection '{collection_name(collection)}' holds no edge about {about}",
+        "searched": [m.label for m in absent],
+        "closest": closest,
+    }
 
 
 def describe(spec: FilterSpec) -> str:

@@ -27,6 +27,11 @@ def edge_point_id(paper_id: str, source_key: str, relationship_type: str, target
     return str(uuid.uuid5(EDGE_NAMESPACE, name))
 
 
+def name_form(name: str) -> str:
+    """A name as the collection's gazetteer keys it: casefolded, spaces collapsed."""
+    return " ".join(name.casefold().split())
+
+
 def node_key(ontology_id: str | None, entity_type: str, normalized_name: str) -> str:
     """Node identity for degrees and weights: the ontology id, else ``type:name`` casefolded."""
     if ontology_id:
@@ -47,6 +52,8 @@ class EdgeRef:
     target_name: str
     target_type: str
     target_id: str | None
+    source_raw: str = ""  # the names as the paper wrote them
+    target_raw: str = ""
 
     @property
     def triple(self) -> tuple[str, str, str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from fastbmrag.errors import StoreError
-from fastbmrag.store.base import EdgeRef
+from fastbmrag.store.base import EdgeRef, name_form
 from fastbmrag.store.degrees import apply_plan, chunks, degrees_of, plan_replacements
 from fastbmrag.store.migrations import MIGRATIONS
 from fastbmrag.store.payload import PAYLOAD_VERSION
@@ -239,10 +239,19 @@ class Ledger:
             }
             plan = plan_replacements(conn, replacements, self.path)
             entities: dict[str, tuple[str, str, str | None]] = {}
+            names: set[tuple[str, str]] = set()
             for _, by_id in batch.values():
                 for r in by_id.values():
                     entities[r.source_key] = (r.source_name, r.source_type, r.source_id)
                     entities[r.target_key] = (r.target_name, r.target_type, r.target_id)
+                    names.update(
+                        (name_form(raw), key)
+                        for raw, key in ((r.source_raw, r.source_key), (r.target_raw, r.target_key))
+                        if raw.strip()
+                    )
+            conn.executemany(
+                "INSERT INTO names (form, key) VALUES (?, ?) ON CONFLICT DO NOTHING", sorted(names)
+            )
             conn.executemany(
                 "INSERT INTO entities (key, name, type, ontology_id, degree) VALUES (?, ?, ?, ?, 0) "
                 "ON CONFLICT (key) DO UPDATE SET name = excluded.name, type = excluded.type, "
@@ -352,6 +361,22 @@ class Ledger:
             "SELECT key, name, type, ontology_id, degree FROM entities WHERE degree > 0 ORDER BY key"
         ):
             yield key, name, type_, ontology_id, int(degree)
+
+    def named(self, forms: Iterable[str]) -> list[tuple[str, str, str, str, str | None]]:
+        """(form, key, name, type, ontology id) of the nodes in the graph that papers wrote as one
+        of ``forms`` (see :func:`~fastbmrag.store.base.name_form`)."""
+        forms = list(dict.fromkeys(forms))
+        out: dict[tuple[str, str], tuple[str, str, str, str, str | None]] = {}
+        with self._lock:
+            for chunk in chunks(forms):
+                marks = ",".join("?" * len(chunk))
+                for form, key, name, type_, oid in self.conn.execute(
+                    "SELECT n.form, e.key, e.name, e.type, e.ontology_id FROM names n "
+                    f"JOIN entities e ON e.key = n.key WHERE n.form IN ({marks}) AND e.degree > 0",
+                    chunk,
+                ):
+                    out[(form, key)] = (form, key, name, type_, oid)
+        return list(out.values())
 
     def edge_rows(self) -> Iterator[tuple[str, str, str, str, str]]:
         """(point id, paper id, source key, relationship type, target key) of every edge."""

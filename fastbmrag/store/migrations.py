@@ -90,4 +90,16 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "DROP TABLE stale_nodes",
         ],
     ),
+    (
+        5,
+        [
+            # the names the papers wrote for each node ("NSCLC" for D002289), casefolded: the
+            # first gazetteer of a question asked of the collection
+            """CREATE TABLE names (
+                form TEXT NOT NULL,
+                key TEXT NOT NULL,
+                PRIMARY KEY (form, key)
+            ) WITHOUT ROWID""",
+        ],
+    ),
 ]

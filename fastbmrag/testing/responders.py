@@ -134,9 +134,11 @@ def pipeline_responder(request: dict[str, Any]) -> dict[str, Any] | None:
 #
 # ``query_responder`` answers the three query calls the way a careful model would:
 #
-# * ``QuestionParse``: keyword rules over the question (regulation words -> up/down
-#   relations, "pathway" -> pathway, "mutation"/"variant" -> variant, "cause"/"mechanism" ->
-#   causal relations, "role of" -> any relation).
+# * ``QuestionParse``: the question's entities found as the draft finds a paper's (gene-like
+#   symbols, disease words; an acronym of a method or procedure as "other", a cell-death or
+#   signalling process as "pathway"), and keyword rules over the question (regulation words ->
+#   up/down relations, "pathway" -> pathway, "mutation"/"variant" -> variant,
+#   "cause"/"mechanism" -> causal relations, "role of" -> any relation).
 # * ``Answer`` / ``PartialAnswer``: one sentence per cited evidence line ("[n] A rel B: ..."),
 #   citing it; for a merge request, the partial answers joined, citations kept.
 
@@ -145,6 +147,30 @@ _CITATION = re.compile(r"\[(\d+)\]")
 _REGULATION = ("upregulated_in", "downregulated_in", "upregulates", "downregulates")
 _CAUSAL = ("causes", "risk_factor_for", "upregulates", "downregulates", "regulates")
 _CONTRIBUTES = ("causes", "risk_factor_for", "associated_with")
+
+
+# A disease a question names: a word and a disease word ("Alzheimer disease", "type 2 diabetes").
+_QUESTION_DISEASE = re.compile(
+    r"\b(?:[A-Za-z]+(?:osis|itis|oma|emia|aemia|pathy)|(?:type \d )?diabetes|(?:[A-Za-z]+(?:'s)? )?"
+    r"(?:cancer|carcinoma|disease|syndrome|infection|infertility|hypertension))\b"
+)
+_PROCESS = re.compile(r"\b(?:[a-z]+ cell death|apoptosis|autophagy|[A-Za-z-]+ signall?ing)\b")
+
+
+def question_entities(question: str) -> list[list[str]]:
+    """``[name, type]`` of each entity the question names, left to right."""
+    found: list[tuple[int, str, str]] = []
+    for m in _GENE.finditer(question):
+        sym = m.group(0)
+        if sym in _NOT_GENES:
+            found.append((m.start(), sym, "other"))
+        elif len(sym) >= 3 and sum(c.isupper() for c in sym) >= 2:
+            found.append((m.start(), sym, "gene"))
+    found += [
+        (m.start(), m.group(0).strip(), "disease") for m in _QUESTION_DISEASE.finditer(question)
+    ]
+    found += [(m.start(), m.group(0), "pathway") for m in _PROCESS.finditer(question)]
+    return [[name, t] for _start, name, t in sorted(found)][:8]
 
 
 def parse_answer(question: str) -> dict[str, Any]:
@@ -165,7 +191,7 @@ def parse_answer(question: str) -> dict[str, Any]:
         rels = list(_CONTRIBUTES)
     if re.search(r"\bwhich genes?\b|\bwhat genes?\b", q):
         ans = "gene"
-    return {"rels": rels, "ans": ans}
+    return {"ents": question_entities(question), "rels": rels, "ans": ans}
 
 
 def answer_text(text: str) -> dict[str, Any]:

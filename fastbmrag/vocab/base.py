@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -38,9 +38,19 @@ class Normalizer(Protocol):
     def normalize(self, name: str, type_hint: str = "auto", context: str = "") -> Normalized: ...
 
     def find_mentions(
-        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 10
+        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 10,
+        known: Container[str] = (),
     ) -> list[Normalized]:
         """Genes, diseases and chemicals named in free text, left to right."""
+        ...
+
+    def find_mention_spans(
+        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 10,
+        known: Container[str] = (),
+    ) -> list[tuple[int, int, Normalized]]:
+        """Like :meth:`find_mentions`, with the character span of each mention; ``known``: the
+        ids of the collection asked (a short form that is also an acronym links when it names
+        one of them)."""
         ...
 
     def ancestors(self, ontology_id: str) -> tuple[str, ...]:
@@ -72,8 +82,15 @@ class IdentityNormalizer:
         return Normalized(name, type_hint, clean, None, "none", 0.0)
 
     def find_mentions(
-        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 10
+        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 10,
+        known: Container[str] = (),
     ) -> list[Normalized]:
+        return []
+
+    def find_mention_spans(
+        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 10,
+        known: Container[str] = (),
+    ) -> list[tuple[int, int, Normalized]]:
         return []
 
     def ancestors(self, ontology_id: str) -> tuple[str, ...]:

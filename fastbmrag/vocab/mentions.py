@@ -8,7 +8,7 @@ from how language works:
 
 * a common English word (a word frequency of :data:`COMMON_ZIPF` or more in ``wordfreq``'s
   English lists) is read in its everyday sense on its own ("lead", "death", "drugs",
-  "syndrome"): it links only inside a longer name, or where ``known`` holds its id;
+  "syndrome"): it links only inside a longer name;
 * a single word links as a gene only when it is written as symbols are (a digit, or a capital
   after the first letter: "IL1B", "p53", "MyD88"), never as a gene's ordinary-word name;
 * an all-capital short form that HGNC lists as another symbol of a gene (an alias, a previous
@@ -23,11 +23,10 @@ from how language works:
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Container, Iterable
 from typing import TYPE_CHECKING
 
 from fastbmrag.vocab.base import CHEMICAL, GENE, Normalized
-from fastbmrag.vocab.build import COMMON_ZIPF
 from fastbmrag.vocab.context import ALL_TYPES, TYPE_ALIASES
 from fastbmrag.vocab.keys import BAG_STOP, GENE_WORDS, ROMAN_NUMBER
 
@@ -55,8 +54,7 @@ SECONDARY_GENE = frozenset({"alias", "prev_symbol", "ncbi_synonym"})
 # Words next to a short form that say it names a gene or its product: the words that say which
 # kind of molecule a gene name refers to, and what is said of genes alone.
 GENE_CUES = GENE_WORDS | frozenset(
-    "mutation mutations mutant mutants variant variants polymorphism polymorphisms allele "
-    "alleles knockout knockdown locus promoter".split()
+    ["mutation", "mutations", "mutant", "mutants", "variant", "variants", "polymorphism", "polymorphisms", "allele", "alleles", "knockout", "knockdown", "locus", "promoter"]
 )
 # MeSH's gene products: Proteins, Enzymes, Nucleic Acids and what is below them. The graph types a
 # gene product as a gene (prompts.ENTITY_TYPES: "gene or gene product (protein, mRNA, miRNA)").
@@ -66,7 +64,7 @@ GENE_PRODUCTS = frozenset({"D011506", "D004798", "D009696"})
 _WORD_RE = re.compile(r"\w+(?:[.'’]\w+)*\+?")
 
 
-def _function_word(word: str, common: dict[str, float]) -> bool:
+def function_word(word: str, common: dict[str, float]) -> bool:
     """Whether a word as written is a function word: an article, a preposition, a question word
     ("What", "Does" at the start too), and not a letter or symbol ("vitamin A", "IS")."""
     if not (word.islower() or (word[:1].isupper() and word[1:].islower())):
@@ -88,16 +86,16 @@ def find_mention_spans(
     types: Iterable[str] = ALL_TYPES,
     *,
     max_words: int = 10,
-    known: Collection[str] = (),
+    known: Container[str] = (),
 ) -> list[tuple[int, int, Normalized]]:
     """Genes, diseases and chemicals named in ``text``, left to right, each with its character
     span; ``name`` of each result is the span as written. ``known``: ids the collection asked
-    holds (a common word, or a short form that is also an acronym, links when it names one)."""
+    holds (a short form that is also an acronym links when it names one)."""
     wanted = tuple(dict.fromkeys(TYPE_ALIASES.get(t.lower(), t.lower()) for t in types))
     words = [(m.start(), m.end(), m.group(0)) for m in _WORD_RE.finditer(text)]
     lows = [w.lower() for _s, _e, w in words]
     common = v.common_words
-    function = [_function_word(w, common) for _s, _e, w in words]
+    function = [function_word(w, common) for _s, _e, w in words]
     defines = "(" in text  # a short form defined in the text
     found: list[tuple[int, int, Normalized]] = []
     for i in range(len(words)):
@@ -112,11 +110,15 @@ def find_mention_spans(
             best = _reading(v, span, wanted, text, defines)
             if best is None:
                 continue
-            if n == 1 and lows[i] in common and best.ontology_id not in known:
+            if n == 1 and lows[i] in common:
                 continue
-            if best.type == GENE and best.matched_by in SECONDARY_GENE and span.isupper():
-                if not (_cued(lows, i, j) or best.ontology_id in known):
-                    continue
+            if (
+                best.type == GENE
+                and best.matched_by in SECONDARY_GENE
+                and span.isupper()
+                and not (_cued(lows, i, j) or best.ontology_id in known)
+            ):
+                continue
             found.append((start, end, best))
     return _longest(found)
 

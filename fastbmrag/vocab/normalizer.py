@@ -143,7 +143,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any
 
 from fastbmrag.vocab.abbreviations import defined_long_form, disowned, expanded, short_form
@@ -232,7 +232,7 @@ class DictionaryNormalizer(Vocabulary):
 
     def find_mentions(
         self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 10,
-        known: Collection[str] = (),
+        known: Container[str] = (),
     ) -> list[Normalized]:
         """Genes, diseases and chemicals named in free text (a question), left to right
         (:mod:`fastbmrag.vocab.mentions`); ``name`` of each result is the text as written."""
@@ -241,7 +241,7 @@ class DictionaryNormalizer(Vocabulary):
 
     def find_mention_spans(
         self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 10,
-        known: Collection[str] = (),
+        known: Container[str] = (),
     ) -> list[tuple[int, int, Normalized]]:
         """Like :meth:`find_mentions`, with the character span of each mention."""
         return find_mention_spans(self, text, types, max_words=max_words, known=known)

@@ -124,8 +124,19 @@ function clickable(text, action, cls) {
 
 function showAnswer(res) {
   const answer = $("answer");
-  for (const id of ["notes", "answer", "references", "follow-ups"]) $(id).replaceChildren();
+  for (const id of ["understood", "notes", "answer", "references", "follow-ups"]) $(id).replaceChildren();
   $("evidence").hidden = true;
+  const understood = res.understood || [];  // what the question names, each name to its card
+  if (understood.length) {
+    const line = $("understood");
+    line.append("Understood: ");
+    const notes = {absent: ", not in this collection", null: ", not used: entity flags given"};
+    understood.forEach((u, i) => {
+      if (i) line.append(", ");
+      line.append(clickable(u.name, () => showEntity(u.id || u.name), "entity"));
+      line.append(" (" + u.id + (notes[u.used_as] || "") + ")");
+    });
+  }
   for (const w of res.warnings || []) {  // a relaxed search, retracted papers left out: apart
     $("notes").append(el("p", "Note: " + phrased(w) + ".", "note"));
   }

@@ -1,0 +1,94 @@
+"""No answer from unrelated evidence: where no entity of the question is a filter (nothing was
+recognised, and no flag narrowed the search), an edge reaches the answer only if one of its
+entities shares a content word with the question (:func:`related`); where none does, the result
+is "no evidence", naming the entities of the collection whose names come closest
+(:func:`unrelated_evidence`).
+
+Content words are the question's words that are no function words (:func:`content_words`),
+compared stemmed (Snowball's English stemmer). A common English word (``wordfreq``) says little
+on its own: it relates an edge only where it is the whole name of one of its entities ("pain"
+and Pain; not "drugs" and "anti-inflammatory drugs").
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from fastbmrag.query.entities import closest_entities
+from fastbmrag.query.result import EdgeResult
+from fastbmrag.query.spec import collection_name
+from fastbmrag.vocab.mentions import function_word
+
+if TYPE_CHECKING:
+    from fastbmrag.store.collection import Collection
+    from fastbmrag.vocab.base import Normalizer
+
+NAME_FIELDS = ("source", "target", "source_raw", "target_raw")
+_WORD_RE = re.compile(r"\w+")
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+def _common(normalizer: Normalizer | None) -> dict[str, float]:
+    common = getattr(normalizer, "common_words", None)
+    if common is None:  # no vocabularies: the table they would carry
+        from fastbmrag.vocab.build import common_words
+
+        common = common_words()
+    return common
+
+
+def content_words(text: str, common: dict[str, float]) -> dict[str, bool]:
+    """The stems of the content words of ``text``, each with whether the word is common."""
+    stem = _stemmer().stemWord
+    return {
+        stem(w.lower()): w.lower() in common
+        for w in _WORD_RE.findall(text)
+        if not function_word(w, common) and not w.isdigit()
+    }
+
+
+def related(
+    question: str, edges: list[EdgeResult], normalizer: Normalizer | None
+) -> list[EdgeResult]:
+    """The edges one of whose entities shares a content word with ``question`` (renumbered,
+    ``kept_by`` "word")."""
+    common = _common(normalizer)
+    asked = content_words(question, common)
+    stem = _stemmer().stemWord
+    kept = []
+    for e in edges:
+        for name in {str(e.payload.get(f) or "") for f in NAME_FIELDS}:
+            stems = [stem(w.lower()) for w in _WORD_RE.findall(name)]
+            whole = stems[0] if len(stems) == 1 else None
+            if any(s in asked and (not asked[s] or s == whole) for s in stems):
+                kept.append(e)
+                break
+    return [replace(e, n=i, kept_by="word") for i, e in enumerate(kept, 1)]
+
+
+def unrelated_evidence(
+    collection: Collection, question: str, normalizer: Normalizer | None
+) -> dict[str, Any]:
+    """Why nothing answers a question none of whose names was recognised, and the entities whose
+    names come closest to its uncommon content words."""
+    common = _common(normalizer)
+    closest: list[dict[str, Any]] = []
+    for w in _WORD_RE.findall(question):
+        if not function_word(w, common) and w.lower() not in common and not w.isdigit():
+            closest += closest_entities(collection, w)
+    closest = list({(c["name"], c["type"]): c for c in closest}.values())[:8]
+    return {
+        "reason": "no entity of the question was recognised, and no edge of the collection "
+        f"'{collection_name(collection)}' that the search found shares a word with it",
+        "searched": [],
+        "closest": closest,
+    }
