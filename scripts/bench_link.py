@@ -113,8 +113,10 @@ def score(name: str, norm, args: argparse.Namespace, times: list[float]) -> None
                 (right if ok else wrong)[m.type] += 1
                 by_kind[m.matched_by]["right" if ok else "wrong"] += 1
                 if not ok:
-                    errors.append(f"  wrong {m.type:8} {doc.title[start:end]!r} -> {i} "
-                                  f"{m.normalized_name} ({m.matched_by})")
+                    errors.append(
+                        f"  wrong {m.type:8} {doc.title[start:end]!r} -> {i} "
+                        f"{m.normalized_name} ({m.matched_by})"
+                    )
         for t, ids in gold:
             total[t] += 1
             if ids & linked:
@@ -126,8 +128,10 @@ def score(name: str, norm, args: argparse.Namespace, times: list[float]) -> None
         linked_n = right[t] + wrong[t]
         p = right[t] / linked_n if linked_n else float("nan")
         r = found[t] / total[t] if total[t] else float("nan")
-        print(f"  {t:9} precision {p:.3f} ({right[t]}/{linked_n})   "
-              f"recall {r:.3f} ({found[t]}/{total[t]})")
+        print(
+            f"  {t:9} precision {p:.3f} ({right[t]}/{linked_n})   "
+            f"recall {r:.3f} ({found[t]}/{total[t]})"
+        )
     if args.kinds:
         for kind, c in sorted(by_kind.items(), key=lambda kv: -sum(kv[1].values())):
             print(f"    {kind:14} right {c['right']:5}  wrong {c['wrong']:4}")
@@ -148,8 +152,10 @@ def main() -> None:
     for name in args.set or SETS:
         score(name, norm, args, times)
     ms = sorted(t * 1000 for t in times)
-    print(f"speed: {statistics.median(ms):.2f} ms per title median, "
-          f"{ms[int(len(ms) * 0.95)]:.2f} ms p95, {len(ms)} titles (warm normaliser)")
+    print(
+        f"speed: {statistics.median(ms):.2f} ms per title median, "
+        f"{ms[int(len(ms) * 0.95)]:.2f} ms p95, {len(ms)} titles (warm normaliser)"
+    )
 
 
 if __name__ == "__main__":

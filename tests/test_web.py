@@ -255,6 +255,12 @@ def test_the_page_asks_shows_evidence_and_draws_the_graph(
         browser.find_element(By.CSS_SELECTOR, "#ask button").click()
         wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#answer a.cite")))
         assert "IL1B" in browser.find_element(By.ID, "answer").text
+        # what the question names, above the answer, each name a link to its card
+        assert browser.find_element(By.ID, "understood").text == (
+            "Understood: IL1B (HGNC:5992), Endometriosis (D004715)"
+        )
+        browser.find_element(By.CSS_SELECTOR, "#understood a.entity").click()
+        wait.until(ec.text_to_be_present_in_element((By.ID, "entity"), "IL1B (gene, HGNC:5992)"))
         # a hostile title is shown as text, never run
         assert EVIL in browser.find_element(By.ID, "references").text
         assert browser.execute_script("return window.hacked === undefined")

@@ -91,6 +91,12 @@ def format_table(results: list[Normalized]) -> str:
     is_flag=True,
     help="For each name: the stage that decided, the score, the candidates and the parts.",
 )
+@click.option(
+    "--find",
+    is_flag=True,
+    help="The arguments (or --input's lines) are texts: print the genes, diseases and chemicals "
+    "each names, as a query finds them in a question (--type narrows the types).",
+)
 @json_option
 def normalize(
     names: tuple[str, ...],
@@ -98,6 +104,7 @@ def normalize(
     context: str,
     input_file: Path | None,
     explain: bool,
+    find: bool,
     as_json: bool,
 ) -> None:
     """Normalise entity names: genes to HGNC symbols, diseases and chemicals to MeSH.
@@ -110,9 +117,13 @@ def normalize(
       fastbmrag normalize --type chemical T4 --context "levels of thyroxine (T4) rose"
       fastbmrag normalize --input entities.tsv --json
       fastbmrag normalize --explain --type gene SMAD2/3 TIPE2 caspases
+      fastbmrag normalize --find "Which drugs treat type 2 diabetes?"
     """
     from fastbmrag.api import RAG
 
+    if find:
+        find_in_texts(names, input_file, type_.lower(), as_json)
+        return
     rows = [(n, type_.lower(), context) for n in names if n.strip()]  # as in --input
     if input_file is not None:
         if not input_file.is_file():
@@ -145,6 +156,45 @@ def normalize(
         )
     else:
         click.echo(format_table(results))
+
+
+def find_in_texts(
+    texts: tuple[str, ...], input_file: Path | None, type_: str, as_json: bool
+) -> None:
+    """``normalize --find``: the mentions the finder gets in each text (one JSON list per text
+    with ``--json``; else each text, then a line per mention)."""
+    from fastbmrag.api import RAG
+
+    lines = [t for t in texts if t.strip()]
+    if input_file is not None:
+        if not input_file.is_file():
+            raise InputError(f"No such file: {input_file}; check the --input path.")
+        try:
+            lines += input_file.read_text(encoding="utf-8-sig").splitlines()
+        except (OSError, UnicodeDecodeError) as err:
+            raise InputError(f"Cannot read {input_file} ({err}); give a UTF-8 text file.") from err
+    if not any(line.strip() for line in lines):
+        raise InputError("Nothing to search: give TEXTs or --input FILE (see --help).")
+    norm = RAG().normalizer()
+    types = ("gene", "disease", "chemical") if type_ == "auto" else (type_,)
+    for text in lines:
+        found = [
+            {"start": s, "end": e, "text": text[s:e], "type": p.type, "ontology_id": p.ontology_id,
+             "normalized_name": p.normalized_name, "matched_by": p.matched_by}
+            for s, e, m in norm.find_mention_spans(text, types)
+            for p in (m.parts or (m,))
+        ]  # fmt: skip
+        if as_json:
+            click.echo(json.dumps(found, ensure_ascii=False))
+            continue
+        click.echo(text)
+        for f in found:
+            click.echo(
+                f"  {f['start']}-{f['end']}  {f['text']}  {f['type']}  "
+                f"{f['ontology_id'] or '-'}  {f['normalized_name']}  ({f['matched_by']})"
+            )
+        if not found:
+            click.echo("  (no gene, disease or chemical found)")
 
 
 def result_dict(r: Normalized) -> dict[str, Any]:

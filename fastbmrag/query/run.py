@@ -107,7 +107,9 @@ async def aquery(
                 )
         with steps.timed("search_s"):
             flt = used.to_filter() or None
-            hits = retrieve(collection, vector, flt, matched=matched, options=opts) if matched else []
+            hits = (
+                retrieve(collection, vector, flt, matched=matched, options=opts) if matched else []
+            )
         edges = _edges(collection, hits)
         missing = None if edges else no_evidence(collection, spec, used, matched, opts.min_score)
         if edges and not spec.entities and not _flag_filters(spec):
@@ -228,7 +230,9 @@ def _understood(
     flagged = bool(opts.entities or opts.sources or opts.targets)
     entities = [m.entity for m in mentions]
     if normalizer is not None and not opts.exact:
-        entities = [replace(e, expanded_to=normalizer.covers(e.id)) if e.id else e for e in entities]
+        entities = [
+            replace(e, expanded_to=normalizer.covers(e.id)) if e.id else e for e in entities
+        ]
     indexed = collection.indexed_fields()
     exact = opts.exact or (indexed is not None and "source_ancestors" not in indexed)
     present = [

@@ -54,7 +54,22 @@ SECONDARY_GENE = frozenset({"alias", "prev_symbol", "ncbi_synonym"})
 # Words next to a short form that say it names a gene or its product: the words that say which
 # kind of molecule a gene name refers to, and what is said of genes alone.
 GENE_CUES = GENE_WORDS | frozenset(
-    ["mutation", "mutations", "mutant", "mutants", "variant", "variants", "polymorphism", "polymorphisms", "allele", "alleles", "knockout", "knockdown", "locus", "promoter"]
+    [
+        "mutation",
+        "mutations",
+        "mutant",
+        "mutants",
+        "variant",
+        "variants",
+        "polymorphism",
+        "polymorphisms",
+        "allele",
+        "alleles",
+        "knockout",
+        "knockdown",
+        "locus",
+        "promoter",
+    ]
 )
 # MeSH's gene products: Proteins, Enzymes, Nucleic Acids and what is below them. The graph types a
 # gene product as a gene (prompts.ENTITY_TYPES: "gene or gene product (protein, mRNA, miRNA)").
@@ -75,9 +90,7 @@ def function_word(word: str, common: dict[str, float]) -> bool:
 
 def _gene_written(word: str) -> bool:
     """A single word written as gene symbols are: a digit, or a capital after the first letter."""
-    return len(word) >= 2 and (
-        any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:])
-    )
+    return len(word) >= 2 and (any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]))
 
 
 def find_mention_spans(
