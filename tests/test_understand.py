@@ -179,6 +179,29 @@ def test_the_collection_s_own_names_link_a_question(tmp_path: Path) -> None:
     ledger.close()
 
 
+def test_programmed_cell_death_is_apoptosis_not_death(wd: Path, fake: FakeOllama) -> None:
+    # the parse call names the process; the finder alone reads no "death" on its own
+    question = "Do mitochondria play a role in programmed cell death?"
+    _, out = ask(wd, fake, question, "--json")
+    assert [(u["text"], u["type"], u["id"], u["used_as"]) for u in out["understood"]] == [
+        ("programmed cell death", "pathway", "D017209", "absent")
+    ]
+    assert "D003643" not in json.dumps(out)  # Death
+    _, out = ask(wd, fake, question, "--json", "--no-llm-parse")
+    assert out["understood"] == []
+
+
+def test_a_process_a_paper_names_is_grounded_when_indexed() -> None:
+    norm = load_normalizer()
+    assert norm.normalize("programmed cell death", "pathway").ontology_id == "D017209"
+    found = norm.normalize("EMT", "pathway", "cells underwent epithelial-mesenchymal transition "
+                           "(EMT) after TGF-beta")  # fmt: skip
+    assert (found.ontology_id, found.matched_by) == ("D058750", "abbreviation")
+    assert norm.normalize("NF-kB signalling", "pathway").ontology_id is None  # no MeSH term
+    assert norm.ancestors("D017209") == ("D000079404", "D016923")  # Cell Death above it
+    assert norm.facts("D017209")["categories"] == "biological process"
+
+
 def test_normalize_find_prints_the_mentions_of_each_text(tmp_path: Path) -> None:
     texts = tmp_path / "titles.txt"
     texts.write_text("Do mitochondria play a role in programmed cell death?\n"

@@ -16,7 +16,7 @@ from fastbmrag.vocab.base import Normalized
 from fastbmrag.vocab.candidates import MIN_COVERAGE, partial_score
 from fastbmrag.vocab.chemistry import names_one_coded_compound
 
-TYPES = ("auto", "gene", "disease", "chemical")
+TYPES = ("auto", "gene", "disease", "chemical", "pathway")
 COLUMNS = ("name", "type", "normalized_name", "ontology_id", "matched_by", "score")
 
 
@@ -70,7 +70,8 @@ def format_table(results: list[Normalized]) -> str:
     type=click.Choice(TYPES, case_sensitive=False),
     default="auto",
     show_default=True,
-    help="Entity type of the NAMEs (auto: try all, best match wins).",
+    help="Entity type of the NAMEs (auto: gene, disease and chemical, best match wins; pathway: "
+    "a biological process).",
 )
 @click.option(
     "--context",

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
     from fastbmrag.vocab.base import Normalizer
 
 ORIGINS = ("collection", "model", "finder")  # which reading of one span wins
+# The types a name of the collection or of the parse call is grounded as: the finder's, and the
+# biological processes MeSH names ("programmed cell death" -> Apoptosis), which the finder
+# leaves alone (a process's name is most often ordinary words: "growth", "gene expression").
+GROUNDED_TYPES = (*LINK_TYPES, "pathway")
 MAX_WORDS = 10  # the longest name looked up in the collection's names
 _WORD_RE = re.compile(r"\w+(?:['’]\w+)?")
 
@@ -85,7 +89,7 @@ def understand(
             if at is None:
                 continue
             vetoes.append((*at, type_))
-            if type_ in LINK_TYPES:
+            if type_ in GROUNDED_TYPES:
                 m = normalizer.normalize(text, type_, question)
                 if m.ontology_id:
                     found.append(
@@ -120,7 +124,7 @@ def _collection_names(
     out = []
     for form, _key, name, type_, oid in ledger.named(spans):
         s, e = spans[form]
-        if oid and type_ in LINK_TYPES and (" " in form or form not in common):
+        if oid and type_ in GROUNDED_TYPES and (" " in form or form not in common):
             out.append(Mention(question[s:e], s, e, type_, oid, name, "collection"))
     return out
 

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from typing import Protocol
 
 # Entity types the extractor emits (see fastbmrag/prompts.py). The normaliser maps
-# gene -> HGNC, disease -> MeSH C tree, chemical -> MeSH D tree; others pass through.
+# gene -> HGNC, disease -> MeSH C tree, chemical -> MeSH D tree, pathway -> MeSH's biological
+# processes (G tree); others pass through.
 GENE = "gene"
 DISEASE = "disease"
 CHEMICAL = "chemical"
+PATHWAY = "pathway"  # a biological process: MeSH's (Apoptosis, Signal Transduction ...)
 
 
 @dataclass(frozen=True, slots=True)

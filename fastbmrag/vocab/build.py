@@ -51,6 +51,7 @@ from fastbmrag.vocab.mesh_tables import (
 )
 from fastbmrag.vocab.sources import (
     DISEASE_TREES,
+    PROCESS_TREES,
     GeneRecord,
     MeshRecord,
     parse_gene_info,
@@ -216,9 +217,12 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
     uses: dict[tuple[str, int], int] = {}
     partners: dict[str, dict[int, set[str]]] = {}
     bags_of: list[set[str]] = []
+    processes: list[MeshRecord] = []
     for rec in records:
         cats = rec.categories()
         if not cats:
+            if rec.is_process():
+                processes.append(rec)
             continue
         i = len(table)
         table.append([rec.ui, rec.name, cats])
@@ -302,6 +306,25 @@ def compile_mesh(records: Iterable[MeshRecord]) -> dict[str, Any]:
         "word_weights": word_weights(bag),
         # How common each common English word is, for names found in free text (mentions.py).
         "common_words": common_words(),
+        **process_tables(processes),
+    }
+
+
+def process_tables(records: list[MeshRecord]) -> dict[str, Any]:
+    """The biological processes (the "pathway" type), apart from the diseases' and chemicals'
+    tables so that no stage of theirs reads them: ``process_descriptors`` ([ui, name]),
+    ``process_index`` ({term key: codes}, as ``index``) and ``process_ancestors`` ({row: the
+    UIs of the processes above it})."""
+    table = [[rec.ui, rec.name] for rec in records]
+    index: dict[str, dict[int, int]] = {}
+    for i, rec in enumerate(records):
+        for n, text in enumerate([rec.name] + [t.text for t in rec.terms]):
+            _add(index, term_key(text), i, 0 if n == 0 or text == rec.name else 1)
+    trees = [[t for t in rec.tree_numbers if t.startswith(PROCESS_TREES)] for rec in records]
+    return {
+        "process_descriptors": table,
+        "process_index": _encode(index, 2),
+        "process_ancestors": _ancestors(table, trees),
     }
 
 
@@ -347,7 +370,7 @@ def _frozen(value: Any) -> Any:
 # The code tables of each data file: ``{key: code or [codes]}``.
 PACKED_TABLES = {
     GENES_FILE: ("index",),
-    MESH_FILE: ("index", "bag", "exact", "extend", "superset"),
+    MESH_FILE: ("index", "bag", "exact", "extend", "superset", "process_index"),
 }
 
 
@@ -422,6 +445,7 @@ def build_vocab(
             "mesh_descriptors": len(mesh_data["descriptors"]),
             "disease_descriptors": n_disease,
             "chemical_descriptors": n_chemical,
+            "process_descriptors": len(mesh_data["process_descriptors"]),
             "mesh_keys": len(mesh_data["index"]),
         },
         "files": {"genes": GENES_FILE, "mesh": MESH_FILE},

@@ -7,7 +7,7 @@ import contextvars
 import re
 from typing import NamedTuple
 
-from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE
+from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY
 from fastbmrag.vocab.keys import gene_key_of, raw_tokens, tokens
 from fastbmrag.vocab.language import DRUG_CAUSE_RE, PLAIN_WORD_RE, WS_RE
 
@@ -30,6 +30,9 @@ TYPE_ALIASES = {
     "drugs": CHEMICAL,
     "compound": CHEMICAL,
     "metabolite": CHEMICAL,
+    PATHWAY: PATHWAY,
+    "pathways": PATHWAY,
+    "process": PATHWAY,
 }
 AUTO = "auto"
 ALL_TYPES = (GENE, DISEASE, CHEMICAL)

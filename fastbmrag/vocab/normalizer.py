@@ -133,10 +133,11 @@ calls with a context reuse the context-free lookup unless the context can change
 abbreviation it defines, an ambiguous or fallback match, a drug-induced form).
 
 Types: ``gene`` (also ``protein``, ``rna``), ``disease`` (also ``disorder``, ``phenotype``,
-``symptom``), ``chemical`` (also ``drug``, ``compound``, ``metabolite``) and ``auto`` (all
-three, best score wins; a tie prefers an HGNC symbol, then a disease, then a chemical).
-Any other type (``variant``, ``pathway``, ``cell``, ``other`` ...) passes through cleaned,
-with no id.
+``symptom``), ``chemical`` (also ``drug``, ``compound``, ``metabolite``), ``pathway`` (also
+``process``: a biological process, MeSH's term as written or the long form the text defines for
+it, "programmed cell death" -> Apoptosis; no other stage) and ``auto`` (gene, disease and
+chemical, best score wins; a tie prefers an HGNC symbol, then a disease, then a chemical).
+Any other type (``variant``, ``cell``, ``other`` ...) passes through cleaned, with no id.
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any
 
 from fastbmrag.vocab.abbreviations import defined_long_form, disowned, expanded, short_form
-from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, Normalized
+from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY, Normalized
 from fastbmrag.vocab.candidates import withheld
 from fastbmrag.vocab.chemistry import formula_names, is_formula
 from fastbmrag.vocab.context import (
@@ -261,6 +262,11 @@ class DictionaryNormalizer(Vocabulary):
             return Normalized(name, hint, clean, None, "none", 0.0)
         if kind is None and hint != AUTO:
             return Normalized(name, hint, clean, None, "none", 0.0)
+        if kind == PATHWAY:  # a biological process: its MeSH term as written
+            hit = self.tried(PATHWAY, "the name as written", self.process(clean, ctx))
+            if hit is None:
+                return Normalized(name, hint, clean, None, "none", 0.0)
+            return self.result(name, hint, hit)
         types = ALL_TYPES if kind is None else (kind,)
         if (
             DISEASE in types

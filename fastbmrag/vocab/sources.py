@@ -24,6 +24,10 @@ CHEMICAL_TREES = ("D",)
 
 
 MENTAL_TREE = "F03"
+# Biological processes, the entity type "pathway": biochemical, metabolic, cellular, genetic and
+# immune phenomena, and the growth of vessels (Apoptosis, Autophagy, Signal Transduction, DNA
+# Methylation, Angiogenesis ...). Kept apart from the diseases' and chemicals' tables.
+PROCESS_TREES = ("G02.111", "G03", "G04", "G05", "G09.330", "G12")
 
 
 @dataclass(slots=True)
@@ -67,6 +71,10 @@ class MeshRecord:
         if any(t.startswith(CHEMICAL_TREES) for t in self.tree_numbers):
             cats += "D"
         return cats
+
+    def is_process(self) -> bool:
+        """A biological process (:data:`PROCESS_TREES`) that is no disease or chemical."""
+        return not self.categories() and any(t.startswith(PROCESS_TREES) for t in self.tree_numbers)
 
 
 # Tree numbers of the MeSH category headings (C04 Neoplasms, F03 Mental Disorders, D02 ...).

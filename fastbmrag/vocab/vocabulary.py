@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from fastbmrag.errors import VocabError
-from fastbmrag.vocab.base import GENE, Normalized
+from fastbmrag.vocab.base import GENE, PATHWAY, Normalized
 from fastbmrag.vocab.build import (
     FORMAT_VERSION,
     GENE_KINDS,
@@ -32,6 +32,7 @@ from fastbmrag.vocab.build import (
 )
 from fastbmrag.vocab.candidates import Spellings, WordWeights, word_weights
 from fastbmrag.vocab.context import (
+    ABBREVIATION_FACTOR,
     AMBIGUOUS_SCORE,
     CATEGORY,
     GENE_SCORES,
@@ -114,6 +115,10 @@ class Vocabulary(abc.ABC):
         self.mesh_ancestors: dict[int, list[str]] = mesh.get("ancestors", {})
         self.word_weight_table: dict[str, Any] | None = mesh.get("word_weights")
         self._common_words: dict[str, float] | None = mesh.get("common_words")
+        # biological processes (the "pathway" type), apart from the tables the stages read
+        self.processes_desc: list[list[str]] = mesh.get("process_descriptors", [])
+        self.process_index: dict[str, int | Sequence[int]] = mesh.get("process_index", {})
+        self.process_above: dict[int, list[str]] = mesh.get("process_ancestors", {})
         self.gene_groups: dict[int, list[str]] = genes.get("groups", {})
         self.group_names: dict[str, str] = genes.get("group_names", {})
         keys: dict[str, list[str]] = {}
@@ -129,6 +134,7 @@ class Vocabulary(abc.ABC):
         self._word_weights: WordWeights | None = None
         self._labels: dict[str, str] | None = None
         self._ids: dict[str, int] | None = None
+        self._process_rows: dict[str, int] | None = None
         self._covered: dict[str, int] | None = None
         self._members: dict[str, tuple[int, ...]] | None = None
         self._contexts: dict[str, Context] = {}
@@ -203,6 +209,28 @@ class Vocabulary(abc.ABC):
                 if hit is None and joined != "".join(toks):
                     hit = self.mesh_codes(self.mesh_index.get(joined), t, ctx, 0)
         return hit
+
+    def process(self, clean: str, ctx: Context | None) -> Hit | None:
+        """A biological process's term as written, or the long form the text defines for it
+        (``item``: a row of :attr:`processes_desc`)."""
+        names = [clean]
+        if ctx is not None and clean in ctx.abbreviations:
+            names.append(ctx.abbreviations[clean])
+        for n, name in enumerate(names):
+            codes = self.process_index.get(term_key(name))
+            if codes is None:
+                continue
+            if isinstance(codes, int):
+                codes = self.mesh_multi[~codes] if codes < 0 else (codes,)
+            kind = codes[0] % 2
+            items = tuple(c // 2 for c in codes if c % 2 == kind)
+            if len(items) > 1:
+                return Hit(PATHWAY, -1, "ambiguous", AMBIGUOUS_SCORE, items)
+            if n:
+                return Hit(PATHWAY, items[0], "abbreviation",
+                           round(MESH_SCORES[kind] * ABBREVIATION_FACTOR, 3), (), name)  # fmt: skip
+            return Hit(PATHWAY, items[0], MESH_MATCHED[kind], MESH_SCORES[kind])
+        return None
 
     def mesh_codes(
         self,
@@ -423,24 +451,28 @@ class Vocabulary(abc.ABC):
             elif hit.item < 0:
                 trace.append(f"{t}: {stage}: {hit.matched_by}, no id")
             else:
-                row = self.genes[hit.item] if hit.type == GENE else self.desc[hit.item]
+                row = self.row(hit)
                 via = f" by way of {hit.via!r}" if hit.via else ""
                 trace.append(f"{t}: {stage}: {row[0]} {row[1]} ({hit.matched_by}{via})")
         return hit
+
+    def row(self, hit: Hit) -> Sequence[str]:
+        """The table row a hit names: [id, symbol or name, ...]."""
+        if hit.type == GENE:
+            return self.genes[hit.item]
+        return self.processes_desc[hit.item] if hit.type == PATHWAY else self.desc[hit.item]
 
     def result(self, name: str, type_: str, hit: Hit) -> Normalized:
         """A hit as the normaliser's answer for ``name``."""
         if not hit.candidates:
             ids: tuple[str, ...] = ()
-        elif hit.type == GENE:
-            ids = tuple(self.genes[i][0] for i in hit.candidates)
         else:
-            ids = tuple(self.desc[i][0] for i in hit.candidates)
+            ids = tuple(self.row(hit._replace(item=i))[0] for i in hit.candidates)
         if hit.item < 0:  # ambiguous, or abstained
             return Normalized(
                 name, type_, clean_name(name), None, hit.matched_by, hit.score, ids, via=hit.via
             )
-        row = self.genes[hit.item] if hit.type == GENE else self.desc[hit.item]
+        row = self.row(hit)
         return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids, via=hit.via)
 
     # ---- what the vocabularies say of an id ------------------------------------------------
@@ -450,6 +482,7 @@ class Vocabulary(abc.ABC):
         if self._labels is None:
             labels = {row[0]: f"{row[1]} ({row[2]})" for row in self.genes}
             labels.update((row[0], row[1]) for row in self.desc)
+            labels.update((row[0], row[1]) for row in self.processes_desc)
             labels.update(self.group_names)
             self._labels = labels
         return self._labels.get(ontology_id)
@@ -460,7 +493,8 @@ class Vocabulary(abc.ABC):
         narrower ones."""
         i = self._id_index().get(ontology_id)
         if i is None:
-            return ()
+            p = self._process_ids().get(ontology_id)
+            return () if p is None else tuple(self.process_above.get(p, ()))
         if ontology_id.startswith("HGNC:"):
             return tuple(self.gene_groups.get(i, ()))
         return tuple(self.mesh_ancestors.get(i, ()))
@@ -470,7 +504,8 @@ class Vocabulary(abc.ABC):
         below it, or every gene of a gene group."""
         if self._covered is None:
             counts: dict[str, int] = {}
-            for ids in (*self.mesh_ancestors.values(), *self.gene_groups.values()):
+            above = (*self.mesh_ancestors.values(), *self.gene_groups.values())
+            for ids in (*above, *self.process_above.values()):
                 for a in ids:
                     counts[a] = counts.get(a, 0) + 1
             self._covered = counts
@@ -513,6 +548,11 @@ class Vocabulary(abc.ABC):
         words."""
         return gene_key_of(raw_tokens(self.genes[i][1]))
 
+    def _process_ids(self) -> dict[str, int]:
+        if self._process_rows is None:
+            self._process_rows = {row[0]: i for i, row in enumerate(self.processes_desc)}
+        return self._process_rows
+
     def _id_index(self) -> dict[str, int]:
         if self._ids is None:
             ids = {row[0]: i for i, row in enumerate(self.genes)}
@@ -528,9 +568,13 @@ class Vocabulary(abc.ABC):
             return {"source": "HGNC gene group", "name": self.group_names[ontology_id],
                     "genes": str(self.covers(ontology_id))}  # fmt: skip
         i = self._id_index().get(ontology_id)
-        if i is None:
-            return {}
         above = [self.label(a) or a for a in self.ancestors(ontology_id)]
+        if i is None:
+            p = self._process_ids().get(ontology_id)
+            if p is None:
+                return {}
+            return {"source": "MeSH", "name": self.processes_desc[p][1],
+                    "categories": "biological process", "broader": "; ".join(sorted(above))}  # fmt: skip
         if ontology_id.startswith("HGNC:"):
             row = self.genes[i]
             return {"source": "HGNC", "symbol": row[1], "name": row[2], "locus_group": row[3],
