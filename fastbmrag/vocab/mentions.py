@@ -17,7 +17,9 @@ from how language works:
   :data:`GENE_CUES` next to it, or where ``known`` (the ids of the collection asked) holds
   that gene (a short form the text defines is read through its long form by the normaliser);
 * a MeSH protein or enzyme is a gene product, which the graph keys on its HGNC gene: the span's
-  gene wins over the chemical ("tumor necrosis factor alpha" -> TNF).
+  gene wins over the chemical ("tumor necrosis factor alpha" -> TNF);
+* the name of a biological process in several words is one name ("single nucleotide
+  polymorphism", "programmed cell death"): a word inside it links to nothing on its own.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import re
 from collections.abc import Container, Iterable
 from typing import TYPE_CHECKING
 
-from fastbmrag.vocab.base import CHEMICAL, GENE, Normalized
+from fastbmrag.vocab.base import CHEMICAL, GENE, PATHWAY, Normalized
 from fastbmrag.vocab.context import ALL_TYPES, TYPE_ALIASES
 from fastbmrag.vocab.keys import BAG_STOP, GENE_WORDS, ROMAN_NUMBER
 
@@ -121,6 +123,8 @@ def find_mention_spans(
             start, end = words[i][0], words[j][1]
             span = text[start:end]
             best = _reading(v, span, wanted, text, defines)
+            if best is None and n > 1 and PATHWAY not in wanted:
+                best = _process(v, span)  # a name of its own, hiding the words inside it
             if best is None:
                 continue
             if n == 1 and lows[i] in common:
@@ -133,7 +137,15 @@ def find_mention_spans(
             ):
                 continue
             found.append((start, end, best))
-    return _longest(found)
+    return [f for f in _longest(found) if f[2].type in wanted]
+
+
+def _process(v: DictionaryNormalizer, span: str) -> Normalized | None:
+    """A biological process's name of several words ("single nucleotide polymorphism",
+    "programmed cell death"): one name, none of whose words is a disease or chemical of its
+    own; dropped from the mentions unless processes are asked for."""
+    m = v.normalize(span, PATHWAY)
+    return m if m.ontology_id is not None else None
 
 
 def _grounded(span: str, m: Normalized) -> bool:
