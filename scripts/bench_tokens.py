@@ -25,7 +25,9 @@ prompt builders and with those of ``--baseline-src`` (a source tree of an earlie
 from ``git archive <commit> | tar -x -C /tmp/v1``) fed the same passages and relations; an
 estimate of GPU seconds per paper, prompt / ``--prefill`` + completion / ``--decode`` (defaults:
 a 14B model on one 4090-class GPU, one stream); and the schemas' longest answer per relation
-for names of up to 12 characters.
+for names of up to 12 characters. Also the query's parse answer (the fake model server's, a
+careful model's answer) for ten questions, with and without the entities it names: the decode
+tokens that naming them adds to every query.
 
     python scripts/bench_tokens.py --baseline-src /tmp/v1 [--json]
 """
@@ -266,6 +268,38 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+# Questions for the query's parse call: the fastbmRAG paper's five and questions that name
+# absent, ambiguous or no entities.
+QUESTIONS = [
+    "Which genes are up- or down-regulated in endometriosis?",
+    "What pathways contribute to endometriosis?",
+    "What mutations contribute to endometriosis?",
+    "What is the role of IL1B in endometriosis?",
+    "What is the causal mechanism of endometriosis?",
+    "What genes are linked to Alzheimer disease?",
+    "Which drugs treat type 2 diabetes?",
+    "Is IVF associated with preterm birth?",
+    "Do mitochondria play a role in programmed cell death?",
+    "What is the role of FOOBAR1 in zombies?",
+]
+
+
+def parse_tokens() -> dict[str, Any]:
+    """Completion tokens of the query's parse answer, per question, with the entities it names
+    (today's) and without them (the answer before): what naming them adds to the decode."""
+    from fastbmrag.testing.responders import parse_answer
+
+    answers = [parse_answer(q) for q in QUESTIONS]
+    new = [tokens(written(a)) for a in answers]
+    old = [tokens(written({k: v for k, v in a.items() if k != "ents"})) for a in answers]
+    return {
+        "questions": len(QUESTIONS),
+        "with_entities": round(sum(new) / len(new), 1),
+        "without": round(sum(old) / len(old), 1),
+        "added": round((sum(new) - sum(old)) / len(new), 1),
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--baseline-src", type=Path, help="source tree of the version to compare with")
@@ -284,6 +318,7 @@ def main() -> None:
             completion = out["completion_tokens_per_paper"][side]
             gpu[side] = round(prompt / args.prefill + completion / args.decode, 2)
     out["gpu_seconds_per_paper"] = gpu
+    out["query_parse_completion_tokens"] = parse_tokens()
     if args.json:
         print(json.dumps(out, indent=2))
     else:

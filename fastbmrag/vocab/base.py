@@ -40,14 +40,14 @@ class Normalizer(Protocol):
     def normalize(self, name: str, type_hint: str = "auto", context: str = "") -> Normalized: ...
 
     def find_mentions(
-        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 10,
+        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 6,
         known: Container[str] = (),
     ) -> list[Normalized]:
         """Genes, diseases and chemicals named in free text, left to right."""
         ...
 
     def find_mention_spans(
-        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 10,
+        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 6,
         known: Container[str] = (),
     ) -> list[tuple[int, int, Normalized]]:
         """Like :meth:`find_mentions`, with the character span of each mention; ``known``: the
@@ -84,13 +84,13 @@ class IdentityNormalizer:
         return Normalized(name, type_hint, clean, None, "none", 0.0)
 
     def find_mentions(
-        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 10,
+        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 6,
         known: Container[str] = (),
     ) -> list[Normalized]:
         return []
 
     def find_mention_spans(
-        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 10,
+        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 6,
         known: Container[str] = (),
     ) -> list[tuple[int, int, Normalized]]:
         return []

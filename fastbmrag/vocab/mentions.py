@@ -100,7 +100,7 @@ def find_mention_spans(
     text: str,
     types: Iterable[str] = ALL_TYPES,
     *,
-    max_words: int = 10,
+    max_words: int = 6,
     known: Container[str] = (),
 ) -> list[tuple[int, int, Normalized]]:
     """Genes, diseases and chemicals named in ``text``, left to right, each with its character

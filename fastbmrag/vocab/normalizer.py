@@ -232,7 +232,7 @@ class DictionaryNormalizer(Vocabulary):
         return trace
 
     def find_mentions(
-        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 10,
+        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 6,
         known: Container[str] = (),
     ) -> list[Normalized]:
         """Genes, diseases and chemicals named in free text (a question), left to right
@@ -241,7 +241,7 @@ class DictionaryNormalizer(Vocabulary):
                                                            known=known)]
 
     def find_mention_spans(
-        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 10,
+        self, text: str, types: Iterable[str] = ALL_TYPES, *, max_words: int = 6,
         known: Container[str] = (),
     ) -> list[tuple[int, int, Normalized]]:
         """Like :meth:`find_mentions`, with the character span of each mention."""
