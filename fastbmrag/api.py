@@ -28,7 +28,7 @@ from fastbmrag import config
 from fastbmrag.errors import CollectionNotFound, ConfigError, InputError
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection
-from fastbmrag.store.places import choose_collection, ensure_creatable, readahead
+from fastbmrag.store.places import check_name, choose_collection, ensure_creatable, readahead
 from fastbmrag.store.status import collection_status
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
 
@@ -69,6 +69,13 @@ class RAG:
         self.settings = settings or config.resolve(
             working_dir=working_dir, collection=collection_name, **flags
         )
+        s = self.settings
+        if s.collection is not None:
+            check_name(s.collection)
+        for name in ("concurrency", "embed_batch", "num_ctx"):
+            value = getattr(s, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(f"{name} must be a whole number of at least 1, got {value!r}")
         self._llm_factory = llm_factory
 
     @classmethod
@@ -329,7 +336,12 @@ class RAG:
         """Answer ``question``; the same result as ``fastbmrag query --format json``."""
         from fastbmrag.query import QueryOptions
 
-        return self.ask(question, QueryOptions(**options)).to_dict()
+        if not isinstance(question, str):
+            raise InputError(
+                f"The question must be text, got {type(question).__name__}: "
+                'rag.query("What is the role of IL1B in endometriosis?")'
+            )
+        return self.ask(question, options_of(QueryOptions, options)).to_dict()
 
     def status(self, *, max_failed: int | None = 100) -> dict[str, Any]:
         """What the collection holds (from the ledger); finishes an operation a killed command
@@ -373,10 +385,13 @@ class RAG:
             return {**ops, "finished": False, "by": f"the next update, sync or delete ({err})"}
         return {**ops, "finished": True, "by": "this status"}
 
-    def delete(self, paper_ids: Sequence[str]) -> tuple[list[str], list[str], int]:
+    def delete(self, paper_ids: str | Sequence[str]) -> tuple[list[str], list[str], int]:
         """Remove papers and their edges: (ids deleted, ids not in the collection, edges
-        removed). InputError when none of the ids is there (nothing changes)."""
-        ids = list(dict.fromkeys(i.strip() for i in paper_ids))
+        removed); a string is one id. InputError when none of the ids is there (nothing
+        changes)."""
+        if isinstance(paper_ids, str):  # one id, not its characters
+            paper_ids = [paper_ids]
+        ids = list(dict.fromkeys(str(i).strip() for i in paper_ids))
         if not all(ids):
             raise InputError("An empty paper id was given: pass the ids `fastbmrag export` lists")
         with self.writer(command="fastbmrag delete") as coll:
@@ -396,14 +411,15 @@ class RAG:
             coll.record_run_end(run_id, {"papers_deleted": len(known), "edges_removed": removed})
         return known, unknown, removed
 
-    def export(self, fmt: str, out: IO[Any]) -> tuple[int, int]:
-        """Write the graph to ``out`` (binary for graphml, text for csv): (nodes, edges)."""
+    def export(self, fmt: str, out: IO[Any], *, raw: bool = False) -> tuple[int, int]:
+        """Write the graph to ``out`` (binary for graphml, text for csv): (nodes, edges). CSV
+        cells that a spreadsheet would run as formulas get a leading ``'`` unless ``raw``."""
         from fastbmrag.store.export import write_csv, write_graphml
 
         with self.reader(command="fastbmrag export") as coll:
             if fmt == "graphml":
                 return write_graphml(coll, out)
-            return 0, write_csv(coll, out)
+            return 0, write_csv(coll, out, raw=raw)
 
     # --- the graph itself (no model call) ----------------------------------------------------
 
@@ -516,6 +532,13 @@ class RAG:
         import pandas
 
         rows = [{"point_id": point_id, **payload} for point_id, payload in self._edges(filters)]
+        if not rows:  # no edge: the columns all the same
+            import dataclasses
+
+            from fastbmrag.store.payload import EdgePayload
+
+            fields = [f.name for f in dataclasses.fields(EdgePayload)]
+            return pandas.DataFrame(columns=["point_id", *fields, "weight"])
         return pandas.DataFrame(rows)
 
     def graph(self, **filters: Any) -> networkx.DiGraph:
@@ -529,12 +552,24 @@ class RAG:
     def _edges(self, filters: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
         from fastbmrag.query import FilterSpec, Parse, QueryOptions, build_spec
 
-        opts = QueryOptions(**filters, link=False)
+        opts = options_of(QueryOptions, {**filters, "link": False})
         with self.reader(command="edges") as coll:
             spec: FilterSpec = build_spec(opts, [], Parse(), self.normalizer())
             spec = spec.resolve_weight(coll)
             for hit in coll.edges(spec.to_filter() or None):
                 yield hit.id, hit.payload
+
+
+def options_of(kind: Any, given: dict[str, Any]) -> Any:
+    """``kind(**given)`` for an options dataclass, an unknown keyword an InputError naming the
+    known ones."""
+    import dataclasses
+
+    known = {f.name for f in dataclasses.fields(kind)}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise InputError(f"Unknown option {unknown[0]!r}: use one of {', '.join(sorted(known))}")
+    return kind(**given)
 
 
 def _absent(given: str, found: Any, collection: str, so: str) -> InputError:

@@ -29,6 +29,7 @@ import time
 import uuid
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -104,7 +105,22 @@ def build(wd: Path, n: int, dim: int) -> None:
                     )
                 )
             coll.store.upsert(points)
+            coll.ledger.apply_papers(ledger_rows(points))  # the graph's nodes, as update keeps them
             coll.optimize()  # as `update` does after each commit: one segment per ~20k points
+
+
+def ledger_rows(points: list[Any]) -> list[tuple[str, None, list[tuple[str, Any]]]]:
+    """The points grouped by paper as the ledger records them (edge refs with raw names)."""
+    from fastbmrag.store.base import EdgeRef
+
+    papers: dict[str, list[tuple[str, Any]]] = {}
+    for p in points:
+        x = p.payload
+        ref = EdgeRef(x["source_key"], x["source"], x["source_type"], x["source_id"],
+                      x["relationship_type"], x["target_key"], x["target"], x["target_type"],
+                      x["target_id"], x["source_raw"], x["target_raw"])  # fmt: skip
+        papers.setdefault(x["paper_id"], []).append((p.id, ref))
+    return [(pid, None, refs) for pid, refs in papers.items()]
 
 
 def drop_page_cache() -> None:

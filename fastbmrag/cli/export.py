@@ -38,6 +38,12 @@ from fastbmrag.wording import counted
     type=click.Path(dir_okay=False, allow_dash=True),
     help="File to write ('-' for stdout); replaced if it exists.",
 )
+@click.option(
+    "--raw",
+    is_flag=True,
+    help="CSV: write cells beginning with =, +, -, @ as they are (by default they get a leading "
+    "' so that a spreadsheet shows them as text instead of running them as formulas).",
+)
 @quiet_option
 def export(
     collection: str | None,
@@ -46,6 +52,7 @@ def export(
     qdrant_api_key: str | None,
     fmt: str | None,
     output: str,
+    raw: bool,
     quiet: bool,
 ) -> None:
     """Export a collection's knowledge graph.
@@ -73,13 +80,15 @@ def export(
     collection = rag.collection_name  # the one there is, when not given; checked before writing
     try:
         if output == "-":
-            nodes, edges = rag.export(fmt, sys.stdout.buffer if fmt == "graphml" else sys.stdout)
+            nodes, edges = rag.export(
+                fmt, sys.stdout.buffer if fmt == "graphml" else sys.stdout, raw=raw
+            )
         elif fmt == "graphml":
             with replacing(Path(output)) as tmp, open(tmp, "wb") as fb:
                 nodes, edges = rag.export(fmt, fb)
         else:
             with replacing(Path(output)) as tmp, open(tmp, "w", newline="", encoding="utf-8") as ft:
-                nodes, edges = rag.export(fmt, ft)
+                nodes, edges = rag.export(fmt, ft, raw=raw)
     except BrokenPipeError:
         raise  # the reader of stdout stopped early (`-o - | head`): not an error
     except OSError as err:

@@ -12,6 +12,7 @@ import click
 
 from fastbmrag.cli.common import json_option
 from fastbmrag.errors import InputError
+from fastbmrag.prompts import MAX_NAME_CHARS
 from fastbmrag.vocab.base import Normalized
 from fastbmrag.vocab.candidates import MIN_COVERAGE, partial_score
 from fastbmrag.vocab.chemistry import names_one_coded_compound
@@ -132,6 +133,12 @@ def normalize(
         rows += read_rows(input_file, type_.lower())
     if not rows:
         raise InputError("Nothing to normalise: give NAMEs or --input FILE (see --help).")
+    too_long = next((r[0] for r in rows if len(r[0]) > MAX_NAME_CHARS), None)
+    if too_long is not None:
+        raise InputError(
+            f"A name of {len(too_long):,} characters ({too_long[:40]!r}...) is no entity name: "
+            f"names are at most {MAX_NAME_CHARS} characters (as the model writes them)"
+        )
     norm = RAG().normalizer()
     results = [norm.normalize(*row) for row in rows]
 

@@ -25,6 +25,11 @@ class UpdateOptions:
     num_predict: int | None = None  # completion cap of the draft and refine calls (else theirs)
 
     def __post_init__(self) -> None:
+        if not -1.0 <= self.min_similarity <= 1.0:  # NaN too
+            raise InputError(
+                f"--min-similarity must be a cosine similarity between -1 and 1, got "
+                f"{self.min_similarity}"
+            )
         if self.chunk_overlap >= self.chunk_chars:  # checked before any input is read
             raise InputError(
                 f"The chunk overlap (--chunk-overlap {self.chunk_overlap}) must be smaller than "

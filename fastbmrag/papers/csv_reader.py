@@ -39,6 +39,7 @@ from typing import IO, Any
 from fastbmrag.errors import InputError, TruncatedInput
 from fastbmrag.papers.model import Paper
 from fastbmrag.papers.report import (
+    BAD_PMID,
     BAD_WEIGHT,
     BAD_YEAR,
     MALFORMED_LIST,
@@ -50,6 +51,7 @@ from fastbmrag.papers.report import (
 )
 
 log = logging.getLogger("fastbmrag.papers")
+_PMID = re.compile(r"(?:PMID:?\s*)?(\d+)", re.I)
 
 # The columns of the input contract: at least one of the text columns is required.
 ID_COLUMN = "paper_id"
@@ -256,6 +258,11 @@ def _row_to_paper(row: list[str], cols: _Columns, where: str, report: ReadReport
                 paper.weight = _parse_weight(raw)
             except ValueError:
                 report.repair(label, BAD_WEIGHT)
+        elif field_name == "pmid" and (pmid := _clean_id(raw)):
+            if _PMID.fullmatch(pmid):  # "24111943", "PMID:24111943": kept as written
+                paper.pmid = pmid
+            else:
+                report.repair(label, BAD_PMID)  # "notapmid": no PubMed id, left empty
         elif field_name in ("pmid", "pmcid", "doi"):
             setattr(paper, field_name, _clean_id(raw))
         else:

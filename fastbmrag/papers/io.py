@@ -35,7 +35,7 @@ from fastbmrag.papers.csv_reader import (
 from fastbmrag.papers.jats import parse_jats_all
 from fastbmrag.papers.medline import parse_medline
 from fastbmrag.papers.model import Paper
-from fastbmrag.papers.report import NO_INPUT, UNREADABLE, ReadReport
+from fastbmrag.papers.report import CONTROL_CHARACTERS, NO_INPUT, UNREADABLE, ReadReport
 
 __all__ = [
     "CSV_COLUMNS",
@@ -186,7 +186,10 @@ def iter_file(path: Path, report: ReadReport) -> Iterator[Paper]:
         report.skip(str(path), UNREADABLE, f"unsupported file type (expected {supported})")
         return
     try:
-        yield from read_path(path, report)
+        for paper in read_path(path, report):
+            if paper.clean_controls():
+                report.repair(paper.paper_id, CONTROL_CHARACTERS)
+            yield paper
     except TruncatedInput:
         raise  # a file cut short: the user fixes it before anything is indexed
     except InputError as err:
@@ -287,10 +290,24 @@ def _rewrite_header(tmp: Path, delimiter: str, header: list[str]) -> None:
 
 
 def as_papers(papers: Any) -> Iterable[Paper]:
-    """Paper records from a papers-CSV path, a DataFrame with the papers-CSV columns, or
-    Paper records as they are."""
+    """Paper records from a papers-CSV path, a DataFrame with the papers-CSV columns, a list of
+    dicts with those columns, or Paper records as they are. InputError for anything else, and
+    for a path that does not exist."""
     if isinstance(papers, (str, Path)):
-        return iter_papers([papers], ReadReport())
+        path = Path(papers).expanduser()
+        if not path.exists():
+            raise InputError(f"No such file or directory: {papers}; check the path")
+        return iter_papers([path], ReadReport())
     if hasattr(papers, "to_dict") and hasattr(papers, "columns"):  # a pandas DataFrame
         return papers_from_frame(papers, ReadReport())
-    return list(papers)
+    items = list(papers) if isinstance(papers, Iterable) else None
+    if items is not None and all(isinstance(p, dict) for p in items) and items:
+        import pandas
+
+        return papers_from_frame(pandas.DataFrame(items), ReadReport())
+    if items is None or not all(isinstance(p, Paper) for p in items):
+        raise InputError(
+            "Papers must be a papers-CSV path, a DataFrame or a list of dicts with its columns "
+            "(paper_id, article_title, abstract, ...), or Paper records"
+        )
+    return items

@@ -4,8 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+# Control characters (C0 but tab, line feed and carriage return; DEL; C1): PDF-extracted text
+# carries form feeds and stray bytes, which XML cannot hold and a terminal may obey (ESC ...).
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_TEXT_FIELDS = ("paper_id", "abstract", "title", "authors", "journal", "pmid", "pmcid", "doi")
+
+
+def without_controls(text: str) -> str:
+    """``text`` with its control characters removed (a form feed or vertical tab, a space)."""
+    if not _CONTROLS.search(text):
+        return text
+    return _CONTROLS.sub(lambda m: " " if m.group(0) in "\x0b\x0c" else "", text)
 
 
 @dataclass(slots=True)
@@ -39,6 +52,24 @@ class Paper:
     extra: dict[str, Any] = field(default_factory=dict)
     retraction: str = ""
     deleted: bool = False
+
+    def clean_controls(self) -> bool:
+        """Remove control characters from every text field (:func:`without_controls`); whether
+        there were any."""
+        changed = False
+        for name in _TEXT_FIELDS:
+            value = getattr(self, name)
+            clean = without_controls(value)
+            if clean != value:
+                setattr(self, name, clean)
+                changed = True
+        paragraphs = [without_controls(p) for p in self.paragraphs]
+        if paragraphs != self.paragraphs:
+            self.paragraphs, changed = paragraphs, True
+        for key, value in self.extra.items():
+            if isinstance(value, str) and (clean := without_controls(value)) != value:
+                self.extra[key], changed = clean, True
+        return changed
 
     @property
     def has_main_text(self) -> bool:

@@ -30,7 +30,9 @@ UNBALANCED_QUOTE = "unbalanced quote"
 MALFORMED_LIST = "main_text not a valid list literal, read as plain text"
 BAD_YEAR = "year not a whole number from 1800 to 2100, left empty"
 BAD_WEIGHT = "weight not a number, left empty"
+BAD_PMID = "pmid not a PubMed id (digits), left empty"
 RAGGED_ROW = "row length differs from the header"
+CONTROL_CHARACTERS = "control characters removed"
 
 
 def _plural(n: int, word: str) -> str:

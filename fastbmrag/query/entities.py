@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastbmrag.errors import InputError
 from fastbmrag.llm.base import KIND_QUERY, LLMClient
-from fastbmrag.prompts import ENTITY_TYPES, QuestionParse, parse_messages
+from fastbmrag.prompts import ENTITY_TYPES, MAX_NAME_CHARS, QuestionParse, parse_messages
 
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
@@ -57,6 +57,11 @@ def resolve_entity(value: str, normalizer: Normalizer | None, role: str = "eithe
     value = " ".join(value.split())
     if not value:
         raise InputError("An empty entity was given: pass a name (IL1B) or an id (HGNC:5992)")
+    if len(value) > MAX_NAME_CHARS:
+        raise InputError(
+            f"An entity name of {len(value):,} characters is no entity name: names are at most "
+            f"{MAX_NAME_CHARS} characters (IL1B, endometriosis, HGNC:5992)"
+        )
     if _ID.match(value):
         ident = value.upper()
         return Entity(

@@ -13,6 +13,7 @@ from fastbmrag.filters import PAYLOAD_FILTERS
 from fastbmrag.prompts import ENTITY_TYPES, RELATIONSHIP_TYPES
 
 ANSWER_BATCH = 50  # evidence items per answer call; more are map-reduced
+MIN_YEAR, MAX_YEAR = 1800, 2100  # a publication year, as the papers' readers take it
 MATCH_MODES = ("all", "any")
 FORMATS = ("text", "json", "markdown")
 
@@ -65,8 +66,23 @@ class QueryOptions:
         self.relationship_types = tuple(
             r.lower().replace("-", "_").replace(" ", "_") for r in self.relationship_types
         )
-        if self.top_k < 1:
-            raise InputError(f"--top-k must be at least 1, got {self.top_k}")
+        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1:
+            raise InputError(f"--top-k must be a whole number of at least 1, got {self.top_k!r}")
+        for name in ("since", "until"):
+            year = getattr(self, name)
+            if year is not None and (
+                isinstance(year, bool)
+                or not isinstance(year, int)
+                or not MIN_YEAR <= year <= MAX_YEAR
+            ):
+                raise InputError(
+                    f"--{name} must be a year from {MIN_YEAR} to {MAX_YEAR} (e.g. 2015), got {year!r}"
+                )
+        bad_pmid = next((p for p in self.pmids if not p.strip().isdigit()), None)
+        if bad_pmid is not None:
+            raise InputError(
+                f"--pmid must be a PubMed id, digits only (24111943), got {bad_pmid!r}"
+            )
         if self.answer_batch < 1 or self.concurrency < 1:
             raise InputError("answer_batch and concurrency must be at least 1")
         if self.match not in MATCH_MODES:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fastbmrag.papers.model import without_controls
 from fastbmrag.wording import counted
 
 
@@ -194,6 +195,8 @@ def render(result: QueryResult, fmt: str) -> str:
         import json
 
         return json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+    # a control character a stored field still holds (an escape sequence a terminal would obey)
+    # is no text: read papers lose theirs, older collections may keep them
     if fmt == "markdown":
-        return render_markdown(result)
-    return render_text(result)
+        return without_controls(render_markdown(result))
+    return without_controls(render_text(result))

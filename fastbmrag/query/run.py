@@ -235,8 +235,16 @@ def _understood(
         ]
     indexed = collection.indexed_fields()
     exact = opts.exact or (indexed is not None and "source_ancestors" not in indexed)
+    # a node of the graph is there (the ledger says so at once); a broader concept is there if
+    # an edge is about a concept below it (a count in the store)
+    degrees = collection.ledger.degrees(k for e in entities for k in e.node_keys())
     present = [
-        collection.count(FilterSpec(entities=[e], match="any", exact=exact).to_filter()) > 0
+        any(degrees.get(k, 0) > 0 for k in e.node_keys())
+        or (
+            e.expanded_to > 1
+            and not exact
+            and collection.count(FilterSpec(entities=[e], match="any").to_filter()) > 0
+        )
         for e in entities
     ]
     return with_presence(mentions, present, used=not flagged)

@@ -18,6 +18,7 @@ from typing import IO, Any
 
 from lxml import etree
 
+from fastbmrag.papers.model import without_controls
 from fastbmrag.store.base import Hit
 from fastbmrag.store.collection import Collection
 
@@ -53,10 +54,21 @@ def _text(value: Any, kind: str) -> str:
     if kind == "boolean":
         return "true" if value else "false"
     if kind == "string" and not isinstance(value, str):
-        return (
+        value = (
             json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else str(value)
         )
-    return str(value)
+    return without_controls(str(value))  # XML holds no control character
+
+
+# A cell a spreadsheet runs as a formula: =, +, -, @ first (tab and carriage return too).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any, raw: bool) -> Any:
+    value = "" if value is None else _scalar(value)
+    if not raw and isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
 
 
 def _edges(coll: Collection) -> Iterator[Hit]:
@@ -131,8 +143,8 @@ def write_graphml(coll: Collection, out: IO[bytes]) -> tuple[int, int]:
                         "edge",
                         {
                             "id": hit.id,
-                            "source": str(payload.get("source_key", "")),
-                            "target": str(payload.get("target_key", "")),
+                            "source": without_controls(str(payload.get("source_key", ""))),
+                            "target": without_controls(str(payload.get("target_key", ""))),
                         },
                     )
                     for name, value in payload.items():
@@ -146,7 +158,7 @@ def write_graphml(coll: Collection, out: IO[bytes]) -> tuple[int, int]:
 
 
 def _node(key: str, values: dict[str, Any], types: dict[str, str]) -> etree._Element:
-    el = etree.Element("node", {"id": key})
+    el = etree.Element("node", {"id": without_controls(key)})
     for name, value in values.items():
         if value is None:
             continue
@@ -155,8 +167,10 @@ def _node(key: str, values: dict[str, Any], types: dict[str, str]) -> etree._Ele
     return el
 
 
-def write_csv(coll: Collection, out: IO[str]) -> int:
-    """Write one row per edge to ``out`` (text, opened with ``newline=""``). Returns rows."""
+def write_csv(coll: Collection, out: IO[str], *, raw: bool = False) -> int:
+    """Write one row per edge to ``out`` (text, opened with ``newline=""``). Returns rows. A
+    text cell beginning as a spreadsheet formula does (``=HYPERLINK(...)``, ``-308G>A``) gets a
+    leading ``'``, the usual convention, unless ``raw``."""
     columns: dict[str, None] = {}
     for hit in _edges(coll):
         for key in hit.payload:
@@ -169,9 +183,7 @@ def write_csv(coll: Collection, out: IO[str]) -> int:
     for hit in _edges(coll):
         payload = hit.payload
         row: list[Any] = [hit.id, payload["weight"]]
-        for key in columns:
-            value = payload.get(key)
-            row.append("" if value is None else _scalar(value))
+        row += [_cell(payload.get(key), raw) for key in columns]
         writer.writerow(row)
         rows += 1
     return rows

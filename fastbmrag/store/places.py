@@ -79,11 +79,20 @@ def readahead(working_dir: Path, name: str) -> None:
 _READ_AHEAD: set[Path] = set()
 
 
+# Folders of the working dir that are no collection's: the rebuilt vocabularies, the logs.
+RESERVED_NAMES = frozenset({"vocab", "logs"})
+
+
 def check_name(name: str) -> str:
     if not name or not _NAME.match(name):
         raise InputError(
             f"Invalid collection name {name!r}: use letters, digits, '_', '-' or '.', "
             "starting with a letter or digit (e.g. --collection endometriosis)"
+        )
+    if name.lower() in RESERVED_NAMES:
+        raise InputError(
+            f"The collection name {name!r} is taken by the working dir's own {name.lower()}/ "
+            "folder: choose another (e.g. --collection endometriosis)"
         )
     return name
 

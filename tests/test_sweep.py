@@ -1,0 +1,210 @@
+"""What a user does that used to break something: control characters in papers, formulas in
+exported cells, escape sequences in a terminal, odd values through the Python API, reserved
+collection names, NaN options, overlong names. Each through the CLI or the API, asserting the
+exit code, the one-line message and the state on disk."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from lxml import etree
+
+from fastbmrag.cli import cli
+from fastbmrag.testing.fake_ollama import FakeOllama
+from fastbmrag.testing.responders import responder
+
+ABSTRACT = (
+    "Endometriosis is a chronic inflammatory disease. We measured IL1B in peritoneal fluid from "
+    "62 women with endometriosis\x0c and 40 controls, and IL1B levels rose with disease stage."
+)
+TITLE = '=HYPERLINK("http://x.test","IL1B\x01 in endometriosis") \x1b]0;owned\x07'
+
+
+def run(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeOllama]:
+    with FakeOllama(responder=responder) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def dirty(tmp_path_factory: pytest.TempPathFactory, fake: FakeOllama) -> Path:
+    """A collection of one paper whose title and abstract hold control characters and a
+    spreadsheet formula, as PDF-extracted text and hostile titles do."""
+    wd = tmp_path_factory.mktemp("dirty")
+    papers = wd / "papers.csv"
+    with open(papers, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["paper_id", "article_title", "abstract", "year", "pmid"])
+        w.writerow(["P1", TITLE, ABSTRACT, "2020", "90000001"])
+    result = run("update", "-c", "demo", "--working-dir", str(wd), "--ollama-host", fake.url,
+                 str(papers))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "repaired 1 (1 control characters removed)" in result.output
+    return wd
+
+
+# --- 6, 20, 22: control characters, formulas, escape sequences -------------------------------
+
+
+def test_control_characters_are_removed_when_a_paper_is_read_and_graphml_exports(
+    dirty: Path,
+) -> None:
+    out = dirty / "graph.graphml"
+    result = run("export", "-c", "demo", "--working-dir", str(dirty), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    titles = {
+        d.text
+        for d in etree.parse(str(out)).iter("{http://graphml.graphdrawing.org/xmlns}data")
+        if d.get("key") == "e_title"
+    }
+    assert titles == {'=HYPERLINK("http://x.test","IL1B in endometriosis") ]0;owned'}
+
+
+def test_csv_export_neutralises_formula_cells_unless_raw(dirty: Path) -> None:
+    out = dirty / "edges.csv"
+    assert run("export", "-c", "demo", "--working-dir", str(dirty), "-o", str(out)).exit_code == 0
+    rows = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
+    assert rows and all(r["title"].startswith("'=HYPERLINK(") for r in rows)
+    raw = dirty / "raw.csv"
+    result = run("export", "-c", "demo", "--working-dir", str(dirty), "-o", str(raw), "--raw")
+    assert result.exit_code == 0, result.output
+    raw_rows = csv.DictReader(raw.read_text(encoding="utf-8").splitlines())
+    assert all(r["title"].startswith("=HYPERLINK(") for r in raw_rows)
+
+
+def test_no_escape_sequence_reaches_the_terminal(dirty: Path, fake: FakeOllama) -> None:
+    result = run("query", "What is the role of IL1B in endometriosis?", "-c", "demo",
+                 "--working-dir", str(dirty), "--ollama-host", fake.url, "--min-score", "-1")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "IL1B" in result.stdout and "References" in result.stdout
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+
+
+# --- 7, 16: the Python API validates like the CLI -------------------------------------------
+
+
+def test_the_python_api_takes_one_id_as_a_string_and_refuses_what_it_cannot_read(
+    dirty: Path, tmp_path: Path
+) -> None:
+    from fastbmrag.api import RAG
+    from fastbmrag.errors import InputError
+
+    rag = RAG(dirty, "demo")
+    with pytest.raises(InputError, match="None of the paper ids \\(P1x\\)"):
+        rag.delete("P1x")  # one id: not "P", "1", "x"
+    with pytest.raises(InputError, match="No such file or directory: /nonexistent.csv"):
+        rag.insert_paper("/nonexistent.csv")
+    with pytest.raises(InputError, match="Papers must be a papers-CSV path"):
+        rag.insert_paper([1, 2])
+    with pytest.raises(InputError, match="The question must be text, got NoneType"):
+        rag.query(None)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="--since must be a year from 1800 to 2100.*'2015'"):
+        rag.edges(since="2015")
+    with pytest.raises(InputError, match="Unknown option 'sincee'"):
+        rag.edges(sincee=2015)
+    empty = rag.edges(pmids=["123"])
+    assert empty.empty and {"point_id", "paper_id", "source", "target", "weight"} <= set(
+        empty.columns
+    )
+    with pytest.raises(InputError, match="Invalid collection name '../x'"):
+        RAG(tmp_path, "../x")
+    with pytest.raises(InputError, match="concurrency must be a whole number of at least 1"):
+        RAG(tmp_path, "x", concurrency=-1)
+
+
+def test_a_list_of_dicts_is_papers_too(tmp_path: Path, fake: FakeOllama) -> None:
+    from fastbmrag.api import RAG
+
+    rag = RAG(tmp_path, "dicts", ollama_host=fake.url)
+    summary = rag.insert_paper([{"paper_id": "D1", "article_title": "IL1B in endometriosis",
+                                 "abstract": ABSTRACT}])  # fmt: skip
+    assert summary.indexed == 1
+    assert set(rag.edges()["paper_id"]) == {"D1"}
+
+
+# --- 8: reserved collection names -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["vocab", "logs", "Vocab"])
+def test_the_working_dir_s_own_folders_are_no_collection_names(tmp_path: Path, name: str) -> None:
+    result = run("update", "-c", name, "--working-dir", str(tmp_path), "--dry-run",
+                 str(Path(__file__).parent / "data" / "query" / "papers.csv"))  # fmt: skip
+    assert result.exit_code == 2
+    assert f"The collection name '{name}' is taken by the working dir's own" in result.output
+    assert not (tmp_path / name).exists()
+
+
+def test_a_file_of_the_working_dir_is_no_collection(tmp_path: Path, fake: FakeOllama) -> None:
+    papers = tmp_path / "papers.csv"
+    papers.write_text("paper_id,abstract\nP1,IL1B in endometriosis.\n", encoding="utf-8")
+    result = run("update", "-c", "papers.csv", "--working-dir", str(tmp_path), "--ollama-host",
+                 fake.url, str(papers))  # fmt: skip
+    assert result.exit_code == 2  # one line, and the file is left as it was
+    assert "papers.csv: Not a directory" in result.output and len(result.output.splitlines()) == 1
+    assert papers.read_text(encoding="utf-8").startswith("paper_id,abstract")
+
+
+# --- 14, 18: NaN and nonsense refused --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--min-score", "nan"],
+            "--min-score must be a cosine similarity between -1 and 1, got nan",
+        ),
+        (["--min-weight", "nan"], "--min-weight must be between 0 and 1, got nan"),
+        (["--pmid", "abc"], "--pmid must be a PubMed id, digits only (24111943), got 'abc'"),
+        (["--since", "-5"], "--since must be a year from 1800 to 2100 (e.g. 2015), got -5"),
+    ],
+)
+def test_nonsense_query_options_are_bad_options(
+    dirty: Path, fake: FakeOllama, args: list[str], message: str
+) -> None:
+    result = run("query", "IL1B", "-c", "demo", "--working-dir", str(dirty), "--ollama-host",
+                 fake.url, *args)  # fmt: skip
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_nan_min_similarity_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    result = run("update", "-c", "demo", "--working-dir", str(tmp_path), "--min-similarity",
+                 "nan", str(Path(__file__).parent / "data" / "query" / "papers.csv"))  # fmt: skip
+    assert result.exit_code == 2
+    assert "--min-similarity must be a cosine similarity between -1 and 1, got nan" in result.output
+    assert not (tmp_path / "demo").exists()
+
+
+def test_a_csv_pmid_that_is_no_pubmed_id_is_left_empty_and_said(tmp_path: Path) -> None:
+    from fastbmrag.papers import ReadReport, iter_papers
+
+    papers = tmp_path / "papers.csv"
+    papers.write_text("paper_id,abstract,pmid\nP1,IL1B.,notapmid\nP2,IL6.,PMID:123\n",
+                      encoding="utf-8")  # fmt: skip
+    report = ReadReport()
+    read = {p.paper_id: p.pmid for p in iter_papers([papers], report)}
+    assert read == {"P1": "", "P2": "PMID:123"}
+    assert report.repaired == [
+        ("papers.csv row 2 (paper_id P1)", "pmid not a PubMed id (digits), left empty")
+    ]
+
+
+# --- 19: names past the model's length -------------------------------------------------------
+
+
+def test_a_name_past_the_model_s_length_is_refused_at_once() -> None:
+    result = run("normalize", "a" * 1000)
+    assert result.exit_code == 2
+    assert (
+        "A name of 1,000 characters" in result.output and "at most 120 characters" in result.output
+    )
