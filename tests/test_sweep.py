@@ -6,6 +6,7 @@ exit code, the one-line message and the state on disk."""
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -208,3 +209,36 @@ def test_a_name_past_the_model_s_length_is_refused_at_once() -> None:
     assert (
         "A name of 1,000 characters" in result.output and "at most 120 characters" in result.output
     )
+
+
+# --- 21, 27: the web server's Host check, JSON bodies, strict types --------------------------
+
+
+def test_the_page_answers_only_its_own_host_json_bodies_and_strict_types(dirty: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from fastbmrag.api import RAG
+    from fastbmrag.web import MAX_BODY, create_app
+
+    app = create_app(RAG(dirty, "demo"), allowed_hosts=["127.0.0.1", "localhost"])
+    local = TestClient(app, base_url="http://127.0.0.1:8000")
+    assert local.get("/api/status").status_code == 200
+    rebound = TestClient(app, base_url="http://evil.example:8000")  # DNS rebinding
+    assert rebound.get("/api/status").status_code == 400
+    # a cross-site "simple" POST (text/plain) starts no work
+    r = local.post("/api/query", content=json.dumps({"question": "IL1B?"}),
+                   headers={"Content-Type": "text/plain"})  # fmt: skip
+    assert r.status_code == 400 and "Content-Type: application/json" in r.json()["error"]
+    big = json.dumps({"question": "IL1B?", "journals": ["x" * 900] * 100})
+    assert len(big) > MAX_BODY
+    r = local.post("/api/query", content=big, headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and "over 64 KB" in r.json()["error"]
+    for body, error in [
+        ({"question": "IL1B?", "all": "yes"}, "'all' must be true or false, got 'yes'"),
+        ({"question": "IL1B?", "top_k": 1e9}, "'top_k' must be a whole number"),
+        ({"question": "IL1B?", "top_k": 0}, "'top_k' must be a whole number of at least 1"),
+        ({"question": "IL1B?", "since": 1500}, "'since' must be a year from 1800 to 2100"),
+    ]:
+        r = local.post("/api/query", json=body)
+        assert r.status_code == 400 and error in r.json()["error"], r.json()
+        assert "--" not in r.json()["error"]  # the API's field names, not the CLI's flags

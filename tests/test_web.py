@@ -75,13 +75,13 @@ def test_query_api_answers_with_citations(client: TestClient) -> None:
         ({"question": ""}, "'question' must be a non-empty text"),
         ({"question": "x", "since": "soon"}, "'since' must be a whole number"),
         ({"question": "x", "since": 2019.5}, "'since' must be a whole number"),
-        ({"question": "x", "min_score": 7}, "--min-score must be a cosine similarity between"),
-        ({"question": "x", "top_k": 0}, "--top-k must be at least 1"),
+        ({"question": "x", "min_score": 7}, "'min_score' must be a cosine similarity between"),
+        ({"question": "x", "top_k": 0}, "'top_k' must be a whole number of at least 1"),
         ({"question": "x", "entities": "IL1B"}, "'entities' must be a list of texts"),
         ({"question": "x", "password": "1"}, "Unknown field(s): password"),
         # the server's settings are not a request's to change
         ({"question": "x", "answer_model": "other"}, "Unknown field(s): answer_model"),
-        ({"question": "x", "match": "most"}, "--match must be one of all, any"),
+        ({"question": "x", "match": "most"}, "'match' must be one of all, any"),
         ({"question": "x", "relationship_types": ["cures"]}, "Unknown relationship type 'cures'"),
     ],
 )
@@ -158,7 +158,7 @@ def test_a_lone_surrogate_in_a_question_is_answered_as_json(client: TestClient) 
     body = b'{"question": "x", "min_score": NaN}'
     r = client.post("/api/query", content=body, headers={"Content-Type": "application/json"})
     assert r.status_code == 400
-    assert r.json()["error"] == "--min-score must be a cosine similarity between -1 and 1, got nan"
+    assert r.json()["error"] == "'min_score' must be a cosine similarity between -1 and 1, got nan"
     r = client.get("/api/entity?name=IL1B%ff%fe")  # bytes that are not UTF-8 in a parameter
     assert r.status_code == 200 and r.json()["id"] == "HGNC:5992"
 

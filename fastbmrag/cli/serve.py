@@ -72,5 +72,8 @@ def serve(host: str, port: int, public: bool, **opts: Any) -> None:
             err=True,
         )
     click.echo(f"Serving collection '{name}' on http://{host}:{port} (Ctrl-C to stop)", err=True)
-    server = uvicorn.Server(uvicorn.Config(create_app(rag), log_level="warning"))
+    # the names this machine answers to (a page of another site resolved here gets 400)
+    hosts = None if public else [host.strip("[]"), "localhost", "127.0.0.1", "::1", "[::1]"]
+    app = create_app(rag, allowed_hosts=hosts)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])

@@ -17,13 +17,16 @@ shard, the API answers 503 with ``retry`` and the page says so and tries again.
     GET  /api/path?start=A&end=B&max_hops=3
     GET  /api/contradictions?entity=IL1B
 
-Errors are JSON, ``{"error": ...}``: 400 for a bad parameter (named), 404 / 405 for a path or
-method the API does not have, 503 while the store is held or the model server is down.
+Errors are JSON, ``{"error": ...}``: 400 for a bad parameter (named by its field), a POST that
+is not ``application/json`` or a body over 64 KB, 404 / 405 for a path or method the API does not
+have, 503 while the store is held or the model server is down. Served by `fastbmrag serve`, it
+answers only Host headers naming this machine (400 otherwise) unless ``--public``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
@@ -31,6 +34,8 @@ from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
@@ -114,17 +119,47 @@ def query_options(body: Any) -> tuple[str, dict[str, Any]]:
                 raise InputError(f"'{name}' must be a list of texts")
             options[name] = [_text(v, name) for v in value]
         elif kind is bool:
-            options[name] = bool(value)
+            if not isinstance(value, bool):
+                raise InputError(f"'{name}' must be true or false, got {value!r}")
+            options[name] = value
         elif kind is str:
             options[name] = _text(value, name)
         else:
             number = (
                 value if isinstance(value, int | float) and not isinstance(value, bool) else None
             )
-            if number is None or (kind is int and number != int(number)):
+            if number is None or (kind is int and not isinstance(number, int)):
                 raise InputError(f"'{name}' must be a {'whole ' if kind is int else ''}number")
             options[name] = kind(number)
+    try:
+        QueryOptions(**options)  # its checks, said with the API's field names
+    except InputError as err:
+        raise InputError(
+            _FLAG.sub(lambda m: f"'{m.group(1).replace('-', '_')}'", str(err))
+        ) from None
     return _text(body.get("question"), "question"), options
+
+
+_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z-]*)")
+MAX_BODY = 64 * 1024  # bytes of a request body: a question and its options
+
+
+async def json_body(request: Request) -> Any:
+    """The request's JSON body: ``application/json`` (a cross-site form cannot send it without
+    the browser asking first), at most :data:`MAX_BODY` bytes (InputError, or ValueError for a
+    body that is no JSON)."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise InputError("The request body must be JSON, sent as Content-Type: application/json")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY:
+        raise InputError(f"The request body is over {MAX_BODY // 1024} KB: send a question")
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            raise InputError(f"The request body is over {MAX_BODY // 1024} KB: send a question")
+    return json.loads(body)
 
 
 class JSON(JSONResponse):
@@ -136,8 +171,10 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else str(value)
 
 
-def create_app(rag: RAG) -> Starlette:
-    """The app over ``rag`` (opened for reading on each request)."""
+def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
+    """The app over ``rag`` (opened for reading on each request). ``allowed_hosts``: the Host
+    headers it answers (another site's name resolved to this machine, DNS rebinding, gets 400);
+    None: any."""
 
     async def call(fn: Any, *args: Any, **kwargs: Any) -> Response:
         try:
@@ -172,7 +209,7 @@ def create_app(rag: RAG) -> Starlette:
 
     async def query(request: Request) -> Response:
         try:
-            question, options = query_options(await request.json())
+            question, options = query_options(await json_body(request))
         except (ValueError, InputError) as err:
             message = str(err) if isinstance(err, InputError) else "The body is not JSON"
             return JSON({"error": message}, status_code=400)
@@ -257,11 +294,15 @@ def create_app(rag: RAG) -> Starlette:
             error = exc.detail
         return JSON({"error": error}, exc.status_code, exc.headers)
 
+    hosts = (
+        [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)] if allowed_hosts else []
+    )
     return Starlette(
         routes=[
             Route("/", page),
             *api,
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ],
+        middleware=hosts,
         exception_handlers={HTTPException: http_error},
     )
