@@ -96,8 +96,10 @@ class RAG:
         s = self.settings
         return choose_collection(s.working_dir, s.collection, qdrant_url=s.qdrant_url)
 
-    def llm(self, *, cache: bool | None = None) -> BaseLLM | ServerPool:
-        """A client for the model server(s), with the response cache unless ``cache`` False."""
+    def llm(self, *, cache: bool | None = None, query: bool = False) -> BaseLLM | ServerPool:
+        """A client for the model server(s), with the response cache unless ``cache`` False.
+        ``query``: a question's one embedding must come within the preflight bound, so that a
+        server that hangs is named (or, in a pool, left out) at once."""
         if self._llm_factory is not None:
             return self._llm_factory()
         from fastbmrag.llm import ResponseCache, make_llm
@@ -115,6 +117,7 @@ class RAG:
             cache=ResponseCache.for_working_dir(s.working_dir) if use_cache else None,
             api_key=s.api_key,
             preflight_timeout=s.preflight_timeout,
+            **({"embed_timeout": s.preflight_timeout} if query else {}),
         )
 
     def normalizer(self) -> Normalizer:
@@ -328,7 +331,7 @@ class RAG:
         self.readahead()  # the disk reads the shard while the vocabularies load
         needs_names = options.link or options.entities or options.sources or options.targets
         normalizer = self.normalizer() if needs_names else None
-        llm = None if options.no_answer and options.no_llm_parse else self.llm()
+        llm = None if options.no_answer and options.no_llm_parse else self.llm(query=True)
         with self.reader(command="query") as coll:
             return run_query(question, coll, llm, normalizer, options=options)
 

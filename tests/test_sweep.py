@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,8 @@ ABSTRACT = (
 TITLE = '=HYPERLINK("http://x.test","IL1B\x01 in endometriosis") \x1b]0;owned\x07'
 
 
-def run(*args: str) -> Any:
-    return CliRunner().invoke(cli, list(args))
+def run(*args: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(cli, list(args), env=env)
 
 
 @pytest.fixture(scope="module")
@@ -242,3 +243,105 @@ def test_the_page_answers_only_its_own_host_json_bodies_and_strict_types(dirty: 
         r = local.post("/api/query", json=body)
         assert r.status_code == 400 and error in r.json()["error"], r.json()
         assert "--" not in r.json()["error"]  # the API's field names, not the CLI's flags
+
+
+# --- 1-4: model servers that fail, drop or hang stop the run ----------------------------------
+
+
+def _papers(tmp_path: Path, n: int) -> Path:
+    path = tmp_path / "papers.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["paper_id", "article_title", "abstract"])
+        for i in range(n):
+            w.writerow([f"P{i}", f"IL1B in endometriosis {i}", f"IL1B rose in endometriosis {i}."])
+    return path
+
+
+def test_a_server_that_drops_every_chat_stops_the_run_and_keeps_what_was_done(
+    tmp_path: Path,
+) -> None:
+    papers = _papers(tmp_path, 30)
+    wd = tmp_path / "wd"
+    with FakeOllama(responder=responder) as server:
+        server.set_fault_rates(drop=1.0)  # tags and embeddings answer, every chat is cut off
+        started = time.monotonic()
+        result = run("update", "-c", "demo", "--working-dir", str(wd), "--ollama-host",
+                     server.url, "--concurrency", "1", str(papers))  # fmt: skip
+        took = time.monotonic() - started
+        chats = server.counts["/api/chat"]
+    assert result.exit_code == 2, result.output
+    assert (
+        f"Error: The model server at {server.url} failed 3 requests in a row (connection error"
+    ) in result.output
+    assert chats == 3 * 4  # three papers' calls, each sent once and retried three times
+    assert took < 30
+    status = run("status", "-c", "demo", "--working-dir", str(wd), "--json")
+    assert json.loads(status.stdout)["papers"]["done"] == 0  # nothing half-written
+
+
+def test_a_pool_drops_a_failing_server_once_and_goes_on_with_the_other(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    papers = _papers(tmp_path, 12)
+    with FakeOllama(responder=responder) as bad, FakeOllama(responder=responder) as good:
+        bad.set_fault_rates(drop=1.0)
+        result = run("update", "-c", "demo", "--working-dir", str(tmp_path / "wd"),
+                     "--ollama-host", f"{bad.url},{good.url}", "--json", str(papers))  # fmt: skip
+        bad_chats = bad.counts["/api/chat"]
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["indexed"] == 12
+    dropped = [r.getMessage() for r in caplog.records if "going on without it" in r.getMessage()]
+    assert len(dropped) == 1 and bad.url in dropped[0]
+    assert bad_chats <= 4 * 4  # its requests in flight when it failed the third time, no more
+
+
+def test_a_question_against_a_hung_server_is_named_within_the_preflight_bound(
+    dirty: Path,
+) -> None:
+    with FakeOllama(responder=responder, hang_seconds=60) as hung:
+        hung.set_fault_rates(hang=1.0)  # tags answer; every chat and embedding hangs
+        started = time.monotonic()
+        # a question not asked before: nothing of it is in the response cache
+        result = run("query", "Does IL1B rise with the stage of endometriosis?", "-c", "demo",
+                     "--working-dir", str(dirty), "--ollama-host", hung.url,
+                     env={"FASTBMRAG_PREFLIGHT_TIMEOUT": "1"})  # fmt: skip
+        took = time.monotonic() - started
+    assert result.exit_code == 2
+    assert f"on {hung.url} failed: no answer within 1 s" in result.output
+    assert len(result.output.strip().splitlines()) == 1 and took < 10
+
+
+# --- 11: a name the model typed wrongly --------------------------------------------------------
+
+
+def test_a_name_the_model_typed_wrongly_takes_the_type_the_vocabularies_give(
+    tmp_path: Path, fake: FakeOllama
+) -> None:
+    papers = tmp_path / "papers.csv"
+    papers.write_text(
+        "paper_id,article_title,abstract\n"
+        'C1,IL6 in COVID-19,"COVID-19 raised IL6 in 40 patients with a lung infection."\n',
+        encoding="utf-8",
+    )
+    wd = str(tmp_path / "wd")
+    result = run("update", "-c", "demo", "--working-dir", wd, "--ollama-host", fake.url,
+                 str(papers))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    # the fake model types the symbol-like "COVID-19" as a gene; the vocabularies know only a
+    # disease of that name
+    edges = run("export", "-c", "demo", "--working-dir", wd, "-o", str(tmp_path / "e.csv"))
+    assert edges.exit_code == 0
+    rows = list(csv.DictReader((tmp_path / "e.csv").read_text(encoding="utf-8").splitlines()))
+    covid = [r for r in rows if r["source_raw"] == "COVID-19"]
+    assert covid and all(
+        (r["source_id"], r["source_type"], r["source_type_from"])
+        == ("D000086382", "disease", "vocabulary")
+        for r in covid
+    )
+    assert {r["target_type_from"] for r in rows} == {"model"}
+    card = run("entity", "COVID-19", "-c", "demo", "--working-dir", wd, "--json")
+    assert card.exit_code == 0 and json.loads(card.stdout)["id"] == "D000086382"
+    # a node with no id is found by the key the commands print
+    other = run("entity", "disease:lung infection", "-c", "demo", "--working-dir", wd, "--json")
+    assert other.exit_code == 0, other.output

@@ -25,6 +25,7 @@ class EdgeEnd:
     raw: str
     norm: Normalized
     type: str
+    type_from: str = "model"  # "vocabulary": the model's type gave no id, one other type did
 
     @property
     def key(self) -> str:
@@ -50,6 +51,7 @@ class EdgeEnd:
             f"{role}_id": oid or "",
             f"{role}_key": self.key,
             f"{role}_type": self.type,
+            f"{role}_type_from": self.type_from,
             f"{role}_ancestors": list(ancestors(oid)) if oid else [],
             f"{role}_raw": self.raw,
             f"{role}_match": self.norm.matched_by,
@@ -83,11 +85,27 @@ class Edge:
         return relation_statement(self.source.as_written, self.relation.rel, self.target.as_written)
 
 
+# The types a name the model typed wrongly may take instead ("COVID-19" typed gene), and the
+# matches that may retype it: the other type's own symbol, name or term, never an alias (an
+# alias is often another field's acronym).
+GROUNDED_TYPES = ("gene", "disease", "chemical")
+RETYPING_MATCHES = frozenset({"symbol", "name", "entry_term"})
+
+
 def _ends(normalizer: Normalizer, name: str, etype: str, context: str) -> list[EdgeEnd]:
     """The entities a name stands for: one, or one per part of a coordination ("SMAD2/3",
-    "breast and ovarian cancer")."""
+    "breast and ovarian cancer"). A gene, disease or chemical name that its type matches
+    nothing for, and exactly one other of the three by its own name or term, takes that type:
+    the vocabularies know the name, the model mistyped it."""
     norm = normalizer.normalize(name, etype, context)
-    return [EdgeEnd(name, part, etype) for part in norm.parts] or [EdgeEnd(name, norm, etype)]
+    if norm.parts:
+        return [EdgeEnd(name, part, etype) for part in norm.parts]
+    if etype in GROUNDED_TYPES and norm.ontology_id is None and norm.matched_by == "none":
+        others = [normalizer.normalize(name, t, context) for t in GROUNDED_TYPES if t != etype]
+        grounded = [o for o in others if o.ontology_id and o.matched_by in RETYPING_MATCHES]
+        if len(grounded) == 1:
+            return [EdgeEnd(name, grounded[0], grounded[0].type, "vocabulary")]
+    return [EdgeEnd(name, norm, etype)]
 
 
 def build_edges(

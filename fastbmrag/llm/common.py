@@ -53,6 +53,10 @@ DEFAULT_BACKOFF = 0.5  # seconds before the first retry; doubles each time
 MAX_BACKOFF = 30.0
 DEFAULT_CHAT_TIMEOUT = 300.0
 DEFAULT_EMBED_TIMEOUT = 120.0
+# A server whose requests fail server-side this many times in a row (each after its retries:
+# HTTP 5xx, a dropped connection, no answer within the timeout) is given up: the run stops
+# (exit 2, what was committed kept), or a pool goes on without it.
+MAX_FAILURES_IN_A_ROW = 3
 
 PROBE_TEXT = "embedding size probe"
 
@@ -107,6 +111,7 @@ class BaseLLM(LLMClient):
         self.embed_timeout = embed_timeout
         self.preflight_timeout = preflight_timeout
         self.accounting = Accounting()
+        self.failed_in_a_row = 0  # server-side failures since the last answer
         self._dim: int | None = None
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
@@ -147,6 +152,13 @@ class BaseLLM(LLMClient):
 
     def unreachable_message(self) -> str:
         return f"Cannot reach the model server at {self.where}"
+
+    def hangs_message(self, endpoint: str) -> str:
+        """A server that took the connection and never answered (preflight)."""
+        return (
+            f"{self.where} accepted a request to {endpoint} and did not answer within "
+            f"{self.preflight_timeout:g} s: the server hangs; restart it or leave it out"
+        )
 
     # --- preflight ----------------------------------------------------------------------------
 
@@ -231,12 +243,17 @@ class BaseLLM(LLMClient):
                 except Transient as err:
                     failure = err
                 except TimeoutError:
-                    failure = Transient(f"no answer within {timeout:g} s")
+                    # no retry: a server that did not answer in this long would not answer a
+                    # retry sooner; the failures in a row decide what becomes of it
+                    self.accounting.add(kind, calls=1, seconds=time.perf_counter() - started)
+                    failed = Transient(f"no answer within {timeout:g} s")
+                    raise RetriesExhausted(failed, attempt) from None
                 except BaseException:  # Permanent, ModelNotFound, cancellation: still a call
                     self.accounting.add(kind, calls=1, seconds=time.perf_counter() - started)
                     raise
                 seconds = time.perf_counter() - started
             if failure is None:
+                self.failed_in_a_row = 0
                 self.accounting.add(
                     kind,
                     calls=1,
@@ -261,8 +278,16 @@ class BaseLLM(LLMClient):
             await asyncio.sleep(delay)
 
     def _raise_if_unreachable(self, err: RetriesExhausted) -> None:
+        """LLMUnavailable when the server cannot be reached, or when this is its
+        :data:`MAX_FAILURES_IN_A_ROW`-th request in a row to fail after its retries."""
         if err.last.unreachable:
             raise LLMUnavailable(f"{self.unreachable_message()} (after {err.attempts} attempts)")
+        self.failed_in_a_row += 1
+        if self.failed_in_a_row >= MAX_FAILURES_IN_A_ROW:
+            raise LLMUnavailable(
+                f"The model server at {self.where} failed {self.failed_in_a_row} requests in a "
+                f"row ({err.last}): check it (its log, `ollama ps`) or leave it out"
+            )
 
     # --- chat ---------------------------------------------------------------------------------
 

@@ -148,7 +148,9 @@ class OllamaClient(BaseLLM):
                 f"Ollama at {self.host} answered /api/tags with HTTP {err.status_code} "
                 f"({err.error}): check the `ollama serve` log"
             ) from None
-        except (ConnectionError, httpx.TransportError, TimeoutError, ValidationError):
+        except TimeoutError:
+            raise LLMUnavailable(self.hangs_message("/api/tags")) from None
+        except (ConnectionError, httpx.TransportError, ValidationError):
             raise LLMUnavailable(self.unreachable_message()) from None
         names = [m.model or "" for m in tags.models]
         for model in wanted:
@@ -166,7 +168,9 @@ class OllamaClient(BaseLLM):
                 ) from None
             except ValidationError:
                 continue  # it answered 200 about the model: the model is there
-            except (ConnectionError, httpx.TransportError, TimeoutError):
+            except TimeoutError:
+                raise LLMUnavailable(self.hangs_message("/api/show")) from None
+            except (ConnectionError, httpx.TransportError):
                 raise LLMUnavailable(self.unreachable_message()) from None
 
     async def aclose(self) -> None:

@@ -160,7 +160,9 @@ class OpenAICompatClient(BaseLLM):
         try:
             async with asyncio.timeout(self.preflight_timeout):
                 resp = await self.client.get("models")
-        except (httpx.TransportError, TimeoutError):
+        except TimeoutError:
+            raise LLMUnavailable(self.hangs_message("/v1/models")) from None
+        except httpx.TransportError:
             raise LLMUnavailable(self.unreachable_message()) from None
         if resp.status_code in (401, 403):
             raise LLMUnavailable(

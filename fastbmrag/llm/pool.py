@@ -9,7 +9,10 @@
   server's own retries, an answer that stays invalid JSON after its repair attempt) is sent to
   another server, and counts as that server's failure;
 * a server that failed is left out for ``cooldown`` seconds, then tried again by the next
-  request (its probe); one that answers is healthy again;
+  request (its probe); one that answers is healthy again; one whose requests failed
+  server-side :data:`~fastbmrag.llm.common.MAX_FAILURES_IN_A_ROW` times in a row (a server that
+  hangs or answers 5xx) is dropped for the rest of the run, with one warning, and with none
+  left the run stops (exit 2, every server named);
 * the preflight checks every server and names each that fails; the run goes on with the others
   when one is fine, and fails (exit 2, every server named) when none is.
 
@@ -30,7 +33,7 @@ import numpy as np
 
 from fastbmrag.errors import LLMError, LLMUnavailable, ModelNotFound
 from fastbmrag.llm.base import KIND_EMBED, ChatResult, LLMClient, T
-from fastbmrag.llm.common import BaseLLM
+from fastbmrag.llm.common import MAX_FAILURES_IN_A_ROW, BaseLLM
 
 log = logging.getLogger("fastbmrag.llm")
 
@@ -54,6 +57,7 @@ class ServerPool(LLMClient):
         self._down_until = [0.0] * len(self.clients)
         self._requests = [0] * len(self.clients)
         self._failures = [0] * len(self.clients)
+        self._dropped: set[int] = set()
         self.backend = self.clients[0].backend
         self.cache = self.clients[0].cache
         self.model = self.clients[0].model
@@ -73,7 +77,7 @@ class ServerPool(LLMClient):
 
     def _pick(self, tried: set[int]) -> int | None:
         now = time.monotonic()
-        ready = [i for i in range(len(self.clients)) if i not in tried]
+        ready = [i for i in range(len(self.clients)) if i not in tried and i not in self._dropped]
         healthy = [i for i in ready if self._down_until[i] <= now]
         pool = healthy or ready  # every server down: try one anyway rather than fail at once
         if not pool:
@@ -95,7 +99,10 @@ class ServerPool(LLMClient):
                 result = await send(self.clients[i])
             except LLMError as err:  # unreachable, the model gone, embeddings kept failing
                 error = err
-                self._fail(i, str(err))
+                if self.clients[i].failed_in_a_row >= MAX_FAILURES_IN_A_ROW:
+                    self._drop(i, str(err))
+                else:
+                    self._fail(i, str(err))
                 continue
             finally:
                 self._busy[i] -= 1
@@ -109,6 +116,15 @@ class ServerPool(LLMClient):
             return last
         assert error is not None
         raise error
+
+    def _drop(self, i: int, why: str) -> None:
+        self._failures[i] += 1
+        if i in self._dropped:  # a request in flight when it was dropped
+            return
+        self._dropped.add(i)
+        left = len(self.clients) - len(self._dropped)
+        if left:
+            log.warning("%s; going on without it (%d server(s) left)", why, left)
 
     def _fail(self, i: int, why: str, *, say: bool = True) -> None:
         self._failures[i] += 1

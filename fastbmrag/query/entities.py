@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 LINK_TYPES = ("gene", "disease", "chemical")
 _ID = re.compile(r"^(?:HGNC:\d+|HGNC-GROUP:\d+|[CD]\d{6,9})$", re.I)
+_NODE_KEY = re.compile(rf"^({'|'.join(ENTITY_TYPES)}):(.+)$", re.I)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,9 @@ def resolve_entity(value: str, normalizer: Normalizer | None, role: str = "eithe
             f"An entity name of {len(value):,} characters is no entity name: names are at most "
             f"{MAX_NAME_CHARS} characters (IL1B, endometriosis, HGNC:5992)"
         )
+    key = _NODE_KEY.match(value)
+    if key is not None:  # a node with no id, as the commands print it: "gene:covid-19"
+        return Entity(value, key.group(2), None, key.group(1).lower(), "flag", role)
     if _ID.match(value):
         ident = value.upper()
         return Entity(

@@ -48,6 +48,9 @@ class EdgePayload:
     source_id: str = ""
     source_key: str = _index("keyword")
     source_type: str = _index("keyword")
+    # "model": the type the model gave; "vocabulary": the model's type gave no id and exactly
+    # one other type did ("COVID-19" typed gene is the disease)
+    source_type_from: str = "model"
     # MeSH ancestors or HGNC gene groups: a filter on a broader concept matches this end
     source_ancestors: list[str] = field(default_factory=list, metadata={"index": "keyword"})
     source_raw: str = ""
@@ -57,6 +60,7 @@ class EdgePayload:
     target_id: str = ""
     target_key: str = _index("keyword")
     target_type: str = _index("keyword")
+    target_type_from: str = "model"
     target_ancestors: list[str] = field(default_factory=list, metadata={"index": "keyword"})
     target_raw: str = ""
     target_match: str = ""

@@ -60,7 +60,7 @@ class Server(Protocol):
     def finish(self, rec: Record) -> None: ...
 
 
-FAULT_KINDS = ("malformed", "truncated", "http500", "slow", "hang")
+FAULT_KINDS = ("malformed", "truncated", "http500", "slow", "hang", "drop")
 EMBED_FAULTS = ("http500", "slow", "hang")
 FAKE_VERSION = "0.9.0"
 

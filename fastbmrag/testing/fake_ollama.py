@@ -28,7 +28,7 @@ Faults (chat; ``http500``, ``slow`` and ``hang`` also embed): ``fault_rates`` ro
 a seeded RNG, and one-shot ``fail_next(kind, n)``. Kinds: ``malformed`` (not JSON),
 ``truncated`` (JSON cut in half, done_reason "length"), ``http500``, ``slow`` (answer
 after ``slow_seconds``), ``hang`` (no answer for ``hang_seconds``, or until the server
-closes). ``refuse_connections()`` closes the port (connection refused) and
+closes), ``drop`` (chat only: the connection closed with no answer). ``refuse_connections()`` closes the port (connection refused) and
 ``accept_connections()`` opens it again.
 """
 
@@ -343,6 +343,8 @@ class FakeOllama:
             self._wait(self.latency)
         if fault == "hang":
             self._wait(self.hang_seconds)
+            raise _Stop
+        if fault == "drop":  # the connection closed with no answer
             raise _Stop
         if fault == "slow":
             self._wait(self.slow_seconds)
