@@ -552,7 +552,11 @@ def test_a_csv_of_abstracts_needs_no_main_text_column(tmp_path: Path) -> None:
 # --- 11: status after a run that stopped ------------------------------------------------------
 
 
-def test_status_after_ctrl_c_says_the_run_was_interrupted(papers_csv: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("signame", "code"), [("SIGINT", 130), ("SIGTERM", 143), ("SIGHUP", 129)])
+def test_status_after_ctrl_c_says_the_run_was_interrupted(
+    papers_csv: Path, tmp_path: Path, signame: str, code: int
+) -> None:
+    # Ctrl-C, and the signals systemd, `timeout` or a closed terminal send, alike
     import signal
 
     home = tmp_path / "home"
@@ -566,10 +570,13 @@ def test_status_after_ctrl_c_says_the_run_was_interrupted(papers_csv: Path, tmp_
         deadline = time.monotonic() + 60
         while fake.counts["/api/chat"] < 1 and time.monotonic() < deadline:
             time.sleep(0.05)
-        child.send_signal(signal.SIGINT)
+        child.send_signal(getattr(signal, signame))
         _, err = child.communicate(timeout=60)
-    assert child.returncode == 130, err
+    assert child.returncode == code, err
     assert "Traceback" not in err
+    assert "everything already committed is kept; rerun to continue." in err
+    if signame != "SIGINT":
+        assert f"Interrupted by {signame}:" in err
     status = run("status", "-c", "m", env={"FASTBMRAG_HOME": str(home)})
     [last] = [line for line in status.stdout.splitlines() if line.startswith("Last run")]
     assert "still running" not in last

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import signal
 import sys
 
 import click
@@ -69,7 +70,23 @@ def cli(verbose: int) -> None:
 
 
 def main() -> None:
+    # SIGTERM (systemd, `timeout`, a cron kill) and SIGHUP (the terminal gone) end a run as
+    # Ctrl-C does: committed work kept, the run's summary recorded, exit 128 + the signal
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)
     cli(args=[_utf8(arg) for arg in sys.argv[1:]], prog_name="fastbmrag")
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+class Terminated(KeyboardInterrupt):
+    """A signal that ends the run as an interruption does (:func:`main`)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.exit_code = 128 + signum
 
 
 def _utf8(arg: str) -> str:

@@ -42,11 +42,13 @@ class FastbmragGroup(click.Group):
             with contextlib.suppress(OSError, ValueError):  # so that the exit's flush is quiet
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(0)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as err:  # Ctrl-C, or SIGTERM / SIGHUP (cli.Terminated)
+            by = f" by {err}" if str(err) else ""
             click.echo(
-                "Interrupted: everything already committed is kept; rerun to continue.", err=True
+                f"Interrupted{by}: everything already committed is kept; rerun to continue.",
+                err=True,
             )
-            sys.exit(EXIT_INTERRUPTED)
+            sys.exit(getattr(err, "exit_code", EXIT_INTERRUPTED))
         except OSError as err:
             click.echo(f"Error: {path_error(err)}", err=True)
             sys.exit(EXIT_CANNOT_START)
