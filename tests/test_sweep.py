@@ -345,3 +345,34 @@ def test_a_name_the_model_typed_wrongly_takes_the_type_the_vocabularies_give(
     # a node with no id is found by the key the commands print
     other = run("entity", "disease:lung infection", "-c", "demo", "--working-dir", wd, "--json")
     assert other.exit_code == 0, other.output
+
+
+# --- 15, 24: --strict, the skip report, the JSON input section ----------------------------
+
+
+def test_strict_counts_unusable_input_not_citations_without_an_abstract(
+    tmp_path: Path, fake: FakeOllama
+) -> None:
+    papers = tmp_path / "papers.csv"
+    rows = ["paper_id,article_title,abstract"]
+    rows += [f"N{i},A title with no abstract {i}," for i in range(25)]  # routine: no text
+    rows += ["P1,IL1B in endometriosis,IL1B rose in endometriosis."]
+    papers.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    broken = tmp_path / "broken.xml"
+    broken.write_bytes(b"\x00\x01 not xml at all")
+    log = tmp_path / "run.log"
+    args = ["update", "-c", "demo", "--working-dir", str(tmp_path / "wd"), "--ollama-host",
+            fake.url, "--log-file", str(log)]  # fmt: skip
+    result = run(*args, "--strict", str(papers))
+    assert result.exit_code == 0, result.output  # 25 citations without text are no defect
+    assert log.read_text(encoding="utf-8").count("1 paper read:") == 1  # the line once
+    result = run(*args, "--strict", "--json", str(papers), str(broken))
+    assert result.exit_code == 1
+    out = json.loads(result.stdout)
+    assert out["exit_code"] == 1  # the process's
+    assert out["input"]["unusable"] == 1 and out["input"]["unreadable_files"] == [str(broken)]
+    assert out["input"]["skipped"] == {"empty abstract and main text": 25, "unreadable file": 1}
+    # the unreadable file is listed first, the routine skips after, the rest counted
+    lines = [line for line in result.stderr.splitlines() if line.startswith("  ")]
+    assert lines[0].startswith(f"  skipped {broken}: unreadable file")
+    assert lines[20] == "  ... and 6 more skipped"

@@ -113,6 +113,9 @@ def update_options(rag: RAG, opts: dict[str, Any]) -> Any:
     )
 
 
+MAX_LINES = 20  # skipped inputs and failed papers listed; the rest counted
+
+
 def count_input(inputs: tuple[str, ...], quiet: bool) -> ReadReport:
     """The first pass over the input: counts papers for the progress bar, reports skipped rows,
     and fails (exit 2) when there is nothing to index."""
@@ -124,35 +127,42 @@ def count_input(inputs: tuple[str, ...], quiet: bool) -> ReadReport:
     if total == 0 and not report.deleted:  # an update file may only delete citations
         why = "; ".join(f"{where}: {reason}" for where, reason in report.skipped[:3])
         raise InputError(f"No papers to index in {', '.join(inputs)}: {why or report.summary()}")
-    for where, reason in report.skipped[:20]:
-        click.echo(f"  skipped {where}: {reason}", err=True)
+    if not quiet:  # defects of the input first (unreadable files), then routine skips
+        shown = [*report.unusable, *(s for s in report.skipped if s not in report.unusable)]
+        for where, reason in shown[:MAX_LINES]:
+            click.echo(f"  skipped {where}: {reason}", err=True)
+        if len(shown) > MAX_LINES:
+            click.echo(f"  ... and {len(shown) - MAX_LINES:,} more skipped", err=True)
     if not quiet or report.skipped:
         click.echo(report.summary(), err=True)
     return report
 
 
-def strict_exit(code: int, skipped: int, strict: bool) -> int:
-    """``--strict``: skipped input makes a successful run exit 1, and says so."""
-    if strict and skipped and code == 0:
-        click.echo(f"--strict: {skipped:,} skipped input rows or records: exit 1", err=True)
+def strict_exit(code: int, unusable: int, strict: bool) -> int:
+    """``--strict``: input skipped as unusable (not a citation without an abstract) makes a
+    successful run exit 1, and says so."""
+    if strict and unusable and code == 0:
+        click.echo(f"--strict: {unusable:,} input rows or records unusable: exit 1", err=True)
         return 1
     return code
 
 
-def report_summary(summary: Any, *, as_json: bool, quiet: bool) -> None:
-    log = logging.getLogger("fastbmrag.update")
+def report_summary(summary: Any, *, as_json: bool, quiet: bool, code: int, read: Any) -> None:
+    """The run's summary: JSON on stdout (with the read's ``input`` and the process's exit
+    code), else a line on stderr and the failures (under ``--quiet`` too: they are errors)."""
     if as_json:
-        click.echo(json.dumps(summary.to_dict(), indent=2, default=str))
+        out = {**summary.to_dict(), "exit_code": code}
+        if read is not None:
+            out["input"] = read.to_dict()
+        click.echo(json.dumps(out, indent=2, default=str))
     else:
         click.echo(summary.line(), err=True)
-        if summary.failures and not quiet:
-            for paper_id, error in summary.failures[:20]:
-                click.echo(f"  failed {paper_id}: {error}", err=True)
-            if len(summary.failures) > 20:
-                click.echo(
-                    f"  ... and {len(summary.failures) - 20} more: fastbmrag status", err=True
-                )
-    log.info(summary.line())
+        for paper_id, error in summary.failures[:MAX_LINES]:
+            click.echo(f"  failed {paper_id}: {error}", err=True)
+        if len(summary.failures) > MAX_LINES:
+            click.echo(
+                f"  ... and {len(summary.failures) - MAX_LINES:,} more: fastbmrag status", err=True
+            )
 
 
 @click.command("update")
@@ -183,5 +193,7 @@ def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
             count=lambda: count_input(inputs, opts["quiet"]),
             progress=not opts["quiet"],
         )
-        report_summary(summary, as_json=opts["as_json"], quiet=opts["quiet"])
-    raise SystemExit(strict_exit(summary.exit_code, len(first.skipped), opts["strict"]))
+        code = strict_exit(summary.exit_code, len(first.unusable), opts["strict"])
+        report_summary(summary, as_json=opts["as_json"], quiet=opts["quiet"], code=code, read=first)
+        logging.getLogger("fastbmrag.update").info("%s", summary.line())  # the log file's
+    raise SystemExit(code)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from fastbmrag.papers.model import Paper
 
@@ -33,6 +34,10 @@ BAD_WEIGHT = "weight not a number, left empty"
 BAD_PMID = "pmid not a PubMed id (digits), left empty"
 RAGGED_ROW = "row length differs from the header"
 CONTROL_CHARACTERS = "control characters removed"
+
+
+# Skips that are no defect of the input: a MEDLINE citation with no abstract, a retraction notice.
+ROUTINE = (EMPTY, RETRACTION_NOTICE)
 
 
 def _plural(n: int, word: str) -> str:
@@ -106,6 +111,24 @@ class ReadReport:
         self._seen.add(paper.paper_id)
         self.read += 1
         return True
+
+    @property
+    def unusable(self) -> list[tuple[str, str]]:
+        """The skips that are defects of the input (``--strict`` counts them), errors of whole
+        files first: unreadable or truncated files, then rows and records."""
+        bad = [(w, why) for w, why in self.skipped if not why.startswith(ROUTINE)]
+        return sorted(bad, key=lambda s: not s[1].startswith(UNREADABLE))
+
+    def to_dict(self) -> dict[str, Any]:
+        """What the read did, for ``--json``: counts by reason, the files that were unreadable."""
+        return {
+            "read": self.read,
+            "skipped": dict(self._skip_counts.most_common()),
+            "unusable": len(self.unusable),
+            "unreadable_files": [w for w, why in self.skipped if why.startswith(UNREADABLE)],
+            "repaired": dict(self._repair_counts.most_common()),
+            "deleted": len(self.deleted),
+        }
 
     def summary(self) -> str:
         """One line, e.g. ``read 120 papers; skipped 3 (2 empty abstract and main text, 1 duplicate paper_id)``."""
