@@ -399,7 +399,10 @@ class RAG:
             raise InputError("An empty paper id was given: pass the ids `fastbmrag export` lists")
         with self.writer(command="fastbmrag delete") as coll:
             known = list(coll.paper_states(ids))
-            unknown = [i for i in ids if i not in known]
+            # a PubMed id names the paper whose pmid it is, too (a PMC full text, a CSV row)
+            by_pmid = {i: coll.papers_of_pmids([i]) for i in ids if i not in known}
+            known = list(dict.fromkeys([*known, *(p for ps in by_pmid.values() for p in ps)]))
+            unknown = [i for i in ids if i not in known and not by_pmid.get(i)]
             if not known:
                 shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
                 held = list(coll.paper_states(v for i in ids for v in _id_spellings(i)))

@@ -126,6 +126,10 @@ def test_delete_of_unknown_ids_changes_nothing(wd: Path) -> None:
 
 
 def test_delete_names_the_spelling_the_collection_holds_and_refuses_empty_ids(wd: Path) -> None:
+    # the paper of another PMID spelling, whose edges carry no such pmid: named, not deleted
+    with Collection.writer(wd, "cid") as coll:
+        coll.store.set_payload({"pmid": ""}, Filter(must=(Match("paper_id", "PMID:2696505"),)))
+        coll.store.flush()
     code, _out, err = invoke("delete", "-c", "cid", "--working-dir", str(wd), "2696505")
     assert code == 2
     assert "None of the paper ids (2696505) is in collection 'cid' (it holds PMID:2696505: " in err
@@ -133,6 +137,13 @@ def test_delete_names_the_spelling_the_collection_holds_and_refuses_empty_ids(wd
     assert code == 2 and "An empty paper id was given" in err
     with Collection.reader(wd, "cid") as coll:
         assert coll.store.count() == n_edges(*PAPERS)
+
+
+def test_delete_takes_the_pmid_of_a_paper(wd: Path) -> None:
+    code, _out, err = invoke("delete", "-c", "cid", "--working-dir", str(wd), "7881871")
+    assert code == 0, err
+    with Collection.reader(wd, "cid") as coll:
+        assert coll.store.count() == n_edges("PMID:2696505", "PMID:12653683")
 
 
 def test_delete_while_an_update_runs_is_locked(wd: Path) -> None:

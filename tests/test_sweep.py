@@ -353,11 +353,15 @@ def test_a_name_the_model_typed_wrongly_takes_the_type_the_vocabularies_give(
 def test_strict_counts_unusable_input_not_citations_without_an_abstract(
     tmp_path: Path, fake: FakeOllama
 ) -> None:
-    papers = tmp_path / "papers.csv"
-    rows = ["paper_id,article_title,abstract"]
-    rows += [f"N{i},A title with no abstract {i}," for i in range(25)]  # routine: no text
-    rows += ["P1,IL1B in endometriosis,IL1B rose in endometriosis."]
-    papers.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    papers = tmp_path / "papers.xml"  # 25 citations without an abstract, as MEDLINE has them
+    papers.write_text(
+        "<PubmedArticleSet>"
+        + "".join(_citation(str(1000 + i), 1, "").replace("<Abstract><AbstractText>"
+                  "</AbstractText></Abstract>", "") for i in range(25))
+        + _citation("2000", 1, "IL1B rose in endometriosis.")
+        + "</PubmedArticleSet>",
+        encoding="utf-8",
+    )  # fmt: skip
     broken = tmp_path / "broken.xml"
     broken.write_bytes(b"\x00\x01 not xml at all")
     log = tmp_path / "run.log"
@@ -371,8 +375,65 @@ def test_strict_counts_unusable_input_not_citations_without_an_abstract(
     out = json.loads(result.stdout)
     assert out["exit_code"] == 1  # the process's
     assert out["input"]["unusable"] == 1 and out["input"]["unreadable_files"] == [str(broken)]
-    assert out["input"]["skipped"] == {"empty abstract and main text": 25, "unreadable file": 1}
+    assert out["input"]["skipped"] == {"no abstract": 25, "unreadable file": 1}
     # the unreadable file is listed first, the routine skips after, the rest counted
     lines = [line for line in result.stderr.splitlines() if line.startswith("  ")]
     assert lines[0].startswith(f"  skipped {broken}: unreadable file")
     assert lines[20] == "  ... and 6 more skipped"
+
+
+# --- 12, 13: MEDLINE versions and deleted citations --------------------------------------------
+
+
+def _citation(pmid: str, version: int, abstract: str) -> str:
+    return (
+        f'<PubmedArticle><MedlineCitation><PMID Version="{version}">{pmid}</PMID><Article>'
+        f"<Journal><Title>J</Title></Journal><ArticleTitle>IL1B study {pmid}</ArticleTitle>"
+        f"<Abstract><AbstractText>{abstract}</AbstractText></Abstract></Article>"
+        "</MedlineCitation></PubmedArticle>"
+    )
+
+
+def test_the_latest_medline_version_is_indexed_and_deletions_match_pmids(
+    tmp_path: Path, fake: FakeOllama
+) -> None:
+    medline = tmp_path / "update.xml"
+    medline.write_text(
+        "<PubmedArticleSet>"
+        + _citation("30271887", 1, "IL1B rose in endometriosis (first version).")
+        + _citation("30271887", 2, "IL1B fell in endometriosis (corrected version).")
+        + _citation("30271888", 1, "IL6 rose in endometriosis.")
+        + "</PubmedArticleSet>",
+        encoding="utf-8",
+    )
+    wd = str(tmp_path / "wd")
+    common = ["-c", "demo", "--working-dir", wd, "--ollama-host", fake.url]
+    csv_papers = tmp_path / "papers.csv"  # a PMC paper as a CSV row, with its PMID
+    csv_papers.write_text("paper_id,article_title,abstract,pmid\nPMC3339584,TNF in arthritis,"
+                          "TNF rose in arthritis.,22558542\n", encoding="utf-8")  # fmt: skip
+    result = run("update", *common, "--json", str(medline), str(csv_papers))
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["indexed"] == 3
+    assert out["input"]["skipped"] == {"another version of a PMID the input holds": 1}
+    edges = tmp_path / "e.csv"
+    assert run("export", "-c", "demo", "--working-dir", wd, "-o", str(edges)).exit_code == 0
+    rows = list(csv.DictReader(edges.read_text(encoding="utf-8").splitlines()))
+    described = {r["description"] for r in rows if r["paper_id"] == "30271887"}
+    assert described and all("(corrected version)" in d for d in described)
+    # PubMed deletes 22558542: the PMC paper whose pmid it is goes, and a dry run counts only
+    # what the collection holds
+    deletions = tmp_path / "deletions.xml"
+    deletions.write_text("<PubmedArticleSet><DeleteCitation><PMID>22558542</PMID>"
+                         "<PMID>99999999</PMID></DeleteCitation></PubmedArticleSet>",
+                         encoding="utf-8")  # fmt: skip
+    dry = run("update", *common, "--dry-run", "--json", str(deletions))
+    assert dry.exit_code == 0, dry.output
+    assert json.loads(dry.stdout)["would_index"] == {"delete": 1}
+    result = run("update", *common, "--json", str(deletions))
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["deleted"] == 1
+    status = json.loads(run("status", "-c", "demo", "--working-dir", wd, "--json").stdout)
+    assert status["papers"]["done"] == 2
+    # `delete` takes a PMID for the paper whose pmid it is too
+    assert run("delete", "-c", "demo", "--working-dir", wd, "30271888").exit_code == 0

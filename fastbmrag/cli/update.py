@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -25,6 +25,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG
+    from fastbmrag.papers.model import Paper
 
 
 def index_options(f: F) -> F:
@@ -187,10 +188,20 @@ def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
 
     with command_logging(opts["log_file"], opts["quiet"]):
         rag = RAG.from_options({**opts, "collection": collection})
+        counted: list[ReadReport] = []  # the first pass: the latest version of each PMID
+
+        def count() -> ReadReport:
+            counted.append(count_input(inputs, opts["quiet"]))
+            return counted[0]
+
+        def papers() -> Iterator[Paper]:
+            latest = counted[0].versions if counted else {}
+            return iter_papers(inputs, ReadReport(deletions=True, latest=latest))
+
         summary, first = rag.update(
-            lambda: iter_papers(inputs, ReadReport(deletions=True)),
+            papers,
             update_options(rag, opts),
-            count=lambda: count_input(inputs, opts["quiet"]),
+            count=count,
             progress=not opts["quiet"],
         )
         code = strict_exit(summary.exit_code, len(first.unusable), opts["strict"])

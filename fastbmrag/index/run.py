@@ -154,8 +154,10 @@ async def _run(
     try:
         if opts.dry_run:
             for paper in papers:
-                if paper.deleted:
-                    summary.would_index["delete"] = summary.would_index.get("delete", 0) + 1
+                if paper.deleted:  # counted only where the collection holds the paper
+                    held = collection.papers_of_pmids([paper.paper_id]) if collection else []
+                    if held:
+                        summary.would_index["delete"] = summary.would_index.get("delete", 0) + 1
                     continue
                 summary.read += 1
                 why, _ = _classify(paper, collection, opts.force)
@@ -183,7 +185,7 @@ async def _run(
                 )
             # what the records say of retractions and deletions, once their papers are in
             summary.retracted = len(collection.mark_retracted(retracted, "input"))
-            present = [p for p in deleted if collection.paper_state(p) is not None]
+            present = collection.papers_of_pmids(deleted)  # by paper id or by pmid
             collection.delete_papers(present)
             summary.deleted = len(present)
             collection.optimize()

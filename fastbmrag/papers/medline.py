@@ -1,6 +1,8 @@
 """MEDLINE / PubMed XML (``PubmedArticleSet``, as in the baseline files and E-utilities efetch).
 
-Abstract-only papers: ``paper_id`` is the PMID; a structured abstract becomes one
+Abstract-only papers: ``paper_id`` is the PMID (of several versions of one PMID in a file, the
+latest: a reader given the versions a first pass saw, ``ReadReport.latest``, skips the older
+ones); a structured abstract becomes one
 ``"LABEL: text"`` paragraph per section, joined by newlines. Citations without an abstract
 are skipped (and reported); ``DeleteCitation`` PMIDs are recorded in the report (and yielded
 as deleted papers when it asks for them). Retractions: a citation with the publication type
@@ -27,9 +29,8 @@ from lxml import etree
 
 from fastbmrag.errors import InputError
 from fastbmrag.papers.model import Paper
-from fastbmrag.papers.report import ReadReport
+from fastbmrag.papers.report import NO_ABSTRACT, OLDER_VERSION, ReadReport
 
-NO_ABSTRACT = "no abstract"
 RETRACTED_TYPES = frozenset(["Retracted Publication"])
 NOTICE_TYPES = frozenset(["Retraction of Publication"])
 _TAGS = ("PubmedArticle", "PubmedBookArticle", "DeleteCitation")
@@ -101,9 +102,12 @@ def paper_from_citation(element: etree._Element) -> Paper:
     citation = element.find("MedlineCitation")
     if citation is None:
         return Paper(paper_id="")
-    pmid = (citation.findtext("PMID") or "").strip()
+    pmid_el = citation.find("PMID")
+    pmid = (pmid_el.text or "").strip() if pmid_el is not None else ""
     article = citation.find("Article")
     paper = Paper(paper_id=pmid, pmid=pmid)
+    version = pmid_el.get("Version", "1") if pmid_el is not None else "1"
+    paper.version = int(version) if version.isdigit() else 1
     if article is None:
         return paper
     article_year = None
@@ -195,8 +199,20 @@ def _iter(stream: IO[bytes], name: str, report: ReadReport) -> Iterator[Paper]:
                     count += 1
                     paper = paper_from_citation(element)
                     where = f"{name} citation {count}"
+                    seen = report.versions.get(paper.paper_id)
+                    report.versions[paper.paper_id] = max(seen or 0, paper.version)
+                    latest = report.latest.get(paper.paper_id)
+                    if latest is not None:  # a first pass saw every version: the latest wins
+                        other = paper.version != latest
+                    else:  # the first version read wins
+                        other = seen is not None and seen != paper.version
                     if not paper.paper_id:
                         report.skip(where, "no PMID")
+                    elif other:
+                        # one version of the PMID is read: the latest where a first pass said
+                        # which that is, else the first (the rest named, not counted as errors)
+                        report.skip(f"{where} (PMID {paper.paper_id} version {paper.version})",
+                                    OLDER_VERSION)  # fmt: skip
                     elif not paper.abstract:
                         report.skip(f"{where} (PMID {paper.paper_id})", NO_ABSTRACT)
                     elif report.admit(paper, where):

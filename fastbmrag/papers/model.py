@@ -52,6 +52,7 @@ class Paper:
     extra: dict[str, Any] = field(default_factory=dict)
     retraction: str = ""
     deleted: bool = False
+    version: int = 1  # MEDLINE's version of the PMID (a corrected citation is a later one)
 
     def clean_controls(self) -> bool:
         """Remove control characters from every text field (:func:`without_controls`); whether

@@ -33,11 +33,14 @@ BAD_YEAR = "year not a whole number from 1800 to 2100, left empty"
 BAD_WEIGHT = "weight not a number, left empty"
 BAD_PMID = "pmid not a PubMed id (digits), left empty"
 RAGGED_ROW = "row length differs from the header"
+NO_ABSTRACT = "no abstract"
+OLDER_VERSION = "another version of a PMID the input holds"
 CONTROL_CHARACTERS = "control characters removed"
 
 
-# Skips that are no defect of the input: a MEDLINE citation with no abstract, a retraction notice.
-ROUTINE = (EMPTY, RETRACTION_NOTICE)
+# Skips that are no defect of the input: a MEDLINE citation with no abstract (a third of a
+# baseline file), a retraction notice, another version of a PMID.
+ROUTINE = (NO_ABSTRACT, RETRACTION_NOTICE, OLDER_VERSION)
 
 
 def _plural(n: int, word: str) -> str:
@@ -67,6 +70,10 @@ class ReadReport:
     decode_errors: list[str] = field(default_factory=list)
     repaired: list[tuple[str, str]] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
+    # MEDLINE: PMID -> the latest version this read saw; ``latest``: those of a first pass over
+    # the same input, whose older versions this read skips
+    versions: dict[str, int] = field(default_factory=dict)
+    latest: dict[str, int] = field(default_factory=dict)
     _skip_counts: Counter[str] = field(default_factory=Counter, repr=False)
     _repair_counts: Counter[str] = field(default_factory=Counter, repr=False)
     _seen: set[str] = field(default_factory=set, repr=False)

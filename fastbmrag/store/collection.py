@@ -272,6 +272,16 @@ class Collection(Closing):
             else:
                 self.store.delete(Filter(must=(Match("paper_id", any_of=chunk),)))
 
+    def papers_of_pmids(self, pmids: Iterable[str]) -> list[str]:
+        """The papers the collection holds for these PubMed ids: a paper whose id is the PMID
+        (read from MEDLINE), and one whose ``pmid`` is (a PMC full text, a CSV row)."""
+        wanted = [p for p in dict.fromkeys(p.strip() for p in pmids) if p.isdigit()]
+        found = [p for p in wanted if p in self.paper_states(wanted)]
+        if wanted:
+            for hit in self.store.scroll(Filter(must=(Match("pmid", any_of=tuple(wanted)),))):
+                found.append(str(hit.payload.get("paper_id")))
+        return list(dict.fromkeys(found))
+
     def delete_papers(self, paper_ids: Iterable[str]) -> int:
         """Remove the papers' edges and ledger rows; degrees and weights follow.
 
