@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from fastbmrag import config
-from fastbmrag.errors import CollectionNotFound, ConfigError, InputError
+from fastbmrag.errors import CollectionNotFound, ConfigError, InputError, StoreBusy
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection
 from fastbmrag.store.places import check_name, choose_collection, ensure_creatable, readahead
@@ -154,6 +154,14 @@ class RAG:
         update holds the collection."""
         return Collection.ledger_only(self.working_dir, self.collection_name, **self._where())
 
+    def _reading(self) -> Collection:
+        """The collection to read for a dry run: with its store, or, while an update holds
+        the store, its ledger alone (what the collection holds, not the pmids of its edges)."""
+        try:
+            return self.reader()
+        except StoreBusy:
+            return self.ledger()
+
     def _where(self) -> dict[str, Any]:
         return {"qdrant_url": self.settings.qdrant_url, "api_key": self.settings.qdrant_api_key}
 
@@ -269,7 +277,7 @@ class RAG:
             total = getattr(first, "read", None)
             if not Collection.exists(self.working_dir, self.settings.collection or ""):
                 return self.index(papers(), None, options, progress=progress, total=total), first
-            with self.reader() as coll:
+            with self._reading() as coll:
                 return self.index(papers(), coll, options, progress=progress, total=total), first
         with self.open_for_writing(count, repair=options.force) as (coll, first):
             total = getattr(first, "read", None)
@@ -291,7 +299,7 @@ class RAG:
         with contextlib.ExitStack() as stack:
             if options.dry_run:
                 try:
-                    coll = stack.enter_context(self.reader())
+                    coll = stack.enter_context(self._reading())
                 except CollectionNotFound as err:
                     raise CollectionNotFound(
                         f"No collection '{self.settings.collection}' yet: a dry run reads its "

@@ -365,7 +365,10 @@ def overview(collection: Collection, *, top: int = 8, recent: int = 5) -> dict[s
     degree and weight), the papers indexed last, and questions built from them."""
     names = node_names(collection)
     nodes = max(len(names), 1)
-    ranked = sorted(names.items(), key=lambda kv: (-kv[1]["degree"], kv[1]["name"]))
+    # grounded entities first: a name the vocabularies gave no id ("CC", "ELISA") is no gene
+    ranked = sorted(
+        names.items(), key=lambda kv: (not kv[1]["id"], -kv[1]["degree"], kv[1]["name"])
+    )
     most: dict[str, list[dict[str, Any]]] = {}
     for etype in OVERVIEW_TYPES:
         most[etype] = [

@@ -437,3 +437,45 @@ def test_the_latest_medline_version_is_indexed_and_deletions_match_pmids(
     assert status["papers"]["done"] == 2
     # `delete` takes a PMID for the paper whose pmid it is too
     assert run("delete", "-c", "demo", "--working-dir", wd, "30271888").exit_code == 0
+
+
+# --- 25, 28, 29, 30: wording, accounting, dry runs beside an update, small things -------------
+
+
+def test_a_dry_run_reads_beside_a_running_update_and_an_empty_collection_asks_no_model(
+    tmp_path: Path, fake: FakeOllama
+) -> None:
+    from fastbmrag.store.collection import Collection
+
+    papers = str(Path(__file__).parent / "data" / "query" / "papers.csv")
+    wd = tmp_path / "wd"
+    assert run("update", "-c", "demo", "--working-dir", str(wd), "--ollama-host", fake.url,
+               papers).exit_code == 0  # fmt: skip
+    with Collection.writer(wd, "demo", command="fastbmrag update"):  # an update holds it
+        dry = run("update", "-c", "demo", "--working-dir", str(wd), "--dry-run", papers)
+    assert dry.exit_code == 0, dry.output
+    assert "would index nothing" in dry.output or "5 unchanged" in dry.output
+    Collection.writer(wd, "empty", create=True).close()
+    fake.reset()
+    result = run("query", "What is the role of IL1B in endometriosis?", "-c", "empty",
+                 "--working-dir", str(wd), "--ollama-host", fake.url)  # fmt: skip
+    assert result.exit_code == 0
+    assert "No evidence: the collection 'empty' holds no edges." in result.stdout
+    assert fake.counts["/api/chat"] == 0 and fake.counts["/api/embed"] == 0
+
+
+def test_a_fully_cached_run_reports_no_model_call(tmp_path: Path, fake: FakeOllama) -> None:
+    papers = str(Path(__file__).parent / "data" / "query" / "papers.csv")
+    args = ["update", "-c", "demo", "--ollama-host", fake.url, "--json", papers]
+    assert run(*args, "--working-dir", str(tmp_path / "a")).exit_code == 0
+    cached = json.loads(run(*args, "--working-dir", str(tmp_path / "a"), "--force").stdout)
+    assert cached["llm"]["embed"]["calls"] == 0  # the preflight's probe is no call of the run
+    assert "LLM calls: none; tokens/paper: 0 prompt" in cached["line"]
+
+
+def test_convert_to_standard_output_is_refused_with_the_fix(tmp_path: Path) -> None:
+    papers = str(Path(__file__).parent / "data" / "query" / "papers.csv")
+    result = run("convert", papers, "-o", "-")
+    assert result.exit_code == 2
+    assert "give a path (-o papers.csv)" in result.output
+    assert not Path("-").exists()

@@ -79,6 +79,10 @@ def convert(inputs: tuple[str, ...], output: str, quiet: bool) -> None:
       fastbmrag convert pmc_articles/ 'medline/*.xml.gz' -o papers.csv
       fastbmrag update --collection endometriosis papers.csv
     """
+    if output == "-":  # a file named "-" is never what was meant
+        raise InputError(
+            "convert writes a papers CSV file, not standard output: give a path (-o papers.csv)"
+        )
     report = ReadReport()
     files = expand_inputs(inputs, report)
     progress = not quiet and len(files) > 1 and sys.stderr.isatty()

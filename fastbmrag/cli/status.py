@@ -33,8 +33,8 @@ def _interrupted(info: dict[str, Any]) -> str:
         what.append(f"a delete of {counted(info['delete'], 'paper')}")
     if info["commit"]:
         what.append(f"the indexing of {counted(info['commit'], 'paper')} (indexed again next run)")
-    done = "finished now" if info["finished"] else f"pending, finished by {info['by']}"
-    return f"Interrupted {' and '.join(what)} had been cut short; {done}"
+    done = "finished now" if info["finished"] else f"to be finished by {info['by']}"
+    return f"Cut short by an interruption: {' and '.join(what)}; {done}"
 
 
 def _human(stats: dict[str, Any]) -> str:

@@ -174,7 +174,8 @@ class BaseLLM(LLMClient):
             self._dim = await self._probe_embedding()
 
     async def _probe_embedding(self) -> int:
-        started = time.perf_counter()
+        """The embedding size, from one request: a check, not the run's work, so not in its
+        accounting (a fully cached run makes no call)."""
         raw: RawEmbed | None = None
         try:
             async with asyncio.timeout(self.preflight_timeout):
@@ -189,13 +190,6 @@ class BaseLLM(LLMClient):
                 f"{self.where} failed an embedding request with '{self.embed_model}' ({err}): "
                 "check the server's log"
             ) from None
-        finally:
-            self.accounting.add(
-                KIND_EMBED,
-                calls=1,
-                prompt_tokens=raw.prompt_tokens if raw else 0,
-                seconds=time.perf_counter() - started,
-            )
         if len(raw.vectors) != 1 or not raw.vectors[0]:
             raise LLMUnavailable(f"{self.where} answered an embedding request without a vector")
         return len(raw.vectors[0])

@@ -76,11 +76,12 @@ async def aquery(
         )
     started = time.perf_counter()
     steps = _Steps()
-    parse, vector = await _parse_and_embed(question, llm, opts, steps)
+    empty = collection.count() == 0  # nothing to answer from: no model call either
+    parse, vector = (Parse(), None) if empty else await _parse_and_embed(question, llm, opts, steps)
     if vector is not None:
         collection.check_vector_size(len(vector))
     with steps.timed("link_s"):
-        mentions = _understood(question, collection, normalizer, parse, opts)
+        mentions = [] if empty else _understood(question, collection, normalizer, parse, opts)
     linked = [m.entity for m in mentions if m.used_as == "filter"]
     spec = _hierarchical(build_spec(opts, linked, parse, normalizer), collection, steps.warnings)
     hide = not opts.include_retracted and bool(collection.retracted_papers())

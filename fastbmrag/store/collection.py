@@ -277,7 +277,7 @@ class Collection(Closing):
         (read from MEDLINE), and one whose ``pmid`` is (a PMC full text, a CSV row)."""
         wanted = [p for p in dict.fromkeys(p.strip() for p in pmids) if p.isdigit()]
         found = [p for p in wanted if p in self.paper_states(wanted)]
-        if wanted:
+        if wanted and self.has_store:  # a ledger opened alone (a dry run) knows paper ids only
             for hit in self.store.scroll(Filter(must=(Match("pmid", any_of=tuple(wanted)),))):
                 found.append(str(hit.payload.get("paper_id")))
         return list(dict.fromkeys(found))

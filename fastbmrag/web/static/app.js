@@ -110,6 +110,12 @@ async function ask(event) {
   }
 }
 
+function paperLine(p) {  // "Title. Journal. 2015", a title's own final stop not doubled
+  const title = String(p.title || p.paper_id).replace(/\.+$/, "");
+  const rest = [p.journal, p.year].filter(Boolean).join(". ");
+  return rest ? title + (/[?!]$/.test(title) ? " " : ". ") + rest : title;
+}
+
 function askAbout(question) {
   $("question").value = question;
   ask();
@@ -181,7 +187,7 @@ function showAnswer(res) {
   for (const ref of res.references) {
     const item = el("li");
     item.append(el("span", ref.citations.map((n) => "[" + n + "]").join("") + " "));
-    item.append(el("span", [ref.title || ref.paper_id, ref.journal, ref.year].filter(Boolean).join(". ")));
+    item.append(el("span", paperLine(ref)));
     if (ref.retracted) item.append(el("span", " [retracted]", "retracted"));
     item.append(...links(ref));
     $("references").append(item);
@@ -231,7 +237,7 @@ function showEvidence(n) {
     box.append(el("div", "Refined from the main text:", "place"));
     box.append(el("p", p.description, "description"));
   }
-  box.append(el("div", [p.title || p.paper_id, p.journal, p.year].filter(Boolean).join(". "), "muted"));
+  box.append(el("div", paperLine(p), "muted"));
   box.append(...links(p));
   box.hidden = false;
 }
@@ -441,7 +447,7 @@ async function showStart() {
     if (o.recent_papers.length) {
       start.append(el("h3", "Indexed last"));
       for (const p of o.recent_papers) {
-        const line = el("div", [p.title || p.paper_id, p.journal, p.year].filter(Boolean).join(". "));
+        const line = el("div", paperLine(p));
         line.append(...links(p));
         start.append(line);
       }
