@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shlex
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
@@ -77,6 +78,9 @@ class RAG:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise InputError(f"{name} must be a whole number of at least 1, got {value!r}")
         self._llm_factory = llm_factory
+        self._shared: Collection | None = None  # the reader the overlapping calls share
+        self._readers = 0
+        self._shared_lock = threading.Lock()
 
     @classmethod
     def from_options(cls, options: dict[str, Any]) -> RAG:
@@ -127,14 +131,35 @@ class RAG:
 
         return load_normalizer()
 
-    def reader(self, *, command: str | None = None) -> Collection:
-        """The collection opened for reading (a query, an export)."""
-        return Collection.reader(
-            self.working_dir, self.collection_name, command=command, **self._where()
-        )
+    @contextlib.contextmanager
+    def reader(self, *, command: str | None = None) -> Iterator[Collection]:
+        """The collection opened for reading (a query, an export), shared by the calls of this
+        object that overlap (the web page's requests): the embedded store opens in one
+        process at a time, so a second open would wait for the first; closed when the last
+        one is done, so that an update can take it."""
+        with self._shared_lock:
+            if self._shared is None:
+                self._shared = Collection.reader(
+                    self.working_dir, self.collection_name, command=command, **self._where()
+                )
+            self._readers += 1
+            shared = self._shared
+        try:
+            yield shared
+        finally:
+            with self._shared_lock:
+                self._readers -= 1
+                if self._readers == 0:
+                    self._shared = None
+                    shared.close()
 
     def writer(
-        self, *, create: bool = False, command: str | None = None, repair: bool = False
+        self,
+        *,
+        create: bool = False,
+        command: str | None = None,
+        repair: bool = False,
+        wait: float | None = None,
     ) -> Collection:
         """The collection opened for writing: takes its lock (LockedError: exit 3) and finishes
         what a killed writer left; ``create`` makes it when missing; ``repair`` sets papers whose
@@ -145,22 +170,27 @@ class RAG:
                 f"No collection name: pass collection_name= or --collection, or set "
                 f"{config.ENV_COLLECTION}"
             )
+        waiting: dict[str, Any] = {} if wait is None else {"busy_timeout": wait}  # for readers
         return Collection.writer(
-            self.working_dir, name, create=create, command=command, repair=repair, **self._where()
-        )
+            self.working_dir, name, create=create, command=command, repair=repair,
+            **waiting, **self._where(),
+        )  # fmt: skip
 
     def ledger(self) -> Collection:
         """The collection's ledger alone (status, the papers already indexed): works while an
         update holds the collection."""
         return Collection.ledger_only(self.working_dir, self.collection_name, **self._where())
 
-    def _reading(self) -> Collection:
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[Collection]:
         """The collection to read for a dry run: with its store, or, while an update holds
         the store, its ledger alone (what the collection holds, not the pmids of its edges)."""
-        try:
-            return self.reader()
-        except StoreBusy:
-            return self.ledger()
+        with contextlib.ExitStack() as stack:
+            try:
+                coll = stack.enter_context(self.reader())
+            except StoreBusy:
+                coll = stack.enter_context(self.ledger())
+            yield coll
 
     def _where(self) -> dict[str, Any]:
         return {"qdrant_url": self.settings.qdrant_url, "api_key": self.settings.qdrant_api_key}
@@ -183,7 +213,7 @@ class RAG:
 
     @contextlib.contextmanager
     def open_for_writing(
-        self, read_input: Callable[[], T], *, repair: bool = False
+        self, read_input: Callable[[], T], *, repair: bool = False, wait: float | None = None
     ) -> Iterator[tuple[Collection, T]]:
         """The collection opened for writing, with the errors in the order a user wants them.
 
@@ -199,7 +229,7 @@ class RAG:
         with contextlib.ExitStack() as stack:
             coll = None
             if Collection.exists(s.working_dir, s.collection):
-                coll = stack.enter_context(self.writer(repair=repair))
+                coll = stack.enter_context(self.writer(repair=repair, wait=wait))
             else:
                 ensure_creatable(s.working_dir / s.collection)
             dim = self.check_model_server()
@@ -279,7 +309,10 @@ class RAG:
                 return self.index(papers(), None, options, progress=progress, total=total), first
             with self._reading() as coll:
                 return self.index(papers(), coll, options, progress=progress, total=total), first
-        with self.open_for_writing(count, repair=options.force) as (coll, first):
+        with self.open_for_writing(count, repair=options.force, wait=options.wait) as (
+            coll,
+            first,
+        ):
             total = getattr(first, "read", None)
             return self.index(papers(), coll, options, progress=progress, total=total), first
 
@@ -307,7 +340,9 @@ class RAG:
                         "--dry-run creates it (or check --collection and --working-dir)"
                     ) from err
             else:
-                coll, _ = stack.enter_context(self.open_for_writing(lambda: None))
+                coll, _ = stack.enter_context(
+                    self.open_for_writing(lambda: None, wait=options.wait)
+                )
             return sync_collection(
                 coll,
                 query,
@@ -365,17 +400,18 @@ class RAG:
         stats["interrupted"] = interrupted
         return stats
 
-    def check_store(self) -> bool:
+    def check_store(self) -> str | None:
         """Open the collection's store and close it: StoreError, one line with the fix, when
-        it is damaged or lost; False when another process holds the embedded shard (not
-        opened), True when it opened."""
+        it is damaged or lost; who holds it when another process does (not opened), None when
+        it opened."""
         from fastbmrag.errors import StoreBusy
 
-        try:
-            with self.reader(command="status"):
-                return True
-        except StoreBusy:
-            return False
+        try:  # no wait: status says who holds it
+            with Collection.reader(self.working_dir, self.collection_name, command="status",
+                                   busy_timeout=0, **self._where()):  # fmt: skip
+                return None
+        except StoreBusy as err:
+            return err.holder or "another process"
 
     def _finish_interrupted(self, journal: dict[str, str]) -> dict[str, Any] | None:
         """None when nothing was left, else the operations (``delete``: papers whose deletion

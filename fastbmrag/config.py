@@ -21,6 +21,7 @@ DEFAULT_OLLAMA_HOST = "http://localhost:11434"
 DEFAULT_LLM_MODEL = "phi4"
 DEFAULT_EMBED_MODEL = "mxbai-embed-large"
 DEFAULT_CONCURRENCY = 4
+DEFAULT_WRITE_WAIT = 60.0  # seconds an update waits for readers of the embedded store (cron)
 DEFAULT_EMBED_BATCH = 64
 DEFAULT_NUM_CTX = 8192
 DEFAULT_LLM_BACKEND = "ollama"

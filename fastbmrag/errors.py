@@ -91,9 +91,10 @@ class StoreLost(StoreError):
 
 
 class StoreBusy(StoreError):
-    """The embedded shard is open in another process."""
+    """The embedded shard is open in another process (``holder``: which, and doing what)."""
 
     exit_code = EXIT_LOCKED
+    holder = ""
 
 
 class LockedError(FastbmragError):

@@ -479,3 +479,81 @@ def test_convert_to_standard_output_is_refused_with_the_fix(tmp_path: Path) -> N
     assert result.exit_code == 2
     assert "give a path (-o papers.csv)" in result.output
     assert not Path("-").exists()
+
+
+# --- 9: the page's requests share the store -----------------------------------------------------
+
+
+def test_a_hundred_page_queries_twenty_at_a_time_get_no_503(dirty: Path, fake: FakeOllama) -> None:
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+    import uvicorn
+
+    from fastbmrag.api import RAG
+    from fastbmrag.web import create_app
+
+    rag = RAG(dirty, "demo", ollama_host=fake.url)
+    server = uvicorn.Server(uvicorn.Config(create_app(rag), host="127.0.0.1", port=0,
+                                           log_level="warning"))  # fmt: skip
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        url = f"http://127.0.0.1:{port}/api/query"
+
+        def ask(i: int) -> int:
+            body = {"question": f"What is the role of IL1B in endometriosis ({i})?",
+                    "min_score": -1}  # fmt: skip
+            return httpx.post(url, json=body, timeout=60).status_code
+
+        with ThreadPoolExecutor(20) as pool:
+            codes = list(pool.map(ask, range(100)))
+    finally:
+        server.should_exit = True
+        thread.join(10)
+    assert codes == [200] * 100
+    # the last request done, the store is closed: an update can take it
+    from fastbmrag.store.collection import Collection
+
+    with Collection.writer(dirty, "demo", command="fastbmrag update"):
+        pass
+
+
+# --- 10: a nightly update waits for a short reader; status names who holds the store -----------
+
+
+def test_an_update_waits_for_a_short_reader_and_status_names_the_holder(
+    tmp_path: Path, fake: FakeOllama
+) -> None:
+    import threading
+
+    from fastbmrag.store.collection import Collection
+
+    papers = str(Path(__file__).parent / "data" / "query" / "papers.csv")
+    wd = tmp_path / "wd"
+    common = ["-c", "demo", "--working-dir", str(wd)]
+    assert run("update", *common, "--ollama-host", fake.url, papers).exit_code == 0
+    held = threading.Event()
+    release = threading.Event()
+
+    def page_query() -> None:
+        with Collection.reader(wd, "demo", command="fastbmrag serve"):
+            held.set()
+            release.wait(10)
+
+    reader = threading.Thread(target=page_query)
+    reader.start()
+    held.wait(10)
+    status = run("status", *common)
+    assert "(held by pid" in status.stdout and "fastbmrag serve" in status.stdout
+    threading.Timer(1.0, release.set).start()
+    started = time.monotonic()
+    result = run("update", *common, "--ollama-host", fake.url, "--force", "--wait", "20", papers)
+    reader.join()
+    assert result.exit_code == 0, result.output
+    assert time.monotonic() - started >= 0.9  # it waited for the reader, then ran

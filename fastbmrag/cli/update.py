@@ -80,6 +80,14 @@ def index_options(f: F) -> F:
             f"{config.ENV_NUM_PREDICT}, default {config.DEFAULT_DRAFT_NUM_PREDICT} / {config.DEFAULT_REFINE_NUM_PREDICT}].",
         ),
         click.option(
+            "--wait",
+            type=click.FloatRange(0, 3600),
+            default=config.DEFAULT_WRITE_WAIT,
+            show_default=True,
+            help="Seconds to wait for a query or the web page reading the embedded store before "
+            "giving up (exit 3).",
+        ),
+        click.option(
             "--strict",
             is_flag=True,
             help="Exit 1 when input rows or records were skipped as unusable (for cron).",
@@ -111,6 +119,7 @@ def update_options(rag: RAG, opts: dict[str, Any]) -> Any:
         chunk_overlap=opts["chunk_overlap"],
         top_k=opts["top_k"],
         min_similarity=opts["min_similarity"],
+        wait=opts["wait"],
     )
 
 

@@ -23,6 +23,8 @@ class UpdateOptions:
     commit_every: int = 32  # finished papers per store flush + ledger transaction
     commit_seconds: float = 5.0  # ... or fewer, when this long has passed since the last
     num_predict: int | None = None  # completion cap of the draft and refine calls (else theirs)
+    # seconds a run waits for the embedded store while a query or the page reads it
+    wait: float = config.DEFAULT_WRITE_WAIT
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.min_similarity <= 1.0:  # NaN too

@@ -208,10 +208,12 @@ def take_shard(directory: Path, name: str, info: dict[str, Any], timeout: float)
         holder = lock.holder()
         if holder.get("mode") == "write" or time.monotonic() >= deadline:
             doing = "being updated" if holder.get("mode") == "write" else "open"
-            raise StoreBusy(
+            busy = StoreBusy(
                 f"Collection '{name}' is {doing} by {holder_line(holder)}, and its embedded store "
                 "can be open in one process at a time: wait for it to finish, or run a "
                 "Qdrant server and use --qdrant-url / QDRANT_URL to query during updates"
             )
+            busy.holder = holder_line(holder)
+            raise busy
         time.sleep(0.1)
     return lock
