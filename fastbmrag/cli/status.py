@@ -32,7 +32,10 @@ def _interrupted(info: dict[str, Any]) -> str:
     if info["delete"]:
         what.append(f"a delete of {counted(info['delete'], 'paper')}")
     if info["commit"]:
-        what.append(f"the indexing of {counted(info['commit'], 'paper')} (indexed again next run)")
+        what.append(
+            f"the indexing of {counted(info['commit'], 'paper')} (each keeps its old edges or "
+            "its new ones)"
+        )
     done = "finished now" if info["finished"] else f"to be finished by {info['by']}"
     return f"Cut short by an interruption: {' and '.join(what)}; {done}"
 

@@ -87,17 +87,24 @@ class Range:
 
 
 @dataclass(frozen=True, slots=True)
+class HasId:
+    """The point's id is one of ``ids``."""
+
+    ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Filter:
     """All of ``must``, at least one of ``should`` (when given), none of ``must_not``."""
 
-    must: tuple[Match | Range | Filter, ...] = ()
-    should: tuple[Match | Range | Filter, ...] = ()
-    must_not: tuple[Match | Range | Filter, ...] = ()
+    must: tuple[Match | Range | Filter | HasId, ...] = ()
+    should: tuple[Match | Range | Filter | HasId, ...] = ()
+    must_not: tuple[Match | Range | Filter | HasId, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.must or self.should or self.must_not)
 
-    def and_(self, *conditions: Match | Range | Filter) -> Filter:
+    def and_(self, *conditions: Match | Range | Filter | HasId) -> Filter:
         return Filter(self.must + tuple(conditions), self.should, self.must_not)
 
 

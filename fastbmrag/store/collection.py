@@ -36,7 +36,7 @@ from fastbmrag.errors import (
     StoreError,
 )
 from fastbmrag.store import weights
-from fastbmrag.store.base import EdgeRef, Filter, Hit, Match, Point, Store
+from fastbmrag.store.base import EdgeRef, Filter, HasId, Hit, Match, Point, Store
 from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
 from fastbmrag.store.opening import open_collection
 from fastbmrag.store.places import (
@@ -248,9 +248,12 @@ class Collection(Closing):
                     point.payload["paper_id"] = pid
                     point.payload["source_key"] = ref.source_key
                     point.payload["target_key"] = ref.target_key
+            # The new edges are written beside the old ones, the ledger switches to them in one
+            # transaction, and only then do the old ones go: killed at any point, a paper has
+            # its old edges or its new ones, never none (recover() removes what the ledger
+            # does not list).
             ids = list(batch)
             self.ledger.journal_begin(ids, "commit")
-            self._delete_points_of(ids)
             self.store.upsert([pt for p in batch.values() for pt in p.points])
             self.store.flush()
             self.ledger.apply_papers(
@@ -261,7 +264,23 @@ class Collection(Closing):
                         [(pt.id, r) for pt, r in zip(p.points, p.refs, strict=True)],
                     )
                     for pid, p in batch.items()
-                ]
+                ],
+                keep_journal=True,
+            )
+            self._delete_unlisted(ids)
+            self.store.flush()
+            self.ledger.journal_end(ids)
+
+    def _delete_unlisted(self, paper_ids: Sequence[str]) -> None:
+        """Remove the papers' stored edges that the ledger does not list for them."""
+        for i in range(0, len(paper_ids), _SET_PAYLOAD_CHUNK):
+            chunk = tuple(paper_ids[i : i + _SET_PAYLOAD_CHUNK])
+            listed = tuple(sorted(self.ledger.point_ids(chunk)))
+            self.store.delete(
+                Filter(
+                    must=(Match("paper_id", any_of=chunk),),
+                    must_not=(HasId(listed),) if listed else (),
+                )
             )
 
     def _delete_points_of(self, paper_ids: Sequence[str]) -> None:
@@ -301,22 +320,25 @@ class Collection(Closing):
     def recover(self) -> dict[str, int]:
         """Finish what a crashed writer left: journaled papers.
 
-        A paper journaled for commit has unknown edges in the store: they are removed and the
-        paper is left pending (the next run indexes it again). A journaled delete is completed.
+        A paper journaled for commit may hold edges the ledger does not list (the new ones,
+        killed before the ledger took them; the old ones, killed after): those are removed, and
+        the paper keeps what the ledger lists, its old edges or its new ones. A journaled
+        delete is completed.
         """
         with self._mutex:
             self._require_write()
             journal = self.ledger.journal()
             commits = [pid for pid, op in journal.items() if op == "commit"]
             deletes = [pid for pid, op in journal.items() if op == "delete"]
-            self._delete_points_of(list(journal))
+            self._delete_unlisted(commits)
+            self._delete_points_of(deletes)
             if journal:
                 # a crash inside a flush of a shard without a write-ahead log can leave a point
                 # whose payload was not written: no paper id, so no paper's filter finds it
                 self.store.delete(Filter(must=(Match("paper_id", None),)))
                 self.store.flush()
             if commits:
-                self.ledger.remove_papers(commits, keep_as_pending=True)
+                self.ledger.journal_end(commits)
             if deletes:
                 self.ledger.remove_papers(deletes)
             return {"reset": len(commits), "deleted": len(deletes)}

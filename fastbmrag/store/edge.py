@@ -21,6 +21,7 @@ from fastbmrag.errors import DimensionMismatch, StoreBusy, StoreError
 from fastbmrag.store import pagecache
 from fastbmrag.store.base import (
     Filter,
+    HasId,
     Hit,
     Match,
     Point,
@@ -113,9 +114,11 @@ INDEXES = {
 }
 
 
-def _condition(cond: Match | Range | Filter) -> Any:
+def _condition(cond: Match | Range | Filter | HasId) -> Any:
     if isinstance(cond, Filter):
         return to_edge_filter(cond)
+    if isinstance(cond, HasId):
+        return qe.HasIdCondition(set(cond.ids))
     if isinstance(cond, Range):
         return qe.FieldCondition(
             cond.key, range=qe.RangeFloat(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)

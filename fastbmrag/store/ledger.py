@@ -216,6 +216,28 @@ class Ledger:
                 [(pid, op, stamp) for pid in paper_ids],
             )
 
+    def journal_end(self, paper_ids: Iterable[str]) -> None:
+        """The store changes of these papers are done."""
+        ids = list(dict.fromkeys(paper_ids))
+        with self.transaction() as conn:
+            for chunk in chunks(ids):
+                marks = ",".join("?" * len(chunk))
+                conn.execute(f"DELETE FROM journal WHERE paper_id IN ({marks})", chunk)
+
+    def point_ids(self, paper_ids: Iterable[str]) -> set[str]:
+        """The ids of the stored edges the ledger lists for these papers."""
+        out: set[str] = set()
+        ids = list(dict.fromkeys(paper_ids))
+        for chunk in chunks(ids):
+            marks = ",".join("?" * len(chunk))
+            out.update(
+                str(r[0])
+                for r in self._query(
+                    f"SELECT point_id FROM edges WHERE paper_id IN ({marks})", chunk
+                )
+            )
+        return out
+
     def journal(self) -> dict[str, str]:
         return {pid: op for pid, op in self._query("SELECT paper_id, op FROM journal")}
 
@@ -225,10 +247,14 @@ class Ledger:
             return degrees_of(self.conn, keys)
 
     def apply_papers(
-        self, papers: Sequence[tuple[str, str | None, Sequence[tuple[str, EdgeRef]]]]
+        self,
+        papers: Sequence[tuple[str, str | None, Sequence[tuple[str, EdgeRef]]]],
+        *,
+        keep_journal: bool = False,
     ) -> set[str]:
         """In one transaction, for each (paper id, content hash, [(point id, ref), ...]): the
-        paper's edge refs become these, degrees follow, and the paper is done (its journal entry cleared).
+        paper's edge refs become these, degrees follow, and the paper is done (its journal entry
+        cleared, unless ``keep_journal``: the store still holds edges to remove).
 
         Returns the keys of the nodes whose degree changed.
         """
@@ -279,7 +305,8 @@ class Ledger:
                     "payload_version = excluded.payload_version",
                     (pid, content_hash, len(by_id), stamp, PAYLOAD_VERSION),
                 )
-                conn.execute("DELETE FROM journal WHERE paper_id = ?", (pid,))
+                if not keep_journal:
+                    conn.execute("DELETE FROM journal WHERE paper_id = ?", (pid,))
         return changed
 
     def remove_papers(

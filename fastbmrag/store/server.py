@@ -16,6 +16,7 @@ from qdrant_client import QdrantClient, models
 from fastbmrag.errors import DimensionMismatch, StoreError
 from fastbmrag.store.base import (
     Filter,
+    HasId,
     Hit,
     Match,
     Point,
@@ -29,9 +30,11 @@ UPSERT_BATCH = 256
 _LOCAL_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"
 
 
-def _condition(cond: Match | Range | Filter) -> Any:
+def _condition(cond: Match | Range | Filter | HasId) -> Any:
     if isinstance(cond, Filter):
         return to_qdrant_filter(cond)
+    if isinstance(cond, HasId):
+        return models.HasIdCondition(has_id=list(cond.ids))
     if isinstance(cond, Range):
         return models.FieldCondition(
             key=cond.key, range=models.Range(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)
