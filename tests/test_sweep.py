@@ -557,3 +557,19 @@ def test_an_update_waits_for_a_short_reader_and_status_names_the_holder(
     reader.join()
     assert result.exit_code == 0, result.output
     assert time.monotonic() - started >= 0.9  # it waited for the reader, then ran
+
+
+# --- 26: a binary file named .csv, a device as input --------------------------------------------
+
+
+def test_a_binary_csv_and_a_device_are_named_unreadable_in_plain_words(tmp_path: Path) -> None:
+    png = tmp_path / "figure.csv"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00")
+    result = run("update", "-c", "x", "--working-dir", str(tmp_path / "wd"), "--dry-run", str(png))
+    assert result.exit_code == 2
+    assert "figure.csv: unreadable file: a binary file, not CSV text" in result.output
+    assert "PNG" not in result.output and "\ufffd" not in result.output
+    result = run("update", "-c", "x", "--working-dir", str(tmp_path / "wd"), "--dry-run",
+                 "/dev/null")  # fmt: skip
+    assert result.exit_code == 2
+    assert "/dev/null: unreadable file: not a regular file (a device or a pipe)" in result.output

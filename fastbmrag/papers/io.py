@@ -105,6 +105,8 @@ def expand_inputs(paths: Iterable[str | os.PathLike[str]], report: ReadReport) -
                 report.skip(str(raw), NO_INPUT, f"the pattern matches no {supported} files")
             for p in found:
                 add(p)
+        elif path.exists():  # /dev/null, a pipe: no papers file
+            report.skip(str(path), UNREADABLE, "not a regular file (a device or a pipe)")
         else:
             report.skip(str(path), NO_INPUT, "no such file or directory")
     return files
@@ -154,6 +156,10 @@ def read_path(path: Path, report: ReadReport) -> Iterator[Paper]:
     (possibly after yielding the papers before a defect in a streamed file)."""
     suffix = _suffix(path)
     if suffix in (".csv", ".tsv"):
+        if b"\x00" in _head(path, 8192):  # text holds no NUL: an image, an archive, a binary
+            raise InputError(
+                f"{path.name}: a binary file, not CSV text: give a papers CSV or TSV saved as text"
+            )
         yield from read_papers_csv(path, report)
         return
     kind = "jats" if suffix in (".nxml", ".nxml.gz") else sniff_xml(path)
