@@ -29,7 +29,14 @@ from fastbmrag import config
 from fastbmrag.errors import CollectionNotFound, ConfigError, InputError, StoreBusy
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection
-from fastbmrag.store.places import check_name, choose_collection, ensure_creatable, readahead
+from fastbmrag.store.places import (
+    WRITE_FREE,
+    check_name,
+    check_space,
+    choose_collection,
+    ensure_creatable,
+    readahead,
+)
 from fastbmrag.store.status import collection_status
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
 
@@ -232,6 +239,9 @@ class RAG:
                 coll = stack.enter_context(self.writer(repair=repair, wait=wait))
             else:
                 ensure_creatable(s.working_dir / s.collection)
+                if not s.qdrant_url:  # the embedded store's files: checked before any work
+                    check_space(s.working_dir / s.collection, WRITE_FREE,
+                                f"opening collection '{s.collection}' for writing")  # fmt: skip
             dim = self.check_model_server()
             if coll is not None:
                 coll.ensure_vector_size(dim)
@@ -402,16 +412,18 @@ class RAG:
 
     def check_store(self) -> str | None:
         """Open the collection's store and close it: StoreError, one line with the fix, when
-        it is damaged or lost; who holds it when another process does (not opened), None when
-        it opened."""
-        from fastbmrag.errors import StoreBusy
+        it is damaged or lost; why it was not opened (another process holds it, its volume is
+        full), None when it opened."""
+        from fastbmrag.errors import DiskFull, StoreBusy
 
         try:  # no wait: status says who holds it
             with Collection.reader(self.working_dir, self.collection_name, command="status",
                                    busy_timeout=0, **self._where()):  # fmt: skip
                 return None
         except StoreBusy as err:
-            return err.holder or "another process"
+            return f"held by {err.holder or 'another process'}"
+        except DiskFull as err:
+            return str(err).split(" and ")[0].replace("The volume", "its volume")
 
     def _finish_interrupted(self, journal: dict[str, str]) -> dict[str, Any] | None:
         """None when nothing was left, else the operations (``delete``: papers whose deletion

@@ -13,6 +13,7 @@ Hierarchy::
     │   ├── CollectionNotFound     exit 2  no such collection in the working dir / server
     │   ├── DimensionMismatch      exit 2  embedding size differs from the collection's
     │   ├── StoreLost              exit 2  the ledger lists edges the store does not hold
+    │   ├── DiskFull               exit 2  too little free space where the collection lives
     │   └── StoreBusy              exit 3  another process has the embedded shard open
     ├── LockedError                exit 3  another update/sync holds the collection lock
     ├── VocabError                 exit 2  the vocabularies cannot be loaded or built
@@ -88,6 +89,10 @@ class DimensionMismatch(StoreError):
 class StoreLost(StoreError):
     """The collection's ledger lists edges that its store does not hold (a deleted or damaged
     shard, a dropped server collection)."""
+
+
+class DiskFull(StoreError):
+    """The volume of a collection has too little free space to open or write it safely."""
 
 
 class StoreBusy(StoreError):

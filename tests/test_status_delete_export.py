@@ -73,7 +73,7 @@ def test_status_works_while_an_update_holds_the_collection(wd: Path) -> None:
     assert code == 0, err
     assert "3 done" in out
     [store] = [line for line in out.splitlines() if line.startswith("Store")]
-    assert "(held by pid" in store and "fastbmrag update" in store and ": not opened)" in store
+    assert "(not opened: held by pid" in store and "fastbmrag update" in store
     code, out, _err = invoke("status", "-c", "cid", "--working-dir", str(wd))
     assert code == 0 and "not opened" not in out  # opened, and found readable
 

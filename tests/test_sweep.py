@@ -550,7 +550,7 @@ def test_an_update_waits_for_a_short_reader_and_status_names_the_holder(
     reader.start()
     held.wait(10)
     status = run("status", *common)
-    assert "(held by pid" in status.stdout and "fastbmrag serve" in status.stdout
+    assert "(not opened: held by pid" in status.stdout and "fastbmrag serve" in status.stdout
     threading.Timer(1.0, release.set).start()
     started = time.monotonic()
     result = run("update", *common, "--ollama-host", fake.url, "--force", "--wait", "20", papers)
@@ -573,3 +573,68 @@ def test_a_binary_csv_and_a_device_are_named_unreadable_in_plain_words(tmp_path:
                  "/dev/null")  # fmt: skip
     assert result.exit_code == 2
     assert "/dev/null: unreadable file: not a regular file (a device or a pipe)" in result.output
+
+
+# --- 5: a full disk is an error, not a SIGBUS ------------------------------------------------------
+
+
+@pytest.fixture
+def small_volume(tmp_path: Path) -> Iterator[Path]:
+    """A 200 MB tmpfs the test mounts (as root); skipped where it cannot."""
+    import os
+    import subprocess
+
+    where = tmp_path / "small"
+    where.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", str(where)],
+                             capture_output=True)  # fmt: skip
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=False)
+
+
+def test_a_full_volume_is_one_line_and_loses_nothing(
+    small_volume: Path, tmp_path: Path, fake: FakeOllama
+) -> None:
+    import shutil
+    import subprocess
+    import sys
+
+    papers = str(Path(__file__).parent / "data" / "query" / "papers.csv")
+    env = {"FASTBMRAG_HOME": str(small_volume / "home"), "PATH": "/usr/bin:/bin"}
+
+    def cli_run(*args: str) -> subprocess.CompletedProcess[str]:  # a process of its own: no
+        return subprocess.run([sys.executable, "-m", "fastbmrag", *args], env=env,  # SIGBUS
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+
+    def fill(leaving: int) -> None:
+        free = shutil.disk_usage(small_volume).free
+        (small_volume / "filler").write_bytes(b"\0" * (free - leaving))
+
+    # a new collection on a volume with 30 MB free: refused before anything is written
+    fill(30 << 20)
+    result = cli_run("update", "-c", "demo", "--ollama-host", fake.url, papers)
+    assert result.returncode == 2, result.stderr
+    assert "MB free and opening collection 'demo' for writing needs about 64 MB" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (small_volume / "home" / "demo").exists()
+    # a collection made elsewhere, moved onto the volume, which then fills up: status reads its
+    # ledger and says why the store was not opened; a query is one line, exit 2
+    built = tmp_path / "built"
+    assert run("update", "-c", "demo", "--working-dir", str(built), "--ollama-host", fake.url,
+               papers).exit_code == 0  # fmt: skip
+    (small_volume / "filler").unlink()
+    shutil.copytree(built / "demo", small_volume / "home" / "demo")
+    fill(4 << 20)
+    status = cli_run("status", "-c", "demo")
+    assert status.returncode == 0, status.stderr
+    assert "5 done" in status.stdout, status.stdout
+    assert "(not opened: its volume of" in status.stdout, status.stdout
+    query = cli_run("query", "IL1B?", "-c", "demo", "--ollama-host", fake.url)
+    assert query.returncode == 2 and len(query.stderr.strip().splitlines()) == 1
+    assert "MB free and opening collection 'demo' for reading needs about 16 MB" in query.stderr

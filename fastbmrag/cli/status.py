@@ -45,9 +45,7 @@ def _human(stats: dict[str, Any]) -> str:
     lines = [
         f"Collection  {stats['collection']}",
         f"Store       {stats['backend']}: {stats['location']}"
-        + (
-            f" (held by {stats['store_held_by']}: not opened)" if stats.get("store_held_by") else ""
-        ),
+        + (f" (not opened: {stats['store_not_opened']})" if stats.get("store_not_opened") else ""),
         f"Ledger      {stats['ledger']}",
         f"Papers      {p['done']:,} done, {p['failed']:,} failed, {p['pending']:,} pending"
         + (f", {stats['retracted_papers']:,} retracted" if stats.get("retracted_papers") else ""),
@@ -117,7 +115,7 @@ def status(
     rag = RAG(working_dir, collection, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key)
     stats = rag.status(max_failed=None if as_json else 20)
     held = rag.check_store()  # a damaged store is an error here too
-    stats["store_opened"], stats["store_held_by"] = held is None, held
+    stats["store_opened"], stats["store_not_opened"] = held is None, held
     if as_json:
         click.echo(json.dumps(stats, indent=2))
     else:

@@ -12,6 +12,7 @@ literal), which reads back identically through :func:`read_papers_csv`.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import glob
 import gzip
@@ -156,7 +157,10 @@ def read_path(path: Path, report: ReadReport) -> Iterator[Paper]:
     (possibly after yielding the papers before a defect in a streamed file)."""
     suffix = _suffix(path)
     if suffix in (".csv", ".tsv"):
-        if b"\x00" in _head(path, 8192):  # text holds no NUL: an image, an archive, a binary
+        head = _head(path, 8192)
+        # text holds no NUL (UTF-16 aside, which begins with its byte order mark): an image,
+        # an archive, a binary
+        if b"\x00" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
             raise InputError(
                 f"{path.name}: a binary file, not CSV text: give a papers CSV or TSV saved as text"
             )

@@ -42,8 +42,10 @@ from fastbmrag.store.opening import open_collection
 from fastbmrag.store.places import (
     LEDGER_FILE,
     SHARD_DIR,
+    WRITE_FREE,
     FileLock,
     check_name,
+    check_space,
 )
 
 log = logging.getLogger(__name__)
@@ -55,6 +57,10 @@ log = logging.getLogger(__name__)
 # commit, so a long one indexes as it goes, a segment of about this many points at a time.
 DEFAULT_OPTIMIZE_MIN_POINTS = 20_000
 _SET_PAYLOAD_CHUNK = 512
+
+
+# Disk a stored edge takes at most, with its share of the indexes and a segment rebuild's copy.
+POINT_BYTES = 64 * 1024
 
 
 class PaperEdges(NamedTuple):
@@ -237,6 +243,9 @@ class Collection(Closing):
                 raise ValueError(f"{len(p.points)} points but {len(p.refs)} refs for {p.paper_id}")
         with self._mutex:
             self._require_write()
+            if self.backend == "embedded":  # on a full volume a mapped write is a SIGBUS
+                n = sum(len(p.points) for p in batch.values())
+                check_space(self.directory, WRITE_FREE + n * POINT_BYTES, "this commit")
             first = next((p.points[0] for p in batch.values() if p.points), None)
             if first is not None:
                 self.ensure_vector_size(len(first.vector))

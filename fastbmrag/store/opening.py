@@ -17,10 +17,13 @@ from fastbmrag.store.ledger import Ledger
 from fastbmrag.store.places import (
     LEDGER_FILE,
     LOCK_FILE,
+    READ_FREE,
     SHARD_DIR,
     SHARD_LOCK_FILE,
+    WRITE_FREE,
     FileLock,
     check_name,
+    check_space,
     command_line,
     holder_line,
     list_collections,
@@ -84,14 +87,17 @@ def open_collection(
     check_name(name)
     working_dir = Path(working_dir).expanduser()
     directory = working_dir / name
-    if not (directory / LEDGER_FILE).is_file():
-        if not create:
-            existing = list_collections(working_dir)
-            known = ", ".join(existing) if existing else "none yet"
-            raise CollectionNotFound(
-                f"No collection '{name}' in {working_dir} (collections there: {known}): "
-                "check --collection and --working-dir, or index papers with `fastbmrag update`"
-            )
+    if not create and not (directory / LEDGER_FILE).is_file():
+        existing = list_collections(working_dir)
+        known = ", ".join(existing) if existing else "none yet"
+        raise CollectionNotFound(
+            f"No collection '{name}' in {working_dir} (collections there: {known}): "
+            "check --collection and --working-dir, or index papers with `fastbmrag update`"
+        )
+    if store is None and not qdrant_url and not ledger_only:  # the embedded shard: mapped files
+        check_space(directory, WRITE_FREE if write else READ_FREE,
+                    f"opening collection '{name}' for {'writing' if write else 'reading'}")  # fmt: skip
+    if create:
         directory.mkdir(parents=True, exist_ok=True)
     info = {
         "pid": os.getpid(),

@@ -15,7 +15,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fastbmrag.errors import CollectionNotFound, InputError
+from fastbmrag.errors import CollectionNotFound, DiskFull, InputError
+
+MB = 1 << 20
+# Free space the embedded store needs to be opened (it maps and may extend its files: on a full
+# volume a write into a mapped file kills the process with SIGBUS), and to be written to (a new
+# shard preallocates about 20 MB).
+READ_FREE = 16 * MB
+WRITE_FREE = 64 * MB
 
 LEDGER_FILE = "ledger.sqlite"
 SHARD_DIR = "shard"
@@ -81,6 +88,23 @@ _READ_AHEAD: set[Path] = set()
 
 # Folders of the working dir that are no collection's: the rebuilt vocabularies, the logs.
 RESERVED_NAMES = frozenset({"vocab", "logs"})
+
+
+def check_space(path: Path, needed: int, doing: str) -> None:
+    """DiskFull, one line naming the volume and what is needed, when the volume of ``path`` (or
+    of the nearest folder above it that exists) has less than ``needed`` bytes free."""
+    where = Path(path).expanduser()
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        free = os.statvfs(where).f_bavail * os.statvfs(where).f_frsize
+    except OSError:
+        return  # no way to tell: go on
+    if free < needed:
+        raise DiskFull(
+            f"The volume of {where} has {free / MB:,.0f} MB free and {doing} needs about "
+            f"{needed / MB:,.0f} MB: free some space there (nothing committed is lost)"
+        )
 
 
 def check_name(name: str) -> str:
