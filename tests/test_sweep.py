@@ -638,3 +638,19 @@ def test_a_full_volume_is_one_line_and_loses_nothing(
     query = cli_run("query", "IL1B?", "-c", "demo", "--ollama-host", fake.url)
     assert query.returncode == 2 and len(query.stderr.strip().splitlines()) == 1
     assert "MB free and opening collection 'demo' for reading needs about 16 MB" in query.stderr
+
+
+# --- 30: a name that resolves nowhere, an email that is none ------------------------------------
+
+
+def test_an_unresolvable_host_is_said_at_once_and_a_bad_email_named(tmp_path: Path) -> None:
+    out = str(tmp_path / "x.csv")
+    started = time.monotonic()
+    result = run("fetch", "--query", "x[tiab]", "--days", "3", "--email", "a@example.org",
+                 "--eutils-url", "http://fastbmrag-test.invalid", "-o", out)  # fmt: skip
+    assert result.exit_code == 2
+    assert "Cannot resolve fastbmrag-test.invalid" in result.output
+    assert "not the service" in result.output and time.monotonic() - started < 10
+    result = run("fetch", "--query", "x[tiab]", "--days", "3", "--email", "notanemail", "-o", out)
+    assert result.exit_code == 2
+    assert "'notanemail' is not an email address" in result.output

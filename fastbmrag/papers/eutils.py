@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import logging
+import re
 import socket
 import threading
 import time
@@ -103,6 +104,11 @@ class FetchSettings:
     ) -> FetchSettings:
         """Settings from flags, then ``NCBI_EMAIL``/``NCBI_API_KEY``/``FASTBMRAG_*_URL``, then defaults."""
         email = config.setting(email, config.ENV_NCBI_EMAIL) or ""
+        if email and not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", email):
+            raise ConfigError(
+                f"{email!r} is not an email address: NCBI asks for a contact it can write to "
+                "(--email you@example.org)"
+            )
         if "@" not in email:
             raise ConfigError(
                 "NCBI asks every E-utilities user for a contact email: pass --email you@example.org "
@@ -161,6 +167,14 @@ class _Retry(Exception):
         super().__init__(reason)
         self.reason = reason
         self.wait = wait
+
+
+def _unresolved(url: str, err: object) -> str:
+    host = urlsplit(url).hostname or url
+    return (
+        f"Cannot resolve {host} ({err}): this machine's network or DNS is down, not the "
+        "service; check the connection and try again"
+    )
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -259,6 +273,8 @@ class PubMedClient(Closing):
                 ) from err
             except (URLError, OSError, http.client.HTTPException) as err:
                 reason = getattr(err, "reason", None) or err
+                if isinstance(reason, socket.gaierror):  # no name resolution: not PubMed's fault
+                    raise FetchError(_unresolved(s.eutils_url, reason)) from err
                 raise _Retry(f"connection error: {reason}") from err
             return data if isinstance(data, bytes) else data.encode("utf-8")
 
@@ -272,6 +288,11 @@ class PubMedClient(Closing):
         def call() -> bytes | None:
             try:
                 resp = self._http.get(url)
+            except httpx.ConnectError as err:
+                cause = err.__cause__ or err.__context__
+                if isinstance(cause, socket.gaierror) or "Name or service not known" in str(err):
+                    raise FetchError(_unresolved(url, err)) from err
+                raise _Retry(f"connection error: {err}") from err
             except httpx.TransportError as err:
                 raise _Retry(f"connection error: {err}") from err
             if resp.status_code == 404:
