@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -183,6 +184,10 @@ def test_vocab_update_from_local_files(tmp_path: Path) -> None:
     assert code == 0, err
     assert err == ""
     assert "Vocabularies rebuilt in" in out
+    # a local file's version: its name's, else its date (not "unknown", not "downloaded")
+    code, out, _ = run("vocab", "info", "--json")
+    versions = {k: v["version"] for k, v in json.loads(out)["sources"].items()}
+    assert all(v.startswith("local file of 20") for v in versions.values()), versions
 
 
 def test_vocab_update_http_error_names_the_fix(vocab_server: str) -> None:
@@ -195,9 +200,10 @@ def test_vocab_update_http_error_names_the_fix(vocab_server: str) -> None:
     last = err.strip().splitlines()[-1]
     assert last.startswith(f"Error: Cannot download {vocab_server}/desc2099.xml: HTTP 404")
     assert "--mesh" in last
-    # Nothing half-built is left in use.
+    # Nothing half-built is left in use, and no empty folder behind.
     code, out, _ = run("vocab", "info", "--json")
     assert json.loads(out)["origin"] == "bundled"
+    assert not (Path(os.environ["FASTBMRAG_HOME"]) / "vocab").exists()
 
 
 def test_explain_prints_the_decision_for_each_name() -> None:

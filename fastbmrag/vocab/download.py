@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -67,9 +68,37 @@ def update_vocab(
     gzipped; NCBI Gene's human gene_info, plain or gzipped); whichever is missing is downloaded
     from its URL (argument > environment > default).
     """
+
+    created = not out_dir.exists()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        return _update_in(out_dir, hgnc, mesh, hgnc_url_, mesh_url_, gene_info, gene_info_url_)
+    except BaseException:
+        if created:  # a failed first build (offline, a bad file) leaves no empty folder behind
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
+
+
+def _local_version(path: Path, pattern: str) -> str:
+    """A local file's version: from its name, else its modification date."""
+    found = version_from_name(path, pattern)
+    if found:
+        return found
+    when = datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%d")
+    return f"local file of {when}"
+
+
+def _update_in(
+    out_dir: Path,
+    hgnc: Path | None,
+    mesh: Path | None,
+    hgnc_url_: str | None,
+    mesh_url_: str | None,
+    gene_info: Path | None,
+    gene_info_url_: str | None,
+) -> dict[str, Any]:
     import tempfile
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     today = datetime.now(UTC).strftime("%Y-%m-%d")
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".download-") as tmp:
         hgnc_source = str(hgnc) if hgnc else hgnc_url(hgnc_url_)
@@ -78,13 +107,18 @@ def update_vocab(
             hgnc = download(hgnc_source, Path(tmp) / "hgnc_complete_set.txt", "hgnc")
             hgnc_version = f"downloaded {today}"
         else:
-            hgnc_version = version_from_name(hgnc, r"(\d{4}-\d{2}(?:-\d{2})?)") or "unknown"
+            hgnc_version = _local_version(hgnc, r"(\d{4}-\d{2}(?:-\d{2})?)")
         if mesh is None:
             name = mesh_source.rstrip("/").rsplit("/", 1)[-1] or "desc.xml"
             mesh = download(mesh_source, Path(tmp) / name, "mesh")
-        mesh_version = version_from_name(mesh, r"(\d{4})") or f"downloaded {today}"
+            mesh_version = version_from_name(mesh, r"(\d{4})") or f"downloaded {today}"
+        else:
+            mesh_version = _local_version(mesh, r"(\d{4})")
         gene_info_source = str(gene_info) if gene_info else gene_info_url(gene_info_url_)
-        gene_info_version = "local file" if gene_info else f"downloaded {today}"
+        gene_info_version = (
+            _local_version(gene_info, r"(\d{4}-\d{2}(?:-\d{2})?)") if gene_info
+            else f"downloaded {today}"
+        )  # fmt: skip
         if gene_info is None:
             name = gene_info_source.rstrip("/").rsplit("/", 1)[-1] or "gene_info"
             gene_info = download(gene_info_source, Path(tmp) / name, "gene-info")
