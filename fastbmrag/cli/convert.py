@@ -102,7 +102,7 @@ def convert(inputs: tuple[str, ...], output: str, quiet: bool) -> None:
             click.echo(f"skipped {where}: {why}", err=True)
         if len(report.skipped) > MAX_DETAILS:
             click.echo(
-                f"... and {len(report.skipped) - MAX_DETAILS} more skipped (-v lists them all)",
+                f"... and {len(report.skipped) - MAX_DETAILS:,} more skipped (-v lists them all)",
                 err=True,
             )
         for where, what in report.repaired[:MAX_DETAILS]:

@@ -59,7 +59,7 @@ class RunSummary:
     def line(self) -> str:
         if self.dry_run:
             todo = (
-                ", ".join(f"{n} {why}" for why, n in sorted(self.would_index.items())) or "nothing"
+                ", ".join(f"{n:,} {why}" for why, n in sorted(self.would_index.items())) or "nothing"
             )
             return (
                 f"dry run: {counted(self.read, 'paper')} read; would index "

@@ -141,11 +141,11 @@ class ReadReport:
         """One line, e.g. ``read 120 papers; skipped 3 (2 empty abstract and main text, 1 duplicate paper_id)``."""
         parts = [f"read {_plural(self.read, 'paper')}"]
         if self.skipped:
-            why = ", ".join(f"{n} {reason}" for reason, n in self._skip_counts.most_common())
-            parts.append(f"skipped {len(self.skipped)} ({why})")
+            why = ", ".join(f"{n:,} {reason}" for reason, n in self._skip_counts.most_common())
+            parts.append(f"skipped {len(self.skipped):,} ({why})")
         if self.repaired:
-            what = ", ".join(f"{n} {r}" for r, n in self._repair_counts.most_common())
-            parts.append(f"repaired {len(self.repaired)} ({what})")
+            what = ", ".join(f"{n:,} {r}" for r, n in self._repair_counts.most_common())
+            parts.append(f"repaired {len(self.repaired):,} ({what})")
         if self.decode_errors:
             parts.append(
                 f"replaced undecodable bytes on {_plural(len(self.decode_errors), 'line')}"
