@@ -195,6 +195,20 @@ def test_an_embedding_that_hangs_raises_llm_error() -> None:
         assert llm.accounting.by_kind[KIND_EMBED].failures == 1
 
 
+def test_a_slow_answer_is_waited_for_with_a_line_that_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with FakeOllama(slow_seconds=0.5) as fake:
+        fake.fail_next("slow")
+        llm = client(fake, chat_timeout=5.0, slow_notice=0.2)
+        result = run(llm, lambda c: c.chat(MESSAGES, Extraction, kind=KIND_EXTRACT))
+    assert result.ok
+    waiting = [r.getMessage() for r in caplog.records if "no answer yet" in r.getMessage()]
+    assert waiting and waiting[0] == (
+        f"{KIND_EXTRACT} request to {fake.url}: no answer yet after 0.2 s (it is given up at 5 s)"
+    )
+
+
 def test_slow_answers_within_the_timeout_are_fine() -> None:
     with FakeOllama(slow_seconds=0.2) as fake:
         fake.fail_next("slow")

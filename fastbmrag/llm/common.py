@@ -57,6 +57,7 @@ DEFAULT_EMBED_TIMEOUT = 120.0
 # HTTP 5xx, a dropped connection, no answer within the timeout) is given up: the run stops
 # (exit 2, what was committed kept), or a pool goes on without it.
 MAX_FAILURES_IN_A_ROW = 3
+SLOW_NOTICE = 60.0  # seconds of silence after which a request says it is still waiting
 
 PROBE_TEXT = "embedding size probe"
 
@@ -92,6 +93,7 @@ class BaseLLM(LLMClient):
         chat_timeout: float = DEFAULT_CHAT_TIMEOUT,
         embed_timeout: float = DEFAULT_EMBED_TIMEOUT,
         preflight_timeout: float = config.DEFAULT_PREFLIGHT_TIMEOUT,
+        slow_notice: float = SLOW_NOTICE,
     ) -> None:
         if concurrency < 1:
             raise LLMError(f"--concurrency must be at least 1, got {concurrency}")
@@ -110,6 +112,7 @@ class BaseLLM(LLMClient):
         self.chat_timeout = chat_timeout
         self.embed_timeout = embed_timeout
         self.preflight_timeout = preflight_timeout
+        self.slow_notice = slow_notice
         self.accounting = Accounting()
         self.failed_in_a_row = 0  # server-side failures since the last answer
         self._dim: int | None = None
@@ -233,7 +236,7 @@ class BaseLLM(LLMClient):
                 started = time.perf_counter()
                 try:
                     async with asyncio.timeout(timeout):
-                        answer = await send()
+                        answer = await self._noting_slow(send(), kind, timeout)
                 except Transient as err:
                     failure = err
                 except TimeoutError:
@@ -270,6 +273,24 @@ class BaseLLM(LLMClient):
                 delay,
             )
             await asyncio.sleep(delay)
+
+    async def _noting_slow(self, request: Awaitable[R], kind: str, timeout: float) -> R:
+        """``request``'s answer; every ``slow_notice`` seconds without one, a line says the
+        server is still working on it (a long answer, a loaded GPU, or a server that hangs)."""
+        task = asyncio.ensure_future(request)
+        waited = 0.0
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=self.slow_notice)
+                if done:
+                    return task.result()
+                waited += self.slow_notice
+                log.warning(
+                    "%s request to %s: no answer yet after %g s (it is given up at %g s)",
+                    kind, self.where, waited, timeout,
+                )  # fmt: skip
+        finally:
+            task.cancel()
 
     def _raise_if_unreachable(self, err: RetriesExhausted) -> None:
         """LLMUnavailable when the server cannot be reached, or when this is its
