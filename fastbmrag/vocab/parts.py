@@ -43,18 +43,32 @@ def partial(
     # attacks"): no part of the name
     free = toks.index("without", 1) if "without" in toks[1:] else n_all
     found: list[tuple[Sequence[str], Hit]] = []
+    # a part whose content words alone are longer than the longest key names no term: both its
+    # keys are at least that long (the index key joins every word, the bag key drops only
+    # BAG_STOP); checked first, it keeps a long name linear in the parts it can match
+    weight = [0]
+    for tok in toks:
+        weight.append(weight[-1] + (0 if tok in BAG_STOP else len(tok)))
+    longest = v.longest_key
+    # whether an acting word follows position k, a substituent precedes it (each once)
+    acting_after = [False] * (n_all + 1)
+    for k in range(n_all - 1, -1, -1):
+        acting_after[k] = acting_after[k + 1] or toks[k] in ACTING_ON
+    substituted_before = [False] * (n_all + 1)
+    for k in range(n_all):
+        substituted_before[k + 1] = substituted_before[k] or toks[k] in SUBSTITUENTS
     for n in range(n_all - 1, 0, -1):
         for start in range(n_all - n, -1, -1):
-            if start + n > free:
+            if start + n > free or weight[start + n] - weight[start] > longest:
                 continue
             part = toks[start : start + n]
             if n == 1 and (part[0] in GENERIC or len(part[0]) < 4):
                 continue
             if part[0] in BAG_STOP or part[-1] in BAG_STOP:
                 continue
-            if not ACTING_ON.isdisjoint(toks[start + n :]):
+            if acting_after[start + n]:
                 continue  # the target of an agent named after it ("CYP3A4 inhibitors")
-            if t != DISEASE and not SUBSTITUENTS.isdisjoint(toks[:start]):
+            if t != DISEASE and substituted_before[start]:
                 continue  # another compound: "methyl scopolamine" is no scopolamine
             if part[0] in SUBSTITUENTS and (n == 1 or start + n < n_all):
                 continue  # a group, or a substituted compound's start ("nitro-L-arginine")

@@ -12,6 +12,7 @@ stages for a name that is no term as written) and :meth:`Vocabulary.resolve` (a 
 from __future__ import annotations
 
 import abc
+import functools
 import gzip
 import json
 import pickle
@@ -431,6 +432,13 @@ class Vocabulary(abc.ABC):
             )  # a build from before the table was added
             self._word_weights = WordWeights(table)
         return self._word_weights
+
+    @functools.cached_property
+    def longest_key(self) -> int:
+        """The length of the longest index or bag key of MeSH: no longer phrase is a term."""
+        return max(
+            max(map(len, self.mesh_index), default=0), max(map(len, self.mesh_bag), default=0)
+        )
 
     @property
     def common_words(self) -> dict[str, float]:
