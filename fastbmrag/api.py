@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import shlex
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -39,6 +40,7 @@ from fastbmrag.store.places import (
 )
 from fastbmrag.store.status import collection_status
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
+from fastbmrag.wording import counted
 
 if TYPE_CHECKING:
     import networkx
@@ -410,6 +412,21 @@ class RAG:
         stats["interrupted"] = interrupted
         return stats
 
+    def update_running(self) -> str | None:
+        """While an update or sync runs (its run recorded, not ended): which, since when, and
+        how many papers it has committed so far; None when none runs."""
+        with self.ledger() as coll:
+            run = coll.ledger.last_run()
+            if run is None or run.ended_at is not None or not _alive(run.pid):
+                return None  # none runs, or its process was killed
+            done = coll.ledger.papers_done_since(run.started_at)
+        since = run.started_at.replace("T", " ").removesuffix("+00:00")
+        command = run.command if run.command.startswith("fastbmrag") else f"fastbmrag {run.command}"
+        return (
+            f"`{command}` is updating collection '{coll.name}' since {since} UTC "
+            f"({counted(done, 'paper')} committed so far)"
+        )
+
     def check_store(self) -> str | None:
         """Open the collection's store and close it: StoreError, one line with the fix, when
         it is damaged or lost; why it was not opened (another process holds it, its volume is
@@ -632,6 +649,19 @@ def options_of(kind: Any, given: dict[str, Any]) -> Any:
     if unknown:
         raise InputError(f"Unknown option {unknown[0]!r}: use one of {', '.join(sorted(known))}")
     return kind(**given)
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether process ``pid`` runs (unknown: assumed so)."""
+    if not pid:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _absent(given: str, found: Any, collection: str, so: str) -> InputError:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -654,3 +655,25 @@ def test_an_unresolvable_host_is_said_at_once_and_a_bad_email_named(tmp_path: Pa
     result = run("fetch", "--query", "x[tiab]", "--days", "3", "--email", "notanemail", "-o", out)
     assert result.exit_code == 2
     assert "'notanemail' is not an email address" in result.output
+
+
+def test_the_page_says_which_update_holds_the_store_since_when_and_how_far(
+    dirty: Path,
+) -> None:
+    from starlette.testclient import TestClient
+
+    from fastbmrag.api import RAG
+    from fastbmrag.store.collection import Collection
+    from fastbmrag.web import create_app
+
+    client = TestClient(create_app(RAG(dirty, "demo")))
+    with Collection.writer(dirty, "demo", command="fastbmrag update") as coll:
+        run_id = coll.record_run_start("update", {})
+        r = client.post("/api/query", json={"question": "IL1B?"})
+        coll.record_run_end(run_id, {})
+    assert r.status_code == 503 and r.json()["retry"] is True
+    error = r.json()["error"]
+    assert error.startswith("`fastbmrag update` is updating collection 'demo' since 20")
+    assert re.search(r"\(\d+ papers? committed so far\); the page asks again when it is done$",
+                     error)  # fmt: skip
+    assert "Qdrant" not in error

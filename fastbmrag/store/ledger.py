@@ -441,6 +441,13 @@ class Ledger:
                 (now(), json.dumps(summary, default=str), run_id),
             )
 
+    def papers_done_since(self, stamp: str) -> int:
+        """Papers committed at or after ``stamp`` (a run's start: its progress so far)."""
+        rows = self._query(
+            "SELECT COUNT(*) FROM papers WHERE status = 'done' AND updated_at >= ?", (stamp,)
+        )
+        return int(rows[0][0])
+
     def last_run(self) -> RunRecord | None:
         rows = self._query(
             "SELECT run_id, command, args, pid, started_at, ended_at, summary FROM runs "

@@ -179,8 +179,12 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
     async def call(fn: Any, *args: Any, **kwargs: Any) -> Response:
         try:
             return JSON(await run_in_threadpool(fn, *args, **kwargs))
-        except (StoreBusy, LLMUnavailable, ModelNotFound) as err:
-            return JSON({"error": str(err), "retry": isinstance(err, StoreBusy)}, status_code=503)
+        except StoreBusy as err:  # an update holds the store: say which, since when, how far
+            running = await run_in_threadpool(rag.update_running)
+            error = f"{running}; the page asks again when it is done" if running else str(err)
+            return JSON({"error": error, "retry": True}, status_code=503)
+        except (LLMUnavailable, ModelNotFound) as err:
+            return JSON({"error": str(err), "retry": False}, status_code=503)
         except FastbmragError as err:
             return JSON({"error": str(err)}, status_code=400)
         except Exception as err:  # a bug: JSON still, the traceback in the crash log
