@@ -254,7 +254,9 @@ def test_entrez_throttle_is_faster_with_a_key(fake: FakeEutils) -> None:
     fetch(fake, settings={"full_text": False})
     times = [r.at for r in fake.requests if r.kind in ("esearch", "efetch")]
     assert len(times) == 4
-    assert (times[-1] - times[0]) / (len(times) - 1) >= 0.08  # 10 requests/s with a key
+    # 10 requests/s with a key: 0.1 s apart as sent; the server sees them with the transport's
+    # jitter (a busy machine delays one arrival), so the bound leaves room for it
+    assert (times[-1] - times[0]) / (len(times) - 1) >= 0.06
 
 
 def test_settings_need_an_email(monkeypatch: pytest.MonkeyPatch) -> None:
