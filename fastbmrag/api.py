@@ -511,7 +511,7 @@ class RAG:
     def overview(self) -> dict[str, Any]:
         """The collection at a glance (a start page): counts, the last update, the most
         connected genes, diseases and chemicals, the papers indexed last, example questions."""
-        from fastbmrag.graph import overview
+        from fastbmrag.explore import overview
 
         stats = self.status(max_failed=0)
         with self.reader(command="overview") as coll:
@@ -527,7 +527,7 @@ class RAG:
 
     def find_entities(self, text: str, limit: int = 10) -> list[dict[str, Any]]:
         """The collection's entities named or identified by ``text`` (a prefix first)."""
-        from fastbmrag.graph import find_entities
+        from fastbmrag.explore import find_entities
 
         with self.reader(command="entity") as coll:
             return find_entities(coll, text, limit=limit)
@@ -535,7 +535,7 @@ class RAG:
     def contradictions(self, entity: str | None = None) -> list[dict[str, Any]]:
         """The entity pairs whose papers disagree (opposite relationship types), most papers
         first; with ``entity``, only pairs it is part of."""
-        from fastbmrag.graph import contradictions, node_names
+        from fastbmrag.explore import contradictions, node_names
         from fastbmrag.query import resolve_entity
 
         if entity is None:
@@ -551,7 +551,7 @@ class RAG:
     def path(self, start: str, end: str, *, max_hops: int = 3) -> list[list[dict[str, Any]]]:
         """The best-supported paths between two entities, each hop with its relation, papers
         and an evidence sentence."""
-        from fastbmrag.graph import node_names, paths
+        from fastbmrag.explore import node_names, paths
         from fastbmrag.query import resolve_entity
 
         norm = self.normalizer()
@@ -572,7 +572,7 @@ class RAG:
         """An entity's card: vocabulary facts and what the collection holds about it. An entry
         of the vocabularies that no edge is about gets its facts alone (``in_collection``
         false); a name neither knows is None."""
-        from fastbmrag.graph import entity_card, node_names, vocabulary_card
+        from fastbmrag.explore import entity_card, node_names, vocabulary_card
         from fastbmrag.query import resolve_entity
 
         norm = self.normalizer()
@@ -590,7 +590,7 @@ class RAG:
     def narrower(self, name: str, limit: int = 5) -> list[str]:
         """The collection's entities below a concept (MeSH descendants, an HGNC gene group's
         genes), most connected first: where to look when no edge is about the concept itself."""
-        from fastbmrag.graph import node_names
+        from fastbmrag.explore import node_names
         from fastbmrag.query import resolve_entity
 
         norm = self.normalizer()
@@ -624,7 +624,7 @@ class RAG:
         """The edges passing the query filters as a directed graph: a node per entity (name,
         type, ontology id), an edge per (source, target) with every relation between them
         (``relations``: type, paper, description) and the pair's largest weight."""
-        from fastbmrag.graph import as_digraph
+        from fastbmrag.explore import as_digraph
 
         return as_digraph(payload for _, payload in self._edges(filters))
 

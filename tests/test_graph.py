@@ -262,7 +262,7 @@ def test_a_collection_without_the_ancestors_index_matches_entities_exactly(
 
 
 def test_follow_ups_name_a_narrower_concept_with_evidence(collection: Any) -> None:
-    from fastbmrag.graph import follow_ups
+    from fastbmrag.explore import follow_ups
     from fastbmrag.store.collection import Collection
     from fastbmrag.vocab import load_normalizer
 

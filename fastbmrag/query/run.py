@@ -326,7 +326,7 @@ def _follow_ups(
     edges: list[EdgeResult],
     normalizer: Normalizer | None,
 ) -> list[str]:
-    from fastbmrag.graph import follow_ups
+    from fastbmrag.explore import follow_ups
 
     asked = [k for e in spec.entities for k in e.node_keys()]
     covered = {

@@ -26,14 +26,24 @@ from __future__ import annotations
 
 import re
 from collections.abc import Container, Iterable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from fastbmrag.vocab.base import CHEMICAL, GENE, PATHWAY, Normalized
 from fastbmrag.vocab.context import ALL_TYPES, TYPE_ALIASES
 from fastbmrag.vocab.keys import BAG_STOP, GENE_WORDS, ROMAN_NUMBER
 
-if TYPE_CHECKING:
-    from fastbmrag.vocab.normalizer import DictionaryNormalizer
+
+class Grounding(Protocol):
+    """What the finder asks of the normaliser
+    (:class:`~fastbmrag.vocab.normalizer.DictionaryNormalizer`)."""
+
+    @property
+    def common_words(self) -> dict[str, float]: ...
+
+    def normalize(self, name: str, type_hint: str = "auto", context: str = "") -> Normalized: ...
+
+    def ancestors(self, ontology_id: str) -> tuple[str, ...]: ...
+
 
 # Words at or above this frequency (articles, prepositions, auxiliaries, question words), and the
 # words MeSH's order-free keys leave out ("of", "induced", "due"), neither begin nor end a name: a
@@ -96,7 +106,7 @@ def _gene_written(word: str) -> bool:
 
 
 def find_mention_spans(
-    v: DictionaryNormalizer,
+    v: Grounding,
     text: str,
     types: Iterable[str] = ALL_TYPES,
     *,
@@ -140,7 +150,7 @@ def find_mention_spans(
     return [f for f in _longest(found) if f[2].type in wanted]
 
 
-def _process(v: DictionaryNormalizer, span: str) -> Normalized | None:
+def _process(v: Grounding, span: str) -> Normalized | None:
     """A biological process's name of several words ("single nucleotide polymorphism",
     "programmed cell death"): one name, none of whose words is a disease or chemical of its
     own; dropped from the mentions unless processes are asked for."""
@@ -169,7 +179,7 @@ def _grounded(span: str, m: Normalized) -> bool:
 
 
 def _reading(
-    v: DictionaryNormalizer,
+    v: Grounding,
     span: str,
     wanted: tuple[str, ...],
     text: str,

@@ -1,0 +1,75 @@
+"""Where papers agree and where they disagree about a pair of entities."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from fastbmrag.explore.edges import Edge, ledger_edges, node_names, opposed
+
+if TYPE_CHECKING:
+    from fastbmrag.store.collection import Collection
+
+
+def consensus(edges: Iterable[tuple[str, str, str, Any]]) -> list[dict[str, Any]]:
+    """Per (source, target) pair: each relationship type with the items that state it, and
+    whether two of the types say opposite things (``conflict``). ``edges``: (source, type,
+    target, item) with item a paper id or an evidence number."""
+    pairs: dict[tuple[str, str], dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
+    for source, rel, target, item in edges:
+        if item not in pairs[(source, target)][rel]:
+            pairs[(source, target)][rel].append(item)
+    out = []
+    for (source, target), by_type in pairs.items():
+        types = sorted(by_type)
+        conflict = any(opposed(a, b) for a, b in itertools.combinations(types, 2))
+        out.append({"source": source, "target": target, "conflict": conflict,
+                    "relations": {t: by_type[t] for t in types}})  # fmt: skip
+    return out
+
+
+def contradictions(collection: Collection, entity_keys: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The pairs whose papers disagree (opposite relationship types), most papers first. The
+    papers of a retracted side are named in ``retracted``; a pair whose disagreement rests
+    on retracted papers alone says so (``only_with_retracted``)."""
+    retracted = collection.retracted_papers()
+    found = disagreements(
+        ledger_edges(collection, retracted=True), node_names(collection), entity_keys
+    )
+    for pair in found:
+        pair["retracted"] = {
+            rel: [p for p in papers if p in retracted]
+            for rel, papers in pair["relations"].items()
+            if any(p in retracted for p in papers)
+        }
+        kept = [rel for rel, papers in pair["relations"].items() if set(papers) - retracted]
+        pair["only_with_retracted"] = not any(
+            opposed(a, b) for a, b in itertools.combinations(kept, 2)
+        )
+    return found
+
+
+def disagreements(
+    edges: list[Edge], names: dict[str, dict[str, Any]], entity_keys: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The pairs that ``edges`` relate by opposite relationship types (about ``entity_keys``
+    when given), with the papers on each side: what :func:`contradictions` and the follow-up
+    questions read."""
+    wanted = set(entity_keys)
+    rows = [
+        (e.source, e.relationship_type, e.target, e.paper_id)
+        for e in edges
+        if not wanted or e.source in wanted or e.target in wanted
+    ]
+    found = []
+    for pair in consensus(rows):
+        if not pair["conflict"]:
+            continue
+        papers = {p for ps in pair["relations"].values() for p in ps}
+        pair["papers"] = len(papers)
+        pair["source_name"] = names.get(pair["source"], {}).get("name", pair["source"])
+        pair["target_name"] = names.get(pair["target"], {}).get("name", pair["target"])
+        found.append(pair)
+    return sorted(found, key=lambda p: (-p["papers"], p["source_name"], p["target_name"]))
