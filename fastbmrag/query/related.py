@@ -39,11 +39,14 @@ def _stemmer() -> Any:
 
 def _common(normalizer: Normalizer | None) -> dict[str, float]:
     common = getattr(normalizer, "common_words", None)
-    if common is None:  # no vocabularies: the table they would carry
-        from fastbmrag.vocab.build import common_words
+    return _english() if common is None else common  # no vocabularies: the table they carry
 
-        common = common_words()
-    return common
+
+@functools.lru_cache(maxsize=1)
+def _english() -> dict[str, float]:
+    from fastbmrag.vocab.build import common_words
+
+    return common_words()
 
 
 def content_words(text: str, common: dict[str, float]) -> dict[str, bool]:

@@ -227,7 +227,7 @@ def _understood(
     absent; none used where entity flags were given."""
     if not opts.link:
         return []
-    mentions = understand(question, normalizer, collection.ledger, list(parse.entities))
+    mentions = understand(question, normalizer, collection.ledger, parse.entities)
     flagged = bool(opts.entities or opts.sources or opts.targets)
     entities = [m.entity for m in mentions]
     if normalizer is not None and not opts.exact:

@@ -17,6 +17,7 @@ one mention per node.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -77,7 +78,7 @@ def understand(
     question: str,
     normalizer: Normalizer | None,
     ledger: Ledger | None,
-    named: list[tuple[str, str]] = (),  # type: ignore[assignment]
+    named: Sequence[tuple[str, str]] = (),
 ) -> list[Mention]:
     """The mentions of ``question``, left to right. ``named``: the parse call's ``[name, type]``
     entities; ``ledger``: the collection's, for its names (None: none asked)."""
