@@ -486,37 +486,22 @@ def test_convert_to_standard_output_is_refused_with_the_fix(tmp_path: Path) -> N
 
 
 def test_a_hundred_page_queries_twenty_at_a_time_get_no_503(dirty: Path, fake: FakeOllama) -> None:
-    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     import httpx
-    import uvicorn
+    from test_web import served_app
 
     from fastbmrag.api import RAG
-    from fastbmrag.web import create_app
 
-    rag = RAG(dirty, "demo", ollama_host=fake.url)
-    server = uvicorn.Server(uvicorn.Config(create_app(rag), host="127.0.0.1", port=0,
-                                           log_level="warning"))  # fmt: skip
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 20
-        while not server.started and time.monotonic() < deadline:
-            time.sleep(0.05)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        url = f"http://127.0.0.1:{port}/api/query"
+    with served_app(RAG(dirty, "demo", ollama_host=fake.url)) as base:
 
         def ask(i: int) -> int:
             body = {"question": f"What is the role of IL1B in endometriosis ({i})?",
                     "min_score": -1}  # fmt: skip
-            return httpx.post(url, json=body, timeout=60).status_code
+            return httpx.post(base + "api/query", json=body, timeout=60).status_code
 
         with ThreadPoolExecutor(20) as pool:
             codes = list(pool.map(ask, range(100)))
-    finally:
-        server.should_exit = True
-        thread.join(10)
     assert codes == [200] * 100
     # the last request done, the store is closed: an update can take it
     from fastbmrag.store.collection import Collection

@@ -216,11 +216,10 @@ def _browser() -> Any:
 
 
 @contextlib.contextmanager
-def _page(rag: RAG) -> Iterator[tuple[Any, str]]:
-    """A headless browser and the URL of the app served over ``rag``."""
+def served_app(rag: RAG) -> Iterator[str]:
+    """The app over ``rag`` served by uvicorn on a free port of 127.0.0.1: its base URL."""
     import uvicorn
 
-    browser = _browser()
     server = uvicorn.Server(
         uvicorn.Config(create_app(rag), host="127.0.0.1", port=0, log_level="warning")
     )
@@ -231,11 +230,21 @@ def _page(rag: RAG) -> Iterator[tuple[Any, str]]:
         while not server.started and time.monotonic() < deadline:
             time.sleep(0.05)
         port = server.servers[0].sockets[0].getsockname()[1]
-        yield browser, f"http://127.0.0.1:{port}/"
+        yield f"http://127.0.0.1:{port}/"
     finally:
-        browser.quit()
         server.should_exit = True
         thread.join(10)
+
+
+@contextlib.contextmanager
+def _page(rag: RAG) -> Iterator[tuple[Any, str]]:
+    """A headless browser and the URL of the app served over ``rag``."""
+    browser = _browser()
+    try:
+        with served_app(rag) as url:
+            yield browser, url
+    finally:
+        browser.quit()
 
 
 def test_the_page_asks_shows_evidence_and_draws_the_graph(
