@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import shlex
 import threading
@@ -42,6 +43,8 @@ from fastbmrag.store.status import collection_status
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
 from fastbmrag.wording import counted
 
+log = logging.getLogger(__name__)
+
 if TYPE_CHECKING:
     import networkx
     import pandas
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
     from fastbmrag.index import RunSummary, UpdateOptions
     from fastbmrag.llm import BaseLLM, ServerPool
     from fastbmrag.papers.eutils import FetchSettings
+    from fastbmrag.papers.pubtator import PubTatorClient
     from fastbmrag.query import QueryOptions, QueryResult
     from fastbmrag.sync import SyncResult
 
@@ -275,15 +279,33 @@ class RAG:
         """Index ``papers`` into an open ``collection`` (None: a dry run of a new collection)."""
         from fastbmrag.index import index_papers
 
-        return index_papers(
-            papers,
-            collection,
-            self.llm(),
-            self.normalizer(),
-            options,
-            progress=progress,
-            total=total,
+        with contextlib.ExitStack() as stack:
+            return index_papers(
+                papers,
+                collection,
+                self.llm(),
+                self.normalizer(),
+                options,
+                progress=progress,
+                total=total,
+                pubtator=stack.enter_context(self.pubtator()) if self._grounds(options) else None,
+            )
+
+    def _grounds(self, options: UpdateOptions) -> bool:
+        """Whether a run grounds names on PubTator3 (not in a dry run, nor with no vocabularies)."""
+        return options.pubtator and self.settings.normalize and not options.dry_run
+
+    def pubtator(self) -> PubTatorClient:
+        """A PubTator3 client with this working directory's cache of annotations."""
+        from fastbmrag.papers.pubtator import (
+            CACHE_FILENAME,
+            AnnotationCache,
+            PubTatorClient,
+            PubTatorSettings,
         )
+
+        cache = AnnotationCache(self.working_dir / CACHE_FILENAME)
+        return PubTatorClient(PubTatorSettings.resolve(), cache)
 
     def insert_paper(
         self, papers: Any, *, force: bool = False, dry_run: bool = False, progress: bool = False,
@@ -365,7 +387,22 @@ class RAG:
                 since=since,
                 days=days,
                 dry_run=options.dry_run,
+                reground=(lambda: self.reground(coll)) if self._grounds(options) else None,
             )
+
+    def reground(self, collection: Collection) -> int:
+        """Ground the papers NCBI had not annotated when they were indexed, now that it has:
+        their edges re-keyed with no chat call (:mod:`fastbmrag.index.reground`). How many."""
+        from fastbmrag.index.reground import reground_papers
+        from fastbmrag.papers.pubtator import PubTatorUnavailable
+
+        with self.pubtator() as client:
+            try:
+                return reground_papers(collection, client, self.llm(), self.normalizer())
+            except PubTatorUnavailable as err:
+                log.warning("PubTator3 cannot be reached (%s): papers not yet annotated wait for "
+                            "the next sync", err)  # fmt: skip
+                return 0
 
     # --- reading -----------------------------------------------------------------------------
 

@@ -60,12 +60,15 @@ ENV_NCBI_EMAIL = "NCBI_EMAIL"
 ENV_NCBI_API_KEY = "NCBI_API_KEY"
 ENV_EUTILS_URL = "FASTBMRAG_EUTILS_URL"
 ENV_FULLTEXT_URL = "FASTBMRAG_FULLTEXT_URL"
+ENV_PUBTATOR_URL = "FASTBMRAG_PUBTATOR_URL"
+ENV_PUBTATOR = "FASTBMRAG_PUBTATOR"  # "0": ground with the dictionaries only (--no-pubtator)
 ENV_HGNC_URL = "FASTBMRAG_HGNC_URL"
 ENV_MESH_URL = "FASTBMRAG_MESH_URL"
 ENV_GENE_INFO_URL = "FASTBMRAG_GENE_INFO_URL"
 
 DEFAULT_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 DEFAULT_FULLTEXT_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest/{pmcid}/fullTextXML"
+DEFAULT_PUBTATOR_URL = "https://www.ncbi.nlm.nih.gov/research/pubtator3-api"
 DEFAULT_HGNC_URL = (
     "https://storage.googleapis.com/public-download-files/hgnc/tsv/tsv/hgnc_complete_set.txt"
 )

@@ -105,6 +105,7 @@ class SyncResult:
     dry_run: bool = False
     notes: list[str] = field(default_factory=list)
     newly_retracted: list[str] = field(default_factory=list)
+    regrounded: int = 0  # papers not yet annotated at indexing, grounded on PubTator3 now
 
     @property
     def failed(self) -> int:
@@ -117,6 +118,10 @@ class SyncResult:
     def line(self) -> str:
         head = f"sync {self.query!r} {self.mindate}..{self.maxdate}: {self.fetch.line()}"
         body = self.index.line() if self.index is not None else "nothing new to index"
+        if self.regrounded:
+            body += (
+                f"; {counted(self.regrounded, 'paper')} re-grounded on PubTator3 (no model call)"
+            )
         if self.newly_retracted:
             body += (
                 f"; {counted(len(self.newly_retracted), 'paper')} newly retracted (edges flagged)"
@@ -146,6 +151,7 @@ class SyncResult:
             "unusable": list(self.fetch.unusable),
             "index": self.index.to_dict() if self.index is not None else None,
             "newly_retracted": len(self.newly_retracted),
+            "regrounded": self.regrounded,
             "deleted": self.index.to_dict().get("deleted", 0) if self.index is not None else 0,
             "mark": self.mark,
             "mark_moved": self.mark_moved,
@@ -198,8 +204,10 @@ def sync_collection(
     today: date | None = None,
     dry_run: bool = False,
     sleep: Callable[[float], None] | None = None,
+    reground: Callable[[], int] | None = None,
 ) -> SyncResult:
     """Fetch what is new for ``query`` and index it with ``index``; move the mark on success.
+    ``reground`` grounds the papers NCBI had not annotated yet (not in a dry run).
 
     ``collection`` must be open for writing (its lock held) unless ``dry_run``.
     ``index`` indexes a list of papers the way ``update`` does and returns its run
@@ -230,6 +238,8 @@ def sync_collection(
     result = SyncResult(query, mindate, maxdate, report, mark=mark, dry_run=dry_run)
     if papers:
         result.index = index(papers)
+    if reground is not None and not dry_run:
+        result.regrounded = reground()
     with PubMedClient(settings, **kwargs) as client:
         found = client.retracted(collection.retraction_candidates())
     result.newly_retracted = found if dry_run else collection.mark_retracted(found, "pubmed")

@@ -12,6 +12,9 @@ DATA = Path(__file__).parent / "data"
 @pytest.fixture(autouse=True)
 def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FASTBMRAG_HOME", str(tmp_path / "home"))
+    # papers with PMIDs are grounded on PubTator3 by default: tests that want it start the
+    # fake server and turn it on; the others never reach for NCBI
+    monkeypatch.setenv("FASTBMRAG_PUBTATOR", "0")
     for var in (
         "OLLAMA_HOST",
         "QDRANT_URL",
@@ -22,6 +25,7 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         "FASTBMRAG_ANSWER_MODEL",
         "NCBI_API_KEY",
         "FASTBMRAG_NUM_PREDICT",
+        "FASTBMRAG_PUBTATOR_URL",
     ):
         monkeypatch.delenv(var, raising=False)
 

@@ -67,6 +67,12 @@ def index_options(f: F) -> F:
             help="Cosine floor for a chunk to refine a relation.",
         ),
         click.option(
+            "--no-pubtator",
+            is_flag=True,
+            help="Ground names with the dictionaries only, not on NCBI's PubTator3 annotations of "
+            f"papers with a PMID or PMCID [env {config.ENV_PUBTATOR}=0].",
+        ),
+        click.option(
             "--no-normalize",
             is_flag=True,
             help="Keep entity names as the model wrote them (no HGNC/MeSH ids).",
@@ -120,6 +126,7 @@ def update_options(rag: RAG, opts: dict[str, Any]) -> Any:
         top_k=opts["top_k"],
         min_similarity=opts["min_similarity"],
         wait=opts["wait"],
+        **({"pubtator": False} if opts["no_pubtator"] else {}),
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastbmrag.index.extract import Relation
+from fastbmrag.index.grounding import PUBTATOR, PaperGrounding
 from fastbmrag.papers.model import Paper
 from fastbmrag.prompts import relation_statement
 from fastbmrag.sentences import Sentence
@@ -25,7 +26,15 @@ class EdgeEnd:
     raw: str
     norm: Normalized
     type: str
-    type_from: str = "model"  # "vocabulary": the model's type gave no id, one other type did
+    type_from: str = (
+        "model"  # "vocabulary" / "pubtator": the model's type gave no id, one other did
+    )
+    by: str = ""  # "pubtator" when PubTator3's annotation of the paper gave the id
+
+    @property
+    def grounding(self) -> str:
+        """Where the id came from: "pubtator", "dictionary", or "none" (no id)."""
+        return self.by or ("dictionary" if self.norm.ontology_id else "none")
 
     @property
     def key(self) -> str:
@@ -55,6 +64,7 @@ class EdgeEnd:
             f"{role}_ancestors": list(ancestors(oid)) if oid else [],
             f"{role}_raw": self.raw,
             f"{role}_match": self.norm.matched_by,
+            f"{role}_grounding": self.grounding,
         }
 
     def ref(self, role: str) -> dict[str, Any]:
@@ -92,12 +102,26 @@ GROUNDED_TYPES = ("gene", "disease", "chemical")
 RETYPING_MATCHES = frozenset({"symbol", "name", "entry_term"})
 
 
-def _ends(normalizer: Normalizer, name: str, etype: str, context: str) -> list[EdgeEnd]:
+def _ends(
+    normalizer: Normalizer,
+    name: str,
+    etype: str,
+    context: str,
+    paper: PaperGrounding | None = None,
+    cited: Sequence[Sentence] = (),
+) -> list[EdgeEnd]:
     """The entities a name stands for: one, or one per part of a coordination ("SMAD2/3",
-    "breast and ovarian cancer"). A gene, disease or chemical name that its type matches
-    nothing for, and exactly one other of the three by its own name or term, takes that type:
-    the vocabularies know the name, the model mistyped it."""
+    "breast and ovarian cancer"). With the ``paper``'s PubTator3 annotations, the entity they
+    give the name comes first (:mod:`fastbmrag.index.grounding`). A gene, disease or chemical
+    name that its type matches nothing for, and exactly one other of the three by its own name
+    or term, takes that type: the vocabularies know the name, the model mistyped it."""
+    if paper is not None and (found := paper.ground(name, etype, cited)) is not None:
+        return [EdgeEnd(name, found, etype, by=PUBTATOR)]
     norm = normalizer.normalize(name, etype, context)
+    if paper is not None:
+        norm = paper.prior(norm)
+        if norm.ontology_id is None and (other := paper.retype(name, cited)) is not None:
+            return [EdgeEnd(name, other, other.type, PUBTATOR, PUBTATOR)]
     if norm.parts:
         return [EdgeEnd(name, part, etype) for part in norm.parts]
     if etype in GROUNDED_TYPES and norm.ontology_id is None and norm.matched_by == "none":
@@ -113,11 +137,13 @@ def build_edges(
     relations: list[Relation],
     normalizer: Normalizer,
     drafted: list[Sentence] | None = None,
+    grounding: PaperGrounding | None = None,
 ) -> tuple[list[Edge], int]:
     """Normalise both ends (a coordination gives one edge per entity it names); one edge per
     (source, type, target) in a paper. The context is the title and abstract, or the
-    ``drafted`` sentences of a paper without an abstract. Returns the edges and the number of
-    relations dropped because both their ends became one entity ("HIF1" -> "HIF1A")."""
+    ``drafted`` sentences of a paper without an abstract; ``grounding``: the paper's PubTator3
+    annotations. Returns the edges and the number of relations dropped because both their ends
+    became one entity ("HIF1" -> "HIF1A")."""
     context = f"{paper.title}\n{paper.abstract}"
     if drafted and not paper.abstract.strip():
         context = "\n".join(s.text for s in drafted)
@@ -127,8 +153,8 @@ def build_edges(
     for rel in relations:
         pairs = [
             (src, tgt)
-            for src in _ends(normalizer, rel.src, rel.src_type, context)
-            for tgt in _ends(normalizer, rel.tgt, rel.tgt_type, context)
+            for src in _ends(normalizer, rel.src, rel.src_type, context, grounding, rel.cited)
+            for tgt in _ends(normalizer, rel.tgt, rel.tgt_type, context, grounding, rel.cited)
         ]
         if all(src.key == tgt.key for src, tgt in pairs):
             self_loops += 1

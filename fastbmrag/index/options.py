@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 
 from fastbmrag import config
 from fastbmrag.errors import InputError
@@ -25,6 +26,9 @@ class UpdateOptions:
     num_predict: int | None = None  # completion cap of the draft and refine calls (else theirs)
     # seconds a run waits for the embedded store while a query or the page reads it
     wait: float = config.DEFAULT_WRITE_WAIT
+    # ground the names of papers with a PMID or PMCID on PubTator3's annotations first
+    # (--no-pubtator, or FASTBMRAG_PUBTATOR=0, turns it off)
+    pubtator: bool = field(default_factory=lambda: os.environ.get(config.ENV_PUBTATOR) != "0")
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.min_similarity <= 1.0:  # NaN too

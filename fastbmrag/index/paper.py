@@ -10,10 +10,12 @@ from typing import Any
 
 from fastbmrag.index.edges import build_edges, edge_point
 from fastbmrag.index.extract import draft_relations, resolve_draft
+from fastbmrag.index.grounding import PaperGrounding
 from fastbmrag.index.options import UpdateOptions
 from fastbmrag.index.refine import refine_query, refine_relations
 from fastbmrag.llm.base import ChatResult, LLMClient
 from fastbmrag.papers.model import Paper
+from fastbmrag.papers.pubtator import Document
 from fastbmrag.sentences import abstract_sentences, opening_sentences
 from fastbmrag.store.base import EdgeRef, Point
 from fastbmrag.store.payload import CITED, REFINED
@@ -57,8 +59,10 @@ async def index_paper(
     llm: LLMClient,
     normalizer: Normalizer,
     opts: UpdateOptions,
+    annotations: Document | None = None,
 ) -> tuple[PaperOutcome, list[Point], list[EdgeRef]]:
     """All LLM work for one paper; returns the points to commit (nothing is written here).
+    ``annotations``: PubTator3's of this paper, which ground its names before the dictionaries.
 
     The model points, the program quotes: a relation's description is its cited abstract
     sentences unless stage 2 refines it, and its evidence is always sentences cut from the
@@ -77,7 +81,8 @@ async def index_paper(
         return out, [], []
 
     relations, out.dropped = resolve_draft(draft.value, sentences)
-    edges, out.self_loops = build_edges(paper, relations, normalizer, sentences)
+    grounding = None if annotations is None else PaperGrounding(annotations, normalizer)
+    edges, out.self_loops = build_edges(paper, relations, normalizer, sentences, grounding)
     if not edges:
         out.status = "done"
         return out, [], []

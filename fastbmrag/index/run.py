@@ -6,15 +6,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from fastbmrag import config
 from fastbmrag.errors import EXIT_OK, EXIT_PARTIAL, LLMError, LLMUnavailable, ModelNotFound
+from fastbmrag.index.grounding import DICTIONARY, NOT_YET, PUBTATOR
 from fastbmrag.index.options import UpdateOptions
 from fastbmrag.index.paper import PaperOutcome, index_paper, one_line
 from fastbmrag.llm.base import LLMClient
 from fastbmrag.papers.model import Paper
+from fastbmrag.papers.pubtator import (
+    MAX_IDS,
+    Document,
+    PubTatorClient,
+    PubTatorUnavailable,
+    request_for,
+)
 from fastbmrag.store.collection import Collection, PaperEdges
 from fastbmrag.vocab.base import Normalizer
 from fastbmrag.wording import counted
@@ -45,6 +54,10 @@ class RunSummary:
     max_embed_requests_per_paper: int = 0
     servers: dict[str, dict[str, int]] = field(default_factory=dict)  # several: per server
     stopped: str | None = None  # why the run ended early (interrupted, the server gone ...)
+    # indexed papers by where their names' ids came from: "pubtator" (PubTator3's annotations
+    # of the paper), "not_yet" (it has a PMID, NCBI has not annotated it yet), "dictionary"
+    grounding: dict[str, int] = field(default_factory=dict)
+    pubtator_unavailable: str | None = None  # why PubTator3 was not used, when it could not be
 
     @property
     def exit_code(self) -> int:
@@ -59,7 +72,8 @@ class RunSummary:
     def line(self) -> str:
         if self.dry_run:
             todo = (
-                ", ".join(f"{n:,} {why}" for why, n in sorted(self.would_index.items())) or "nothing"
+                ", ".join(f"{n:,} {why}" for why, n in sorted(self.would_index.items()))
+                or "nothing"
             )
             return (
                 f"dry run: {counted(self.read, 'paper')} read; would index "
@@ -74,7 +88,16 @@ class RunSummary:
             f"{self.unchanged:,} unchanged, {self.failed:,} failed; {counted(self.edges, 'edge')} "
             f"({self.refined_edges:,} refined"
             f"{self._drops()}); LLM calls: {calls_txt}; tokens/paper: {p:,.0f} prompt + "
-            f"{c:,.0f} completion{self._servers()}; {self.wall_seconds:.1f} s"
+            f"{c:,.0f} completion{self._servers()}{self._grounding()}; {self.wall_seconds:.1f} s"
+        )
+
+    def _grounding(self) -> str:
+        g = self.grounding
+        if not (g.get(PUBTATOR) or g.get(NOT_YET) or self.pubtator_unavailable):
+            return ""
+        return (
+            f"; ids: {g.get(PUBTATOR, 0):,} papers by PubTator3, {g.get(DICTIONARY, 0):,} by the "
+            f"dictionaries, {g.get(NOT_YET, 0):,} not yet annotated"
         )
 
     def _servers(self) -> str:
@@ -129,15 +152,21 @@ def index_papers(
     *,
     progress: bool = True,
     total: int | None = None,
+    pubtator: PubTatorClient | None = None,
 ) -> RunSummary:
     """Index ``papers`` into ``collection``. Runs its own event loop and closes ``llm`` at the end.
+    With ``pubtator``, the names of papers with a PMID or PMCID are grounded on PubTator3's
+    annotations first (fetched 100 papers at a time, before their model work starts).
 
     Before the first paper that needs work is touched, the model server and models are
     checked (``preflight``) and the embedding size is checked against the collection; both
     raise with a one-line fix. A run with nothing to do contacts no server.
     """
     opts = options or UpdateOptions()
-    return asyncio.run(_run(papers, collection, llm, normalizer, opts, progress, total))
+    annotations = _Annotations(pubtator)
+    return asyncio.run(
+        _run(papers, collection, llm, normalizer, opts, progress, total, annotations)
+    )
 
 
 async def _run(
@@ -148,6 +177,7 @@ async def _run(
     opts: UpdateOptions,
     progress: bool,
     total: int | None,
+    annotations: _Annotations,
 ) -> RunSummary:
     summary = RunSummary(dry_run=opts.dry_run)
     started = time.perf_counter()
@@ -182,6 +212,7 @@ async def _run(
                     opts,
                     summary,
                     bar,
+                    annotations,
                 )
             # what the records say of retractions and deletions, once their papers are in
             summary.retracted = len(collection.mark_retracted(retracted, "input"))
@@ -232,8 +263,9 @@ async def _work(
     opts: UpdateOptions,
     summary: RunSummary,
     bar: _Progress,
+    annotations: _Annotations,
 ) -> None:
-    queue: asyncio.Queue[tuple[Paper, str] | None] = asyncio.Queue(maxsize=opts.concurrency * 2)
+    queue: asyncio.Queue[_Item | None] = asyncio.Queue(maxsize=opts.concurrency * 2)
     group: list[PaperEdges] = []  # finished papers waiting for their (shared) commit
     last_commit = time.monotonic()
 
@@ -249,9 +281,11 @@ async def _work(
 
     async def worker() -> None:
         while (item := await queue.get()) is not None:
-            paper, digest = item
+            paper, digest, grounded = item
             try:
-                outcome, points, refs = await index_paper(paper, llm, normalizer, opts)
+                outcome, points, refs = await index_paper(
+                    paper, llm, normalizer, opts, grounded.document
+                )
             except (LLMUnavailable, ModelNotFound):
                 raise  # the server is gone: stop the run (finished papers are committed)
             except LLMError as err:  # this paper's embeddings failed after their retries
@@ -261,7 +295,10 @@ async def _work(
                     [],
                 )
             if outcome.status == "done":
-                group.append(PaperEdges(paper.paper_id, digest, points, refs))
+                group.append(
+                    PaperEdges(paper.paper_id, digest, points, refs, grounded.ledger_entry)
+                )
+                summary.grounding[grounded.state] = summary.grounding.get(grounded.state, 0) + 1
                 summary.indexed += 1
                 summary.edges += outcome.edges
                 summary.refined_edges += outcome.refined
@@ -288,6 +325,15 @@ async def _work(
             )
             bar.advance()
 
+    waiting: list[tuple[Paper, str]] = []  # papers whose annotations are fetched together
+
+    async def send() -> None:
+        found = await asyncio.to_thread(annotations.fetch, [p for p, _ in waiting])
+        summary.pubtator_unavailable = annotations.unavailable
+        for paper, digest in waiting:
+            await queue.put((paper, digest, found[paper.paper_id]))
+        waiting.clear()
+
     async def produce(tg: asyncio.TaskGroup) -> None:
         started = False
         for paper in papers:
@@ -305,8 +351,11 @@ async def _work(
                 for _ in range(max(opts.concurrency, 1)):
                     tg.create_task(worker())
                 started = True
-            await queue.put((paper, digest))
+            waiting.append((paper, digest))
+            if len(waiting) >= MAX_IDS:
+                await send()
         if started:
+            await send()
             for _ in range(max(opts.concurrency, 1)):
                 await queue.put(None)
 
@@ -318,6 +367,52 @@ async def _work(
         raise group_err.exceptions[0] from None
     finally:
         commit()  # what finished before an error or Ctrl-C is kept
+
+
+@dataclass(frozen=True)
+class _Grounded:
+    """What PubTator3 holds for a paper: its annotations, where they came from."""
+
+    state: str  # PUBTATOR, NOT_YET or DICTIONARY
+    document: Document | None = None
+    request: str = ""  # the request key, for a paper with a PMID or PMCID
+
+    @property
+    def ledger_entry(self) -> tuple[str, str] | None:
+        """(state, request) for the ledger, which a later sync re-grounds from."""
+        return (self.state, self.request) if self.request else None
+
+
+_Item = tuple[Paper, str, _Grounded]
+
+
+class _Annotations:
+    """PubTator3's annotations of a run's papers; none once the service cannot be reached (one
+    warning says so, the run goes on with the dictionaries)."""
+
+    def __init__(self, client: PubTatorClient | None) -> None:
+        self.client = client
+        self.unavailable: str | None = None
+
+    def fetch(self, papers: Sequence[Paper]) -> dict[str, _Grounded]:
+        requests = {p.paper_id: request_for(p.pmid, p.pmcid, full=p.has_main_text) for p in papers}
+        out = {pid: _Grounded(DICTIONARY) for pid in requests}
+        asked = {pid: r for pid, r in requests.items() if r is not None}
+        if self.client is None or self.unavailable or not asked:
+            return out
+        try:
+            docs = self.client.documents(list(asked.values()))
+        except PubTatorUnavailable as err:
+            self.unavailable = str(err)
+            log.warning(
+                "PubTator3 cannot be reached (%s): names are grounded with the dictionaries in "
+                "this run (--no-pubtator or %s=0 skips it)", err, config.ENV_PUBTATOR,
+            )  # fmt: skip
+            return out
+        for pid, req in asked.items():
+            doc = docs.get(req.key)
+            out[pid] = _Grounded(PUBTATOR if doc else NOT_YET, doc, req.key)
+        return out
 
 
 class _Progress:

@@ -70,6 +70,9 @@ class PaperEdges(NamedTuple):
     content_hash: str | None
     points: list[Point]
     refs: list[EdgeRef]
+    # (state, request) of a paper with a PMID or PMCID: "pubtator" or "not_yet" (a later sync
+    # re-grounds it), and its PubTator3 request key; None: ids from the dictionaries only
+    grounding: tuple[str, str] | None = None
 
 
 class Collection(Closing):
@@ -275,6 +278,7 @@ class Collection(Closing):
                     for pid, p in batch.items()
                 ],
                 keep_journal=True,
+                grounding={pid: p.grounding for pid, p in batch.items()},
             )
             self._delete_unlisted(ids)
             self.store.flush()

@@ -251,10 +251,12 @@ class Ledger:
         papers: Sequence[tuple[str, str | None, Sequence[tuple[str, EdgeRef]]]],
         *,
         keep_journal: bool = False,
+        grounding: dict[str, tuple[str, str] | None] | None = None,
     ) -> set[str]:
         """In one transaction, for each (paper id, content hash, [(point id, ref), ...]): the
         paper's edge refs become these, degrees follow, and the paper is done (its journal entry
-        cleared, unless ``keep_journal``: the store still holds edges to remove).
+        cleared, unless ``keep_journal``: the store still holds edges to remove). ``grounding``:
+        each paper's PubTator3 (state, request), None for a paper grounded on the dictionaries.
 
         Returns the keys of the nodes whose degree changed.
         """
@@ -307,7 +309,25 @@ class Ledger:
                 )
                 if not keep_journal:
                     conn.execute("DELETE FROM journal WHERE paper_id = ?", (pid,))
+            for pid, entry in (grounding or {}).items():
+                conn.execute("DELETE FROM grounding WHERE paper_id = ?", (pid,))
+                if entry is not None:
+                    conn.execute(
+                        "INSERT INTO grounding (paper_id, state, request, checked_at) "
+                        "VALUES (?, ?, ?, ?)",
+                        (pid, *entry, stamp),
+                    )
         return changed
+
+    def not_yet_grounded(self) -> list[tuple[str, str]]:
+        """(paper id, PubTator3 request) of the done papers NCBI had not annotated yet."""
+        return [
+            (r[0], r[1])
+            for r in self._query(
+                "SELECT g.paper_id, g.request FROM grounding g JOIN papers p USING (paper_id) "
+                "WHERE g.state = 'not_yet' AND p.status = 'done' ORDER BY g.paper_id"
+            )
+        ]
 
     def remove_papers(
         self, paper_ids: Iterable[str], *, keep_as_pending: bool = False
@@ -333,6 +353,7 @@ class Ledger:
                 else:
                     conn.execute(f"DELETE FROM papers WHERE paper_id IN ({marks})", chunk)
                     conn.execute(f"DELETE FROM retractions WHERE paper_id IN ({marks})", chunk)
+                    conn.execute(f"DELETE FROM grounding WHERE paper_id IN ({marks})", chunk)
                 conn.execute(f"DELETE FROM journal WHERE paper_id IN ({marks})", chunk)
         return removed, changed
 

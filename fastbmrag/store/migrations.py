@@ -102,4 +102,18 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             ) WITHOUT ROWID""",
         ],
     ),
+    (
+        6,
+        [
+            # where a paper's ids came from, for papers with a PMID or PMCID: "pubtator" (NCBI's
+            # PubTator3 annotations of it) or "not_yet" (not annotated yet: a later sync
+            # re-grounds it), and the PubTator3 request that asks for it ("pmid:123")
+            """CREATE TABLE grounding (
+                paper_id TEXT PRIMARY KEY,
+                state TEXT NOT NULL,
+                request TEXT NOT NULL,
+                checked_at TEXT NOT NULL
+            )""",
+        ],
+    ),
 ]

@@ -55,6 +55,8 @@ class EdgePayload:
     source_ancestors: list[str] = field(default_factory=list, metadata={"index": "keyword"})
     source_raw: str = ""
     source_match: str = ""
+    # where the id came from: "pubtator" (NCBI's annotation of this paper), "dictionary", "none"
+    source_grounding: str = ""
     # the target entity, likewise
     target: str = ""
     target_id: str = ""
@@ -64,6 +66,7 @@ class EdgePayload:
     target_ancestors: list[str] = field(default_factory=list, metadata={"index": "keyword"})
     target_raw: str = ""
     target_match: str = ""
+    target_grounding: str = ""
     relationship_type: str = _index("keyword")
     description: str = ""
     description_source: str = CITED

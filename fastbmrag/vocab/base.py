@@ -40,14 +40,22 @@ class Normalizer(Protocol):
     def normalize(self, name: str, type_hint: str = "auto", context: str = "") -> Normalized: ...
 
     def find_mentions(
-        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 6,
+        self,
+        text: str,
+        types: Iterable[str] = (GENE, DISEASE, CHEMICAL),
+        *,
+        max_words: int = 6,
         known: Container[str] = (),
     ) -> list[Normalized]:
         """Genes, diseases and chemicals named in free text, left to right."""
         ...
 
     def find_mention_spans(
-        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 6,
+        self,
+        text: str,
+        types: Iterable[str] = (GENE, DISEASE, CHEMICAL),
+        *,
+        max_words: int = 6,
         known: Container[str] = (),
     ) -> list[tuple[int, int, Normalized]]:
         """Like :meth:`find_mentions`, with the character span of each mention; ``known``: the
@@ -71,6 +79,14 @@ class Normalizer(Protocol):
         """A readable name for an id."""
         ...
 
+    def name_of(self, ontology_id: str) -> str | None:
+        """The name an edge carries for an id: a gene's symbol, a descriptor's name."""
+        ...
+
+    def gene_of_ncbi(self, ncbi_id: str) -> str | None:
+        """The HGNC id of a human NCBI Gene id, or None."""
+        ...
+
     def explain(self, name: str, type_hint: str = "auto", context: str = "") -> list[str]:
         """The stages tried for a name, each with what it found."""
         ...
@@ -84,13 +100,21 @@ class IdentityNormalizer:
         return Normalized(name, type_hint, clean, None, "none", 0.0)
 
     def find_mentions(
-        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 6,
+        self,
+        text: str,
+        types: Iterable[str] = (GENE, DISEASE, CHEMICAL),
+        *,
+        max_words: int = 6,
         known: Container[str] = (),
     ) -> list[Normalized]:
         return []
 
     def find_mention_spans(
-        self, text: str, types: Iterable[str] = (GENE, DISEASE, CHEMICAL), *, max_words: int = 6,
+        self,
+        text: str,
+        types: Iterable[str] = (GENE, DISEASE, CHEMICAL),
+        *,
+        max_words: int = 6,
         known: Container[str] = (),
     ) -> list[tuple[int, int, Normalized]]:
         return []
@@ -105,6 +129,12 @@ class IdentityNormalizer:
         return {}
 
     def label(self, ontology_id: str) -> str | None:
+        return None
+
+    def name_of(self, ontology_id: str) -> str | None:
+        return None
+
+    def gene_of_ncbi(self, ncbi_id: str) -> str | None:
         return None
 
     def explain(self, name: str, type_hint: str = "auto", context: str = "") -> list[str]:

@@ -179,6 +179,8 @@ def compile_genes(genes: Iterable[GeneRecord]) -> dict[str, Any]:
     return {
         "genes": table,
         "index": _encode(index, 8),
+        # NCBI Gene id -> gene: PubTator3's gene ids become HGNC's
+        "entrez": {g.entrez_id: i for i, g in enumerate(genes) if g.entrez_id},
         "groups": groups,
         "group_names": group_names,
         "stem_groups": groups_of_stems,

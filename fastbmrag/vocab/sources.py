@@ -43,6 +43,7 @@ class GeneRecord:
     ncbi_synonyms: list[str] = field(default_factory=list)  # NCBI Gene's Synonyms
     protein_names: list[str] = field(default_factory=list)  # NCBI Gene's Other_designations
     groups: list[tuple[str, str]] = field(default_factory=list)  # HGNC gene groups: (id, name)
+    entrez_id: str = ""  # NCBI Gene's id of the gene, as HGNC cross-references it ("7124")
 
 
 @dataclass(slots=True)
@@ -158,6 +159,7 @@ def parse_hgnc_tsv(path: Path) -> Iterator[GeneRecord]:
                 symbol=row["symbol"],
                 name=row["name"] or "",
                 locus_group=row.get("locus_group") or "",
+                entrez_id=(row.get("entrez_id") or "").strip(),
                 prev_symbols=_split(row.get("prev_symbol") or ""),
                 alias_symbols=_split(row.get("alias_symbol") or ""),
                 prev_names=_split(row.get("prev_name") or ""),

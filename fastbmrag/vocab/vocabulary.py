@@ -120,6 +120,7 @@ class Vocabulary(abc.ABC):
         self.processes_desc: list[list[str]] = mesh.get("process_descriptors", [])
         self.process_index: dict[str, int | Sequence[int]] = mesh.get("process_index", {})
         self.process_above: dict[int, list[str]] = mesh.get("process_ancestors", {})
+        self.entrez: dict[str, int] = genes.get("entrez", {})  # built before it: none known
         self.gene_groups: dict[int, list[str]] = genes.get("groups", {})
         self.group_names: dict[str, str] = genes.get("group_names", {})
         keys: dict[str, list[str]] = {}
@@ -592,6 +593,19 @@ class Vocabulary(abc.ABC):
         return {"source": "MeSH", "name": row[1],
                 "categories": ", ".join(kinds[c] for c in row[2] if c in kinds),
                 "broader": "; ".join(sorted(above))}  # fmt: skip
+
+    def gene_of_ncbi(self, ncbi_id: str) -> str | None:
+        """The HGNC id of a human NCBI Gene id, by HGNC's cross-reference ("7124" -> "HGNC:11892")."""
+        i = self.entrez.get(ncbi_id)
+        return None if i is None else self.genes[i][0]
+
+    def name_of(self, ontology_id: str) -> str | None:
+        """The name an edge carries for an id: an HGNC gene's symbol, a MeSH descriptor's name."""
+        i = self._id_index().get(ontology_id)
+        if i is not None:
+            return self.genes[i][1] if ontology_id.startswith("HGNC:") else self.desc[i][1]
+        p = self._process_ids().get(ontology_id)
+        return None if p is None else self.processes_desc[p][1]
 
     def gene(self, hgnc_id: str) -> tuple[str, str] | None:
         """(symbol, name) of an HGNC id, e.g. "HGNC:5992" -> ("IL1B", "interleukin 1 beta")."""
