@@ -147,3 +147,27 @@ def test_bench_web_builds_a_collection_the_page_can_read(tmp_path: Path) -> None
     assert top["edges"] == 160 and top["papers"] == 20 and top["top"]["gene"]
     gene = top["top"]["gene"][0]["name"]
     assert bench.timed(client, f"/api/entity?name={gene}", 1)["max_s"] > 0
+
+
+def test_bench_pubtator_grounds_served_annotations_and_replays_saved_replies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from fastbmrag.testing.fake_pubtator import biocjson, read_pubtator
+
+    bench = script("bench_pubtator")
+    gold = BIORED / "train_first3.PubTator"
+    assert bench.main(["--biored", str(gold), "--json"]) == 0
+    served = json.loads(capsys.readouterr().out)
+    assert served["documents"] == 3 and served["requests"] == 1  # the re-run asked nothing
+    on, off = served["gold names"]["pubtator on"], served["gold names"]["dictionaries only"]
+    assert on["names"] == off["names"] > 20
+    assert on["by"]["pubtator"] > 0.9 * on["names"] and on["right"] > off["right"]
+    # NCBI's replies, saved by --capture, are scored offline by --replay
+    replies = tmp_path / "replies.json"
+    docs = read_pubtator(gold)[:2]  # one paper not annotated yet
+    replies.write_text(json.dumps([{"PubTator3": [biocjson(d) for d in docs]}]))
+    assert bench.main(["--replay", str(replies), str(gold), "--json"]) == 0
+    replayed = json.loads(capsys.readouterr().out)
+    assert replayed["requests"] == 0 and "saved in" in replayed["annotations from"]
+    by = replayed["gold names"]["pubtator on"]["by"]
+    assert by.get("pubtator", 0) < on["by"]["pubtator"] and by.get("dictionary", 0) > 0

@@ -22,6 +22,7 @@ from fastbmrag.papers.pubtator import (
     PubTatorSettings,
     PubTatorUnavailable,
     Request,
+    request_for,
 )
 from fastbmrag.store.collection import Collection
 from fastbmrag.testing.fake_eutils import FakeEutils
@@ -166,6 +167,21 @@ def test_client_batches_100_ids_honours_retry_after_and_caches(tmp_path: Path) -
         c.documents(ids[:3], refresh=True)  # a sync asks again for those not annotated yet
         assert fake.count() == 1
         c.close()
+
+
+def test_a_pmc_paper_is_asked_by_its_pmcid_and_one_with_main_text_in_full(tmp_path: Path) -> None:
+    assert request_for("", "pmc123", full=True) == Request("pmcid", "PMC123")
+    assert request_for("31000001", "PMC123", full=True) == Request("pmid-full", "31000001")
+    assert request_for("31000001", "", full=True) == Request("pmid", "31000001")
+    assert request_for("", "", full=True) is None and request_for("n/a", "x", full=False) is None
+    with FakePubTator() as fake, client(fake, tmp_path) as c:
+        fake.add("31000001", "TNF-α", "TNF-α rises.", ANNOTATED, pmcid="PMC123")
+        docs = c.documents([Request("pmcid", "PMC123"), Request("pmid-full", "31000001")])
+        assert [r.path.rsplit("/", 2)[-2] for r in fake.requests] == ["pmc_export", "export"]
+        assert fake.requests[1].params["full"] == "true"
+        pmc = docs["pmcid:PMC123"]
+        assert pmc is not None and (pmc.pmid, pmc.pmcid) == ("31000001", "PMC123")
+        assert [a.text for a in pmc.annotations if a.type == "gene"] == ["TNF-a", "TNF-a"]
 
 
 def test_client_names_an_unreachable_or_failing_service(tmp_path: Path) -> None:

@@ -102,7 +102,7 @@ GROUNDED_TYPES = ("gene", "disease", "chemical")
 RETYPING_MATCHES = frozenset({"symbol", "name", "entry_term"})
 
 
-def _ends(
+def name_ends(
     normalizer: Normalizer,
     name: str,
     etype: str,
@@ -153,8 +153,8 @@ def build_edges(
     for rel in relations:
         pairs = [
             (src, tgt)
-            for src in _ends(normalizer, rel.src, rel.src_type, context, grounding, rel.cited)
-            for tgt in _ends(normalizer, rel.tgt, rel.tgt_type, context, grounding, rel.cited)
+            for src in name_ends(normalizer, rel.src, rel.src_type, context, grounding, rel.cited)
+            for tgt in name_ends(normalizer, rel.tgt, rel.tgt_type, context, grounding, rel.cited)
         ]
         if all(src.key == tgt.key for src, tgt in pairs):
             self_loops += 1

@@ -307,7 +307,9 @@ class PubTatorClient(Closing):
                 out.update(got)
         return out
 
-    def _fetch(self, kind: str, ids: list[str]) -> dict[str, Document]:
+    def reply(self, kind: str, ids: list[str]) -> bytes:
+        """NCBI's reply, as sent, to one request for at most :data:`MAX_IDS` ids of ``kind``
+        ("pmid", "pmid-full" or "pmcid")."""
         base = self.settings.url
         if kind == "pmcid":
             url, params = f"{base}/publications/pmc_export/biocjson", {"pmcids": ",".join(ids)}
@@ -315,7 +317,11 @@ class PubTatorClient(Closing):
             url, params = f"{base}/publications/export/biocjson", {"pmids": ",".join(ids)}
             if kind == "pmid-full":
                 params["full"] = "true"
-        data = self._get(url, params)
+        return self._get(url, params)
+
+    def _fetch(self, kind: str, ids: list[str]) -> dict[str, Document]:
+        base = self.settings.url
+        data = self.reply(kind, ids)
         try:
             docs = parse_documents(json.loads(data) if data.strip() else {"PubTator3": []})
         except ValueError as err:
