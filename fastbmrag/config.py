@@ -65,6 +65,7 @@ ENV_PUBTATOR = "FASTBMRAG_PUBTATOR"  # "0": ground with the dictionaries only (-
 ENV_HGNC_URL = "FASTBMRAG_HGNC_URL"
 ENV_MESH_URL = "FASTBMRAG_MESH_URL"
 ENV_GENE_INFO_URL = "FASTBMRAG_GENE_INFO_URL"
+ENV_MESH_SUPPLEMENTARY_URL = "FASTBMRAG_MESH_SUPPLEMENTARY_URL"
 
 DEFAULT_EUTILS_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 DEFAULT_FULLTEXT_URL = "https://www.ebi.ac.uk/europepmc/webservices/rest/{pmcid}/fullTextXML"
@@ -74,6 +75,9 @@ DEFAULT_HGNC_URL = (
 )
 # NLM publishes one descriptor file per MeSH year; {year} is the current year.
 DEFAULT_MESH_URL = "https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/desc{year}.xml"
+DEFAULT_MESH_SUPPLEMENTARY_URL = (
+    "https://nlmpubs.nlm.nih.gov/projects/mesh/MESH_FILES/xmlmesh/supp{year}.xml"
+)
 DEFAULT_GENE_INFO_URL = (
     "https://ftp.ncbi.nlm.nih.gov/gene/DATA/GENE_INFO/Mammalia/Homo_sapiens.gene_info.gz"
 )

@@ -158,9 +158,11 @@ def test_vocab_update_downloads_and_rebuilds_into_the_cache(vocab_server: str) -
         "--hgnc-url", f"{vocab_server}/hgnc_slice.tsv",
         "--mesh-url", f"{vocab_server}/desc_excerpt.xml",
         "--gene-info-url", f"{vocab_server}/gene_info_slice.tsv",
+        "--mesh-supplementary-url", f"{vocab_server}/supp_excerpt.xml",
     )  # fmt: skip
     assert code == 0, err
     assert "6 genes" in out and "1 disease and 1 chemical descriptors" in out
+    assert "2 supplementary concepts" in out
     code, out, _ = run("vocab", "info", "--json")
     info = json.loads(out)
     assert info["origin"] == "cache"
@@ -173,6 +175,14 @@ def test_vocab_update_downloads_and_rebuilds_into_the_cache(vocab_server: str) -
     rows = [json.loads(line) for line in out.splitlines()]
     assert [r["ontology_id"] for r in rows] == ["HGNC:5992", None, "D004715", "HGNC:6018"]
     assert rows[3]["matched_by"] == "ncbi_synonym"
+    # a supplementary concept (the C id PubTator3 gives) is named, and filtered on through
+    # its heading descriptor and that one's ancestors
+    from fastbmrag.vocab import load_normalizer
+
+    vocab = load_normalizer()
+    assert vocab.name_of("C562650") == vocab.label("C562650") == "Endometriosis, rare form"
+    assert vocab.ancestors("C562650")[0] == "D004715"
+    assert set(vocab.ancestors("C562650")) == {"D004715", *vocab.ancestors("D004715")}
 
 
 def test_vocab_update_from_local_files(tmp_path: Path) -> None:
@@ -180,6 +190,7 @@ def test_vocab_update_from_local_files(tmp_path: Path) -> None:
         "vocab", "update", "--hgnc", str(VOCAB / "hgnc_slice.tsv"),
         "--mesh", str(VOCAB / "desc_excerpt.xml"), "--quiet",
         "--gene-info", str(VOCAB / "gene_info_slice.tsv"),
+        "--mesh-supplementary", str(VOCAB / "supp_excerpt.xml"),
     )  # fmt: skip
     assert code == 0, err
     assert err == ""
@@ -194,7 +205,7 @@ def test_vocab_update_http_error_names_the_fix(vocab_server: str) -> None:
     code, _, err = run(
         "vocab", "update", "--hgnc", str(VOCAB / "hgnc_slice.tsv"),
         "--mesh-url", f"{vocab_server}/desc2099.xml",
-        "--gene-info", str(VOCAB / "gene_info_slice.tsv"),
+        "--gene-info", str(VOCAB / "gene_info_slice.tsv"), "--no-mesh-supplementary",
     )  # fmt: skip
     assert code == EXIT_CANNOT_START
     last = err.strip().splitlines()[-1]

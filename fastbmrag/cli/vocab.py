@@ -59,6 +59,25 @@ def vocab() -> None:
     help=f"Where to download NCBI Gene's gene_info [env {config.ENV_GENE_INFO_URL}, default "
     f"{config.DEFAULT_GENE_INFO_URL}].",
 )
+@click.option(
+    "--mesh-supplementary",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Local MeSH supplementary concept XML (supp20XX.xml, may be gzipped) instead of "
+    "downloading it.",
+)
+@click.option(
+    "--mesh-supplementary-url",
+    default=None,
+    help=f"Where to download MeSH's supplementary concepts [env "
+    f"{config.ENV_MESH_SUPPLEMENTARY_URL}, default {config.DEFAULT_MESH_SUPPLEMENTARY_URL}].",
+)
+@click.option(
+    "--no-mesh-supplementary",
+    is_flag=True,
+    help="Leave MeSH's supplementary concepts out (PubTator3's chemical C ids then keep no "
+    "heading descriptor).",
+)
 @quiet_option
 def update(
     hgnc: Path | None,
@@ -67,12 +86,16 @@ def update(
     mesh_url: str | None,
     gene_info: Path | None,
     gene_info_url: str | None,
+    mesh_supplementary: Path | None,
+    mesh_supplementary_url: str | None,
+    no_mesh_supplementary: bool,
     quiet: bool,
 ) -> None:
     """Download the current HGNC, MeSH and NCBI Gene files and rebuild the vocabularies.
 
     The result goes to <FASTBMRAG_HOME>/vocab/ and is used from then on instead of the
-    bundled copy (delete that folder to go back).
+    bundled copy (delete that folder to go back). MeSH's supplementary concepts (a large
+    file) map the C ids PubTator3 gives many chemicals to their heading descriptors.
 
     \b
     Examples:
@@ -88,6 +111,11 @@ def update(
             ("HGNC", hgnc, download.hgnc_url(hgnc_url)),
             ("MeSH", mesh, download.mesh_url(mesh_url)),
             ("NCBI Gene", gene_info, download.gene_info_url(gene_info_url)),
+            *(
+                [] if no_mesh_supplementary else
+                [("MeSH supplementary", mesh_supplementary,
+                  download.mesh_supplementary_url(mesh_supplementary_url))]
+            ),
         ):
             click.echo(f"{label}: {local or 'downloading ' + url}", err=True)
     manifest = download.update_vocab(
@@ -98,14 +126,19 @@ def update(
         mesh_url_=mesh_url,
         gene_info=gene_info,
         gene_info_url_=gene_info_url,
+        supplementary=mesh_supplementary,
+        supplementary_url_=mesh_supplementary_url,
+        with_supplementary=not no_mesh_supplementary,
     )
     c = manifest["counts"]
     click.echo(
         f"Vocabularies rebuilt in {out}: {c['genes']} genes (HGNC "
         f"{manifest['sources']['hgnc']['version']}), {c['disease_descriptors']} disease and "
         f"{c['chemical_descriptors']} chemical descriptors (MeSH "
-        f"{manifest['sources']['mesh']['version']})."
-    )
+        f"{manifest['sources']['mesh']['version']})"
+        + (f", {c['mesh_supplementary']} supplementary concepts." if c.get("mesh_supplementary")
+           else ".")
+    )  # fmt: skip
 
 
 @vocab.command()

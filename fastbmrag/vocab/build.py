@@ -56,6 +56,7 @@ from fastbmrag.vocab.sources import (
     MeshRecord,
     parse_gene_info,
     parse_hgnc_tsv,
+    parse_mesh_supplementary,
     parse_mesh_tsv,
     parse_mesh_xml,
     with_gene_info,
@@ -423,8 +424,10 @@ def build_vocab(
     mesh: Iterable[MeshRecord],
     out_dir: Path,
     sources: dict[str, dict[str, str]],
+    supplementary: dict[str, tuple[str, list[str]]] | None = None,
 ) -> dict[str, Any]:
     """Write manifest.json, genes.pickle.gz and mesh.pickle.gz into ``out_dir``; return the manifest.
+    ``supplementary``: MeSH's supplementary concepts (C id -> name, heading descriptors).
 
     ``sources`` describes each input: ``{"hgnc": {"version": ..., "source": ...}, "mesh": ...}``.
     """
@@ -434,6 +437,12 @@ def build_vocab(
         raise VocabError("The HGNC input holds no approved genes; check the file.")
     if not mesh_data["descriptors"]:
         raise VocabError("The MeSH input holds no C, F03 or D tree descriptors; check the file.")
+    if supplementary:
+        known = {d[0] for d in mesh_data["descriptors"]}
+        mesh_data["supplementary"] = {
+            ui: [name, [h for h in heads if h in known]]
+            for ui, (name, heads) in supplementary.items()
+        }
     out_dir.mkdir(parents=True, exist_ok=True)
     n_disease = sum(1 for d in mesh_data["descriptors"] if "C" in d[2])
     n_chemical = sum(1 for d in mesh_data["descriptors"] if "D" in d[2])
@@ -449,6 +458,7 @@ def build_vocab(
             "chemical_descriptors": n_chemical,
             "process_descriptors": len(mesh_data["process_descriptors"]),
             "mesh_keys": len(mesh_data["index"]),
+            "mesh_supplementary": len(mesh_data.get("supplementary", ())),
         },
         "files": {"genes": GENES_FILE, "mesh": MESH_FILE},
     }
@@ -474,9 +484,13 @@ def build_from_files(
     gene_info: Path | None = None,
     gene_info_source: str | None = None,
     gene_info_version: str | None = None,
+    mesh_supplementary: Path | None = None,
+    mesh_supplementary_source: str | None = None,
+    mesh_supplementary_version: str | None = None,
 ) -> dict[str, Any]:
     """Build from local files: the HGNC TSV, either the MeSH XML or the two MeSH TSVs, and
-    optionally NCBI Gene's gene_info (synonyms and protein names of HGNC's genes)."""
+    optionally NCBI Gene's gene_info (synonyms and protein names of HGNC's genes) and MeSH's
+    supplementary concept records."""
     if mesh_xml is not None:
         mesh: Iterable[MeshRecord] = parse_mesh_xml(mesh_xml)
         mesh_name = mesh_xml.name
@@ -514,4 +528,15 @@ def build_from_files(
             or "unknown",
             "source": gene_info_source or str(gene_info),
         }
-    return build_vocab(genes, mesh, out_dir, sources)
+    supplementary = None
+    if mesh_supplementary is not None:
+        supplementary = parse_mesh_supplementary(mesh_supplementary)
+        sources["mesh_supplementary"] = {
+            "name": "NLM MeSH supplementary concept records (names, heading descriptors)",
+            "file": mesh_supplementary.name,
+            "version": mesh_supplementary_version
+            or version_from_name(mesh_supplementary, r"(\d{4})")
+            or "unknown",
+            "source": mesh_supplementary_source or str(mesh_supplementary),
+        }
+    return build_vocab(genes, mesh, out_dir, sources, supplementary)

@@ -26,6 +26,13 @@ def mesh_url(value: str | None = None) -> str:
     return url.replace("{year}", str(datetime.now(UTC).year))
 
 
+def mesh_supplementary_url(value: str | None = None) -> str:
+    url = config.setting(
+        value, config.ENV_MESH_SUPPLEMENTARY_URL, config.DEFAULT_MESH_SUPPLEMENTARY_URL
+    )
+    return (url or "").replace("{year}", str(datetime.now(UTC).year))
+
+
 def download(url: str, dest: Path, option: str, *, timeout: float = 60.0) -> Path:
     """Stream ``url`` into ``dest`` (written whole or not at all); ``option`` is the source's
     flag (``hgnc``, ``mesh``, ``gene-info``), named in the fix of a failure."""
@@ -61,18 +68,26 @@ def update_vocab(
     mesh_url_: str | None = None,
     gene_info: Path | None = None,
     gene_info_url_: str | None = None,
+    supplementary: Path | None = None,
+    supplementary_url_: str | None = None,
+    with_supplementary: bool = True,
 ) -> dict[str, Any]:
     """Rebuild the vocabularies into ``out_dir`` from local files or fresh downloads.
 
-    ``hgnc``/``mesh``/``gene_info`` are local files (HGNC TSV; MeSH descriptor XML, plain or
-    gzipped; NCBI Gene's human gene_info, plain or gzipped); whichever is missing is downloaded
-    from its URL (argument > environment > default).
+    ``hgnc``/``mesh``/``gene_info``/``supplementary`` are local files (HGNC TSV; MeSH descriptor
+    XML, plain or gzipped; NCBI Gene's human gene_info, plain or gzipped; MeSH's supplementary
+    concept XML, plain or gzipped); whichever is missing is downloaded from its URL (argument >
+    environment > default); ``with_supplementary`` False leaves the supplementary concepts out.
     """
 
     created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        return _update_in(out_dir, hgnc, mesh, hgnc_url_, mesh_url_, gene_info, gene_info_url_)
+        return _update_in(
+            out_dir, hgnc, mesh, hgnc_url_, mesh_url_, gene_info, gene_info_url_,
+            supplementary if with_supplementary else None,
+            supplementary_url_ if with_supplementary else "",
+        )  # fmt: skip
     except BaseException:
         if created:  # a failed first build (offline, a bad file) leaves no empty folder behind
             shutil.rmtree(out_dir, ignore_errors=True)
@@ -96,7 +111,10 @@ def _update_in(
     mesh_url_: str | None,
     gene_info: Path | None,
     gene_info_url_: str | None,
+    supplementary: Path | None,
+    supplementary_url_: str | None,
 ) -> dict[str, Any]:
+    """``supplementary_url_`` "" (and no file): without MeSH's supplementary concepts."""
     import tempfile
 
     today = datetime.now(UTC).strftime("%Y-%m-%d")
@@ -122,6 +140,15 @@ def _update_in(
         if gene_info is None:
             name = gene_info_source.rstrip("/").rsplit("/", 1)[-1] or "gene_info"
             gene_info = download(gene_info_source, Path(tmp) / name, "gene-info")
+        supplementary_source = str(supplementary) if supplementary else None
+        supplementary_version = _local_version(supplementary, r"(\d{4})") if supplementary else None
+        if supplementary is None and supplementary_url_ != "":
+            supplementary_source = mesh_supplementary_url(supplementary_url_)
+            name = supplementary_source.rstrip("/").rsplit("/", 1)[-1] or "supp.xml"
+            supplementary = download(supplementary_source, Path(tmp) / name, "mesh-supplementary")
+            supplementary_version = version_from_name(supplementary, r"(\d{4})") or (
+                f"downloaded {today}"
+            )
         return build_from_files(
             hgnc,
             out_dir,
@@ -133,4 +160,7 @@ def _update_in(
             gene_info=gene_info,
             gene_info_source=gene_info_source,
             gene_info_version=gene_info_version,
+            mesh_supplementary=supplementary,
+            mesh_supplementary_source=supplementary_source,
+            mesh_supplementary_version=supplementary_version,
         )

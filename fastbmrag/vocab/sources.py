@@ -245,6 +245,46 @@ def parse_mesh_tsv(terms_path: Path, trees_path: Path) -> Iterator[MeshRecord]:
     yield from records.values()
 
 
+def parse_mesh_supplementary(path: Path) -> dict[str, tuple[str, list[str]]]:
+    """MeSH's supplementary concept records (supp20XX.xml, plain or gzipped): ``{C id: (name,
+    [the descriptors it is mapped to])}``, read one record at a time. A chemical PubTator3
+    grounds to a supplementary id (C...) is filtered on through these headings."""
+    from lxml import etree
+
+    out: dict[str, tuple[str, list[str]]] = {}
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(2)
+        with gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb") as stream:
+            for _event, elem in etree.iterparse(
+                stream, events=("end",), tag="SupplementalRecord", resolve_entities=False,
+                load_dtd=False, no_network=True, huge_tree=True,
+            ):  # fmt: skip
+                ui = (elem.findtext("SupplementalRecordUI") or "").strip()
+                name = (elem.findtext("SupplementalRecordName/String") or "").strip()
+                heads = [
+                    (d.text or "").strip().lstrip("*")
+                    for d in elem.iterfind("HeadingMappedToList/HeadingMappedTo/"
+                                           "DescriptorReferredTo/DescriptorUI")  # fmt: skip
+                ]
+                if ui and name:
+                    out[ui] = (name, [h for h in heads if h])
+                elem.clear()
+                while elem.getprevious() is not None:
+                    del elem.getparent()[0]
+    except OSError as err:
+        raise VocabError(f"Cannot read {path}: {err.strerror}; check the path.") from err
+    except etree.XMLSyntaxError as err:
+        raise VocabError(
+            f"{path} is not valid MeSH supplementary XML ({err}); download supp20XX.xml from NLM."
+        ) from err
+    if not out:
+        raise VocabError(
+            f"{path} holds no SupplementalRecord; it should be NLM's supp20XX.xml."
+        )
+    return out
+
+
 def parse_mesh_xml(source: Path | IO[bytes]) -> Iterator[MeshRecord]:
     """MeSH descriptors from NLM's descriptor XML (desc20XX.xml, nlmdescriptorrecordset DTD).
 

@@ -121,6 +121,9 @@ class Vocabulary(abc.ABC):
         self.process_index: dict[str, int | Sequence[int]] = mesh.get("process_index", {})
         self.process_above: dict[int, list[str]] = mesh.get("process_ancestors", {})
         self.entrez: dict[str, int] = genes.get("entrez", {})  # built before it: none known
+        # MeSH supplementary concepts (C id -> [name, heading descriptors]), where a vocab update
+        # read NLM's supp20XX.xml; the bundled copy has none
+        self.supplementary: dict[str, list[Any]] = mesh.get("supplementary", {})
         self.gene_groups: dict[int, list[str]] = genes.get("groups", {})
         self.group_names: dict[str, str] = genes.get("group_names", {})
         keys: dict[str, list[str]] = {}
@@ -494,13 +497,19 @@ class Vocabulary(abc.ABC):
             labels.update((row[0], row[1]) for row in self.processes_desc)
             labels.update(self.group_names)
             self._labels = labels
-        return self._labels.get(ontology_id)
+        found = self._labels.get(ontology_id)
+        if found is None and ontology_id in self.supplementary:
+            return str(self.supplementary[ontology_id][0])
+        return found
 
     def ancestors(self, ontology_id: str) -> tuple[str, ...]:
         """What a concept belongs to: a MeSH descriptor's ancestors in its trees, an HGNC gene's
         gene groups (families). Edges carry them, so a filter on a broad concept finds its
         narrower ones."""
         i = self._id_index().get(ontology_id)
+        if i is None and ontology_id in self.supplementary:  # its headings, and theirs
+            heads = self.supplementary[ontology_id][1]
+            return tuple(dict.fromkeys(a for h in heads for a in (h, *self.ancestors(h))))
         if i is None:
             p = self._process_ids().get(ontology_id)
             return () if p is None else tuple(self.process_above.get(p, ()))
@@ -604,6 +613,8 @@ class Vocabulary(abc.ABC):
         i = self._id_index().get(ontology_id)
         if i is not None:
             return self.genes[i][1] if ontology_id.startswith("HGNC:") else self.desc[i][1]
+        if ontology_id in self.supplementary:
+            return str(self.supplementary[ontology_id][0])
         p = self._process_ids().get(ontology_id)
         return None if p is None else self.processes_desc[p][1]
 
