@@ -37,8 +37,8 @@ from pathlib import Path
 
 from corpora import BIORED_TYPES, SHARED, Doc, read_gene_xrefs, read_pubtator
 
+from fastbmrag.vocab.build.sources import GROUP_PREFIX
 from fastbmrag.vocab.loading import load_normalizer
-from fastbmrag.vocab.sources import GROUP_PREFIX
 
 TUNE = ("Training", "BioRED-even")
 HELD_OUT = ("Development+Test", "BioRED-odd")

@@ -46,9 +46,9 @@ from pathlib import Path
 
 from corpora import SHARED, Row, bc5cdr_rows, biored_rows, read_gene_xrefs
 
+from fastbmrag.vocab.build.sources import GROUP_PREFIX
 from fastbmrag.vocab.loading import BUNDLED_DIR
 from fastbmrag.vocab.normalizer import DictionaryNormalizer, clear_caches
-from fastbmrag.vocab.sources import GROUP_PREFIX
 
 TUNE = ("Training", "BioRED-even")
 HELD_OUT = ("Development", "Test", "BioRED-odd")

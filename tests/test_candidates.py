@@ -7,7 +7,7 @@ import math
 import pytest
 
 from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
-from fastbmrag.vocab.candidates import (
+from fastbmrag.vocab.rules.candidates import (
     MIN_COVERAGE,
     Spellings,
     WordWeights,

@@ -13,16 +13,16 @@ import pytest
 
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab import DictionaryNormalizer, find_abbreviations, load_normalizer, vocab_info
-from fastbmrag.vocab.build import build_from_files, compile_mesh
-from fastbmrag.vocab.keys import gene_key, term_key
-from fastbmrag.vocab.loading import BUNDLED_DIR
-from fastbmrag.vocab.sources import (
+from fastbmrag.vocab.build.compile import build_from_files, compile_mesh
+from fastbmrag.vocab.build.sources import (
     MeshRecord,
     MeshTerm,
     parse_gene_info,
     parse_hgnc_tsv,
     parse_mesh_xml,
 )
+from fastbmrag.vocab.loading import BUNDLED_DIR
+from fastbmrag.vocab.rules.keys import gene_key, term_key
 
 VOCAB = Path(__file__).parent / "data" / "vocab"
 

@@ -13,11 +13,11 @@ import pytest
 
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
-from fastbmrag.vocab.build import FORMAT_VERSION
-from fastbmrag.vocab.keys import COMPLETION_HEADS, token_form_tuples, token_forms
-from fastbmrag.vocab.language import VARIANT_SUFFIXES, suffix_variants
+from fastbmrag.vocab.layout import FORMAT_VERSION
 from fastbmrag.vocab.loading import BUNDLED_DIR
 from fastbmrag.vocab.normalizer import clear_caches
+from fastbmrag.vocab.rules.keys import COMPLETION_HEADS, token_form_tuples, token_forms
+from fastbmrag.vocab.rules.language import VARIANT_SUFFIXES, suffix_variants
 
 
 @pytest.fixture(scope="module")
@@ -94,31 +94,17 @@ def test_head_completion_tables(norm: DictionaryNormalizer) -> None:
     mask = norm.completions["hepatorenal"]
     assert [h for bit, h in enumerate(COMPLETION_HEADS) if mask >> bit & 1] == ["syndrome"]
     assert norm.normalize("parkinson", "disease").ontology_id == "D010300"  # Parkinson Disease
-    # An older build without the tables: computed at load, the same.
-    older = DictionaryNormalizer(
-        {"genes": norm.genes, "index": norm.gene_index, "multi": norm.gene_multi},
-        {
-            "descriptors": norm.desc,
-            "index": norm.mesh_index,
-            "bag": norm.mesh_bag,
-            "multi": norm.mesh_multi,
-        },
-        norm.manifest,
-    )
-    assert older.completions == norm.completions
-    assert older.bag_completions == norm.bag_completions
-    assert older.bag_words == norm.bag_words
 
 
-def test_files_of_a_newer_format_are_refused(tmp_path: Path) -> None:
+def test_files_of_another_format_are_refused(tmp_path: Path) -> None:
     for name in ("genes.pickle.gz", "mesh.pickle.gz"):
         shutil.copy(BUNDLED_DIR / name, tmp_path / name)
     manifest = json.loads((BUNDLED_DIR / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest["format"] == FORMAT_VERSION == 2
-    (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "format": 3}))
+    assert manifest["format"] == FORMAT_VERSION == 3
+    (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "format": 4}))
     with pytest.raises(VocabError, match="built by a newer fastbmrag"):
         DictionaryNormalizer.from_dir(tmp_path)
-    (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "format": 1}))
-    assert DictionaryNormalizer.from_dir(tmp_path).normalize("IL-1β", "gene").ontology_id == (
-        "HGNC:5992"
-    )
+    # an older layout is not patched at load: rebuilt by `vocab update`
+    (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "format": 2}))
+    with pytest.raises(VocabError, match="built by an older fastbmrag.*fastbmrag vocab update"):
+        DictionaryNormalizer.from_dir(tmp_path)

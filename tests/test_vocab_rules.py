@@ -9,6 +9,7 @@ import pytest
 
 from fastbmrag.papers import read_jats
 from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
+from fastbmrag.vocab.loading import BUNDLED_DIR
 
 
 @pytest.fixture(scope="module")
@@ -96,18 +97,7 @@ def test_mental_disorders_are_marked_in_the_table(norm: DictionaryNormalizer) ->
 
 
 def test_context_free_results_are_memoised(norm: DictionaryNormalizer) -> None:
-    fresh = DictionaryNormalizer(
-        {"genes": norm.genes, "index": norm.gene_index, "multi": norm.gene_multi},
-        {
-            "descriptors": norm.desc,
-            "multi": norm.mesh_multi,
-            "index": norm.mesh_index,
-            "bag": norm.mesh_bag,
-            "head": norm.mesh_head,
-            "drug_induced": norm.drug_induced,
-        },
-        norm.manifest,
-    )
+    fresh = DictionaryNormalizer.from_dir(BUNDLED_DIR)  # not the loader's shared one
     first = fresh.normalize("Endometrioma", "disease")
     second = fresh.normalize("Endometrioma", "disease")
     assert first is second

@@ -14,8 +14,8 @@ from fastbmrag.cli.common import json_option
 from fastbmrag.errors import InputError
 from fastbmrag.prompts import MAX_NAME_CHARS
 from fastbmrag.vocab.base import Normalized
-from fastbmrag.vocab.candidates import MIN_COVERAGE, partial_score
-from fastbmrag.vocab.chemistry import names_one_coded_compound
+from fastbmrag.vocab.rules.candidates import MIN_COVERAGE, partial_score
+from fastbmrag.vocab.rules.chemistry import names_one_coded_compound
 
 TYPES = ("auto", "gene", "disease", "chemical", "pathway")
 COLUMNS = ("name", "type", "normalized_name", "ontology_id", "matched_by", "score")

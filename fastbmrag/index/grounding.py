@@ -31,8 +31,8 @@ from typing import Protocol
 
 from fastbmrag.papers.pubtator import Annotation, Document
 from fastbmrag.vocab.base import Normalized, Normalizer
-from fastbmrag.vocab.keys import word_set
 from fastbmrag.vocab.mentions import GENE_CUES
+from fastbmrag.vocab.rules.keys import word_set
 
 PUBTATOR = "pubtator"
 DICTIONARY = "dictionary"

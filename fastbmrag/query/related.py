@@ -44,7 +44,7 @@ def _common(normalizer: Normalizer | None) -> dict[str, float]:
 
 @functools.lru_cache(maxsize=1)
 def _english() -> dict[str, float]:
-    from fastbmrag.vocab.build import common_words
+    from fastbmrag.vocab.layout import common_words
 
     return common_words()
 

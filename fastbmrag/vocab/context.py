@@ -8,8 +8,8 @@ import re
 from typing import NamedTuple
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY
-from fastbmrag.vocab.keys import gene_key_of, raw_tokens, tokens
-from fastbmrag.vocab.language import DRUG_CAUSE_RE, PLAIN_WORD_RE, WS_RE
+from fastbmrag.vocab.rules.keys import gene_key_of, raw_tokens, tokens
+from fastbmrag.vocab.rules.language import DRUG_CAUSE_RE, PLAIN_WORD_RE, WS_RE
 
 # Type hints as the extractor or a user may write them, and the type each one means.
 TYPE_ALIASES = {

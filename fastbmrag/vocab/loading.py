@@ -9,7 +9,7 @@ from typing import Any
 
 from fastbmrag import config
 from fastbmrag.errors import VocabError
-from fastbmrag.vocab.build import MANIFEST
+from fastbmrag.vocab.layout import MANIFEST
 from fastbmrag.vocab.normalizer import DictionaryNormalizer
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "data" / "vocab"

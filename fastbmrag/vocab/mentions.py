@@ -30,7 +30,7 @@ from typing import Protocol
 
 from fastbmrag.vocab.base import CHEMICAL, GENE, PATHWAY, Normalized
 from fastbmrag.vocab.context import ALL_TYPES, TYPE_ALIASES
-from fastbmrag.vocab.keys import BAG_STOP, GENE_WORDS, ROMAN_NUMBER
+from fastbmrag.vocab.rules.keys import BAG_STOP, GENE_WORDS, ROMAN_NUMBER
 
 
 class Grounding(Protocol):

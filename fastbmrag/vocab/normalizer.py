@@ -1,30 +1,30 @@
 """Dictionary normaliser: genes -> HGNC, diseases -> MeSH (C tree, F03), chemicals -> MeSH (D tree).
 
-No model, no network: lookups in the compact files built by :mod:`fastbmrag.vocab.build`.
+No model, no network: lookups in the compact files built by :mod:`fastbmrag.vocab.build.compile`.
 The stages of each type and their order are two tables: :data:`STAGES` (here) and, for a name
-that is no term as written, :data:`~fastbmrag.vocab.fallback.FALLBACKS`; ``normalize --explain``
+that is no term as written, :data:`~fastbmrag.vocab.stages.fallback.FALLBACKS`; ``normalize --explain``
 prints them as tried.
 
 Each stage is a plain function of the vocabulary (``stage(v, name, type, context) -> Hit |
 None``), in a module of its own kind: :mod:`~fastbmrag.vocab.vocabulary` (the tables, the
 exact lookups every stage makes, what the vocabularies say of an id), this module (the
-decision, the stages of the name as written), :mod:`~fastbmrag.vocab.abbreviations` (short
-forms), :mod:`~fastbmrag.vocab.genes` (gene families, isoforms, coordinations of genes),
-:mod:`~fastbmrag.vocab.fallback` (the stages for a name that is no term as written, and the
-rewrites), :mod:`~fastbmrag.vocab.completions` (a name one word short of a term, a word
-completed), :mod:`~fastbmrag.vocab.sites` (the disease of a site),
-:mod:`~fastbmrag.vocab.coordinations` (several diseases in one name),
-:mod:`~fastbmrag.vocab.drug_induced` (drug-induced forms), :mod:`~fastbmrag.vocab.parts` (a
+decision, the stages of the name as written), :mod:`~fastbmrag.vocab.stages.abbreviations` (short
+forms), :mod:`~fastbmrag.vocab.stages.genes` (gene families, isoforms, coordinations of genes),
+:mod:`~fastbmrag.vocab.stages.fallback` (the stages for a name that is no term as written, and the
+rewrites), :mod:`~fastbmrag.vocab.stages.completions` (a name one word short of a term, a word
+completed), :mod:`~fastbmrag.vocab.stages.sites` (the disease of a site),
+:mod:`~fastbmrag.vocab.stages.coordinations` (several diseases in one name),
+:mod:`~fastbmrag.vocab.stages.drug_induced` (drug-induced forms), :mod:`~fastbmrag.vocab.stages.parts` (a
 part of the name, a misspelling) and :mod:`~fastbmrag.vocab.mentions` (names in free text).
 What they share: :mod:`~fastbmrag.vocab.context` (what a text defines, a stage's hit, the
-scores), :mod:`~fastbmrag.vocab.keys` (text keys shared with the build),
-:mod:`~fastbmrag.vocab.language` (the word tables and rewrites),
-:mod:`~fastbmrag.vocab.chemistry` (formulae, codes, locants, salts),
-:mod:`~fastbmrag.vocab.phenomena` (gene names written beyond the dictionary) and
-:mod:`~fastbmrag.vocab.candidates` (word weights, spellings and abstention). The build:
-:mod:`~fastbmrag.vocab.sources` (readers), :mod:`~fastbmrag.vocab.build`,
-:mod:`~fastbmrag.vocab.mesh_tables`, :mod:`~fastbmrag.vocab.gene_families`,
-:mod:`~fastbmrag.vocab.download`; :mod:`~fastbmrag.vocab.loading` finds and loads them.
+scores), :mod:`~fastbmrag.vocab.rules.keys` (text keys shared with the build),
+:mod:`~fastbmrag.vocab.rules.language` (the word tables and rewrites),
+:mod:`~fastbmrag.vocab.rules.chemistry` (formulae, codes, locants, salts),
+:mod:`~fastbmrag.vocab.rules.phenomena` (gene names written beyond the dictionary) and
+:mod:`~fastbmrag.vocab.rules.candidates` (word weights, spellings and abstention). The build:
+:mod:`~fastbmrag.vocab.build.sources` (readers), :mod:`~fastbmrag.vocab.build.compile`,
+:mod:`~fastbmrag.vocab.build.mesh_tables`, :mod:`~fastbmrag.vocab.build.gene_families`,
+:mod:`~fastbmrag.vocab.build.download`; :mod:`~fastbmrag.vocab.loading` finds and loads them.
 
 ``matched_by`` values (how the returned id was found), with their scores:
 
@@ -99,7 +99,7 @@ matched_by       score  meaning
                         Degeneration)
 ``partial``      0.50+  the longest part of the name that is a MeSH term ("severe
                         hypotension" -> Hypotension); 0.5 + 0.3 x the share of the name's
-                        word weight the part carries (:mod:`fastbmrag.vocab.candidates`)
+                        word weight the part carries (:mod:`fastbmrag.vocab.rules.candidates`)
 ``coordination`` min    several genes or diseases, each part its own result in ``parts``
                         ("SMAD2/3", "breast and ovarian cancer": the shared head restored);
                         a disease coordination only when every part is a term as written
@@ -109,7 +109,7 @@ matched_by       score  meaning
 ``spelling``     0.65   the one descriptor of the type whose term the name misspells, by a
                         letter or two ("epirubicine", "dysguesia"): one edit per ten letters,
                         six letters or more, the first two as written
-                        (:class:`~fastbmrag.vocab.candidates.Spellings`)
+                        (:class:`~fastbmrag.vocab.rules.candidates.Spellings`)
 ``extend``       0.60   a one-word chemical name completed to the only two-word chemical term
                         holding it, one that names its form or kind ("Ecstasy (Drug)")
 ``abstained``    <0.71  a name whose only term is a part carrying less of its word weight
@@ -147,10 +147,7 @@ import weakref
 from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any
 
-from fastbmrag.vocab.abbreviations import defined_long_form, disowned, expanded, short_form
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY, Normalized
-from fastbmrag.vocab.candidates import withheld
-from fastbmrag.vocab.chemistry import formula_names, is_formula
 from fastbmrag.vocab.context import (
     ALL_TYPES,
     AUTO,
@@ -163,12 +160,11 @@ from fastbmrag.vocab.context import (
     Hit,
     clean_name,
 )
-from fastbmrag.vocab.coordinations import coordination
-from fastbmrag.vocab.drug_induced import induced_form
-from fastbmrag.vocab.fallback import run_fallbacks
-from fastbmrag.vocab.genes import gene_as_written, gene_group
-from fastbmrag.vocab.keys import word_forms
-from fastbmrag.vocab.language import (
+from fastbmrag.vocab.mentions import find_mention_spans
+from fastbmrag.vocab.rules.candidates import withheld
+from fastbmrag.vocab.rules.chemistry import formula_names, is_formula
+from fastbmrag.vocab.rules.keys import word_forms
+from fastbmrag.vocab.rules.language import (
     AND_OR_CAPITALS,
     AND_OR_RE,
     CONJ_RE,
@@ -178,8 +174,12 @@ from fastbmrag.vocab.language import (
     organ_phrases_of,
     suffix_variants,
 )
-from fastbmrag.vocab.mentions import find_mention_spans
-from fastbmrag.vocab.parts import spelling
+from fastbmrag.vocab.stages.abbreviations import defined_long_form, disowned, expanded, short_form
+from fastbmrag.vocab.stages.coordinations import coordination
+from fastbmrag.vocab.stages.drug_induced import induced_form
+from fastbmrag.vocab.stages.fallback import run_fallbacks
+from fastbmrag.vocab.stages.genes import gene_as_written, gene_group
+from fastbmrag.vocab.stages.parts import spelling
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 
@@ -347,7 +347,7 @@ def formula(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | Non
 def as_written(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """The name as written (:meth:`~Vocabulary.direct`), unless the text defines it as a short
     form whose long form shares no word with the gene found
-    (:func:`~fastbmrag.vocab.abbreviations.disowned`): no id then."""
+    (:func:`~fastbmrag.vocab.stages.abbreviations.disowned`): no id then."""
     hit = v.direct(clean, t, ctx)
     if hit is not None and ctx is not None and disowned(v, clean, hit, ctx):
         v.tried(t, "the name as written", hit)
@@ -362,7 +362,7 @@ def formula_parts(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit
 
 
 def misspelling(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
-    """A misspelt term (:class:`~fastbmrag.vocab.candidates.Spellings`)."""
+    """A misspelt term (:class:`~fastbmrag.vocab.rules.candidates.Spellings`)."""
     return spelling(v, clean, t)
 
 

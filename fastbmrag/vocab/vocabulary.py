@@ -1,5 +1,5 @@
 """The vocabularies as the stages see them: HGNC's and MeSH's tables, loaded from the compact
-files :mod:`fastbmrag.vocab.build` writes, and the lookups every stage makes in them (a name's
+files :mod:`fastbmrag.vocab.build.compile` writes, and the lookups every stage makes in them (a name's
 exact keys, a code list read as a hit, the context picking among several entries), plus what
 the vocabularies say of an id (label, broader concepts, facts).
 
@@ -24,14 +24,6 @@ from typing import Any, TypeVar
 
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab.base import GENE, PATHWAY, Normalized
-from fastbmrag.vocab.build import (
-    FORMAT_VERSION,
-    GENE_KINDS,
-    MANIFEST,
-    common_words,
-    completion_tables,
-)
-from fastbmrag.vocab.candidates import Spellings, WordWeights, word_weights
 from fastbmrag.vocab.context import (
     ABBREVIATION_FACTOR,
     AMBIGUOUS_SCORE,
@@ -46,7 +38,9 @@ from fastbmrag.vocab.context import (
     Hit,
     clean_name,
 )
-from fastbmrag.vocab.keys import (
+from fastbmrag.vocab.layout import FORMAT_VERSION, GENE_KINDS, GROUP_PREFIX, MANIFEST
+from fastbmrag.vocab.rules.candidates import Spellings, WordWeights
+from fastbmrag.vocab.rules.keys import (
     BAG_STOP,
     ROMAN_NUMBER,
     gene_key_of,
@@ -54,7 +48,7 @@ from fastbmrag.vocab.keys import (
     term_key,
     tokens,
 )
-from fastbmrag.vocab.language import (
+from fastbmrag.vocab.rules.language import (
     DISEASE_HEADS,
     bag_key_of,
     greek_initials,
@@ -63,7 +57,6 @@ from fastbmrag.vocab.language import (
     tokens_key,
     unique_best,
 )
-from fastbmrag.vocab.sources import GROUP_PREFIX
 
 # The least support (a share of a gene name's word weight) by which the context picks a gene.
 MIN_GENE_SUPPORT = 0.2
@@ -74,11 +67,8 @@ V = TypeVar("V", bound="Vocabulary")
 
 
 def read_data(path: Path) -> Any:
-    """A vocabulary data file: gzipped pickle (current) or gzipped JSON (older builds)."""
-    raw = gzip.decompress(path.read_bytes())
-    if path.name.endswith(".pickle.gz"):
-        return pickle.loads(raw)  # noqa: S301 - written by build.py into the package or the user's own cache
-    return json.loads(raw)
+    """A vocabulary data file: a gzipped pickle."""
+    return pickle.loads(gzip.decompress(path.read_bytes()))  # noqa: S301 - written by the build into the package or the user's own cache
 
 
 class Vocabulary(abc.ABC):
@@ -86,10 +76,9 @@ class Vocabulary(abc.ABC):
 
     def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
         self.manifest = manifest
-        # Code tables: a code, or ~p for the code list at position p of "multi" (files
-        # written since the lists were packed; older ones hold the lists themselves).
-        self.gene_multi: Sequence[Sequence[int]] = genes.get("multi", ())
-        self.mesh_multi: Sequence[Sequence[int]] = mesh.get("multi", ())
+        # Code tables: a code, or ~p for the code list at position p of "multi".
+        self.gene_multi: Sequence[Sequence[int]] = genes["multi"]
+        self.mesh_multi: Sequence[Sequence[int]] = mesh["multi"]
         self.genes: list[list[str]] = genes["genes"]
         self.gene_index: dict[str, int | Sequence[int]] = genes["index"]
         self.desc: list[list[str]] = mesh["descriptors"]
@@ -97,46 +86,40 @@ class Vocabulary(abc.ABC):
         self.mesh_bag: dict[str, int | Sequence[int]] = mesh["bag"]
         # Every word of a bag key (and the stop words bag keys leave out): a phrase with any
         # other word cannot be a bag key, so its key need not be built.
-        bag_words = mesh.get("bag_words")
-        if bag_words is None:  # built before the table was added
-            bag_words = " ".join(self.mesh_bag).split()
-        self.bag_words: frozenset[str] = frozenset(bag_words) | BAG_STOP
-        if tuple(mesh.get("completion_heads", ())) != DISEASE_HEADS:  # an older build
-            mesh = {**mesh, **completion_tables(self.mesh_index, self.mesh_bag)}
+        self.bag_words: frozenset[str] = frozenset(mesh["bag_words"]) | BAG_STOP
         self.completions: dict[str, int] = mesh["completions"]
         self.bag_completions: dict[str, int] = mesh["bag_completions"]
-        self.mesh_exact: dict[str, int | Sequence[int]] = mesh.get("exact", {})
-        self.mesh_extend: dict[str, int | Sequence[int]] = mesh.get("extend", {})
-        self.mesh_head: dict[str, int] = mesh.get("head", {})
-        self.head_partners: dict[str, list[list[Any]]] = mesh.get("head_partners", {})
-        self.drug_induced: dict[str, int] = mesh.get("drug_induced", {})
-        self.induced_child: dict[int, int] = mesh.get("induced_child", {})
-        self.superset: dict[str, int | Sequence[int]] = mesh.get("superset", {})
-        self.processes: frozenset[int] = frozenset(mesh.get("processes", ()))
-        self.mesh_ancestors: dict[int, list[str]] = mesh.get("ancestors", {})
-        self.word_weight_table: dict[str, Any] | None = mesh.get("word_weights")
-        self._common_words: dict[str, float] | None = mesh.get("common_words")
+        self.mesh_exact: dict[str, int | Sequence[int]] = mesh["exact"]
+        self.mesh_extend: dict[str, int | Sequence[int]] = mesh["extend"]
+        self.mesh_head: dict[str, int] = mesh["head"]
+        self.head_partners: dict[str, list[list[Any]]] = mesh["head_partners"]
+        self.drug_induced: dict[str, int] = mesh["drug_induced"]
+        self.induced_child: dict[int, int] = mesh["induced_child"]
+        self.superset: dict[str, int | Sequence[int]] = mesh["superset"]
+        self.processes: frozenset[int] = frozenset(mesh["processes"])
+        self.mesh_ancestors: dict[int, list[str]] = mesh["ancestors"]
+        self.common_words: dict[str, float] = mesh["common_words"]
+        self.word_weight_table: dict[str, Any] = mesh["word_weights"]
         # biological processes (the "pathway" type), apart from the tables the stages read
-        self.processes_desc: list[list[str]] = mesh.get("process_descriptors", [])
-        self.process_index: dict[str, int | Sequence[int]] = mesh.get("process_index", {})
-        self.process_above: dict[int, list[str]] = mesh.get("process_ancestors", {})
-        self.entrez: dict[str, int] = genes.get("entrez", {})  # built before it: none known
+        self.processes_desc: list[list[str]] = mesh["process_descriptors"]
+        self.process_index: dict[str, int | Sequence[int]] = mesh["process_index"]
+        self.process_above: dict[int, list[str]] = mesh["process_ancestors"]
+        self.entrez: dict[str, int] = genes["entrez"]
         # MeSH supplementary concepts (C id -> [name, heading descriptors]), where a vocab update
         # read NLM's supp20XX.xml; the bundled copy has none
         self.supplementary: dict[str, list[Any]] = mesh.get("supplementary", {})
-        self.gene_groups: dict[int, list[str]] = genes.get("groups", {})
-        self.group_names: dict[str, str] = genes.get("group_names", {})
+        self.gene_groups: dict[int, list[str]] = genes["groups"]
+        self.group_names: dict[str, str] = genes["group_names"]
         keys: dict[str, list[str]] = {}
         for group_id, group_name in self.group_names.items():
             keys.setdefault(term_key(group_name), []).append(group_id)
         # a gene group's name as a key, where it names one group only
         self.group_keys: dict[str, str] = {k: v[0] for k, v in keys.items() if len(v) == 1}
-        self.stem_groups: dict[str, str] = genes.get("stem_groups", {})
+        self.stem_groups: dict[str, str] = genes["stem_groups"]
         # the spelling index (15 ms): part of loading, as nearly every batch has a misspelling
         self.spellings = Spellings(self.mesh_index)
         # built as names need them
         self.site_heads: dict[str, bool] = {}
-        self._word_weights: WordWeights | None = None
         self._labels: dict[str, str] | None = None
         self._ids: dict[str, int] | None = None
         self._process_rows: dict[str, int] | None = None
@@ -150,11 +133,13 @@ class Vocabulary(abc.ABC):
         """Load manifest.json and the two data files it names from ``path``."""
         try:
             manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-            if int(manifest.get("format", 1)) > FORMAT_VERSION:
+            built = int(manifest.get("format", 1))
+            if built != FORMAT_VERSION:
+                which = "a newer" if built > FORMAT_VERSION else "an older"
                 raise VocabError(
-                    f"The vocabularies in {path} were built by a newer fastbmrag (format "
-                    f"{manifest['format']}, this one reads up to {FORMAT_VERSION}); run "
-                    "`fastbmrag vocab update` to rebuild them, or upgrade fastbmrag."
+                    f"The vocabularies in {path} were built by {which} fastbmrag (format "
+                    f"{built}, this one reads {FORMAT_VERSION}); run `fastbmrag vocab update` to "
+                    "rebuild them" + (", or upgrade fastbmrag." if built > FORMAT_VERSION else ".")
                 )
             files = manifest["files"]
             genes = read_data(path / files["genes"])
@@ -321,7 +306,7 @@ class Vocabulary(abc.ABC):
     def head_completions(self, stems: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
         """``(*stem, head)`` for each stem and each of :data:`DISEASE_HEADS` (in that order),
         kept only where it is an index or a bag key (see
-        :func:`~fastbmrag.vocab.build.completion_tables`): the others cannot match."""
+        :func:`~fastbmrag.vocab.build.compile.completion_tables`): the others cannot match."""
         out: list[tuple[str, ...]] = []
         for stem in stems:
             mask = self.completions.get("".join(stem), 0)
@@ -426,16 +411,10 @@ class Vocabulary(abc.ABC):
         chosen = unique_best(items, support)
         return chosen if chosen is not None and support(chosen) >= MIN_GENE_SUPPORT else None
 
-    @property
+    @functools.cached_property
     def word_weights(self) -> WordWeights:
-        """How much of a disease or chemical name each word carries (built with the
-        vocabularies; by the first call for an older build, 0.2 s)."""
-        if self._word_weights is None:
-            table = self.word_weight_table or word_weights(
-                {k: self.concepts(v) for k, v in self.mesh_bag.items()}
-            )  # a build from before the table was added
-            self._word_weights = WordWeights(table)
-        return self._word_weights
+        """How much of a disease or chemical name each word carries."""
+        return WordWeights(self.word_weight_table)
 
     @functools.cached_property
     def longest_key(self) -> int:
@@ -443,14 +422,6 @@ class Vocabulary(abc.ABC):
         return max(
             max(map(len, self.mesh_index), default=0), max(map(len, self.mesh_bag), default=0)
         )
-
-    @property
-    def common_words(self) -> dict[str, float]:
-        """Common English words -> Zipf frequency (built with the vocabularies; by the first call
-        for an older build, 0.3 s)."""
-        if self._common_words is None:
-            self._common_words = common_words()
-        return self._common_words
 
     # ---- results ---------------------------------------------------------------------------
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import pickle
 import re
 from collections.abc import Iterable
@@ -30,16 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from fastbmrag.errors import VocabError
-from fastbmrag.vocab.candidates import word_weights
-from fastbmrag.vocab.gene_families import family_stems, stem_groups
-from fastbmrag.vocab.keys import (
-    bag_key,
-    gene_key,
-    plain_tokens,
-    raw_tokens,
-    term_key,
-)
-from fastbmrag.vocab.mesh_tables import (
+from fastbmrag.vocab.build.gene_families import family_stems, stem_groups
+from fastbmrag.vocab.build.mesh_tables import (
     PROCESS_TREE,
     completes_word,
     completion_tables,
@@ -49,7 +40,7 @@ from fastbmrag.vocab.mesh_tables import (
     subtree_sizes,
     supersets,
 )
-from fastbmrag.vocab.sources import (
+from fastbmrag.vocab.build.sources import (
     DISEASE_TREES,
     PROCESS_TREES,
     GeneRecord,
@@ -61,29 +52,23 @@ from fastbmrag.vocab.sources import (
     parse_mesh_xml,
     with_gene_info,
 )
-
-# 2: code lists packed into a shared "multi" table (negative codes), lists written as tuples,
-# bag_words and head completion masks; the loader reads 1 and 2 and refuses newer ones.
-FORMAT_VERSION = 2
-# Words at or above this Zipf frequency (log10 of uses per billion words) are common English.
-COMMON_ZIPF = 4.0
-MANIFEST = "manifest.json"
-GENES_FILE = "genes.pickle.gz"
-MESH_FILE = "mesh.pickle.gz"
-
-# Gene index kinds, in order of preference (approved symbol > previous symbol > alias).
-# HGNC's names first, then NCBI Gene's (gene_info Synonyms and Other_designations, the protein
-# names), which are only used for a name HGNC does not know. At most 8 kinds (codes are *8).
-GENE_KINDS = (
-    "symbol",
-    "prev_symbol",
-    "alias",
-    "name",
-    "prev_name",
-    "alias_name",
-    "ncbi_synonym",
-    "protein_name",
+from fastbmrag.vocab.layout import (
+    FORMAT_VERSION,
+    GENE_KINDS,
+    GENES_FILE,
+    MANIFEST,
+    MESH_FILE,
+    common_words,
 )
+from fastbmrag.vocab.rules.candidates import word_weights
+from fastbmrag.vocab.rules.keys import (
+    bag_key,
+    gene_key,
+    plain_tokens,
+    raw_tokens,
+    term_key,
+)
+
 # The kinds that are names, not symbols.
 NAME_KINDS = (
     GENE_KINDS.index("name"),
@@ -328,19 +313,6 @@ def process_tables(records: list[MeshRecord]) -> dict[str, Any]:
         "process_descriptors": table,
         "process_index": _encode(index, 2),
         "process_ancestors": _ancestors(table, trees),
-    }
-
-
-def common_words() -> dict[str, float]:
-    """The English words of Zipf frequency :data:`COMMON_ZIPF` or more (about 7,000) with their
-    frequency, from ``wordfreq``'s English lists: what the mention finder reads as everyday
-    words. Computed here, not on the lookup path: loading ``wordfreq`` takes 0.3 s."""
-    from wordfreq import get_frequency_dict
-
-    return {
-        w: round(math.log10(f) + 9, 2)
-        for w, f in get_frequency_dict("en").items()
-        if math.log10(f) + 9 >= COMMON_ZIPF
     }
 
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE
-from fastbmrag.vocab.candidates import withheld
-from fastbmrag.vocab.chemistry import LOCANT_RE
 from fastbmrag.vocab.context import ABBREVIATION_FACTOR, Context, Hit, best_long_form
-from fastbmrag.vocab.keys import FUNCTION_WORDS, GENE_WORDS, tokens
-from fastbmrag.vocab.language import GENERIC, abbreviation_like, acronym_like
-from fastbmrag.vocab.parts import spelling
+from fastbmrag.vocab.rules.candidates import withheld
+from fastbmrag.vocab.rules.chemistry import LOCANT_RE
+from fastbmrag.vocab.rules.keys import FUNCTION_WORDS, GENE_WORDS, tokens
+from fastbmrag.vocab.rules.language import GENERIC, abbreviation_like, acronym_like
+from fastbmrag.vocab.stages.parts import spelling
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 

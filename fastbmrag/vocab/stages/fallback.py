@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE
-from fastbmrag.vocab.chemistry import DRUG_WORDS, acid_forms
-from fastbmrag.vocab.completions import completed, head_of_longer, head_word, one_word_short
 from fastbmrag.vocab.context import (
     CONTEXT_SENSITIVE,
     PARENS_RE,
@@ -20,8 +18,8 @@ from fastbmrag.vocab.context import (
     Hit,
     clean_name,
 )
-from fastbmrag.vocab.coordinations import one_conjunct
-from fastbmrag.vocab.language import (
+from fastbmrag.vocab.rules.chemistry import DRUG_WORDS, acid_forms
+from fastbmrag.vocab.rules.language import (
     LOSS_HEADS,
     combining_split,
     more_rewrites,
@@ -31,8 +29,10 @@ from fastbmrag.vocab.language import (
     suffix_variants,
     variants,
 )
-from fastbmrag.vocab.parts import LIST_RE, partial
-from fastbmrag.vocab.sites import site, site_disease
+from fastbmrag.vocab.stages.completions import completed, head_of_longer, head_word, one_word_short
+from fastbmrag.vocab.stages.coordinations import one_conjunct
+from fastbmrag.vocab.stages.parts import LIST_RE, partial
+from fastbmrag.vocab.stages.sites import site, site_disease
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 
@@ -79,8 +79,8 @@ def rewritten(
 ) -> Hit | None:
     """Derived forms of the last word and rewrites towards MeSH's wording, most literal
     first (adjective to noun, organ adjective to organ, tumour to neoplasm ...:
-    :mod:`fastbmrag.vocab.language`; for chemicals, an anion as its acid, a class of drugs
-    and an agent as MeSH names them: :mod:`fastbmrag.vocab.chemistry`); for diseases, a word
+    :mod:`fastbmrag.vocab.rules.language`; for chemicals, an anion as its acid, a class of drugs
+    and an agent as MeSH names them: :mod:`fastbmrag.vocab.rules.chemistry`); for diseases, a word
     for disease added, an organ's damage; the head word as its descriptor's own name."""
     body = toks[:-1]
     derived = [(*body, form) for form in suffix_variants(toks[-1], 2)]

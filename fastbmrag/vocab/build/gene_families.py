@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from fastbmrag.vocab.keys import RELATION_WORDS, gene_key, gene_key_of, raw_tokens
-from fastbmrag.vocab.sources import GeneRecord
+from fastbmrag.vocab.build.sources import GeneRecord
+from fastbmrag.vocab.rules.keys import RELATION_WORDS, gene_key, gene_key_of, raw_tokens
 
 
 def family_stems(genes: Sequence[GeneRecord]) -> dict[tuple[str, ...], set[int]]:

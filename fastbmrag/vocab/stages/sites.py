@@ -6,13 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fastbmrag.vocab.base import DISEASE
-from fastbmrag.vocab.completions import superset_hit
 from fastbmrag.vocab.context import (
     Context,
     Hit,
 )
-from fastbmrag.vocab.keys import BAG_STOP
-from fastbmrag.vocab.language import (
+from fastbmrag.vocab.rules.keys import BAG_STOP
+from fastbmrag.vocab.rules.language import (
     COURSE_WORDS,
     DISEASE_SYNONYMS,
     FREE_CACHE_SIZE,
@@ -21,6 +20,7 @@ from fastbmrag.vocab.language import (
     name_forms,
     variants,
 )
+from fastbmrag.vocab.stages.completions import superset_hit
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 

@@ -15,8 +15,8 @@ from fastbmrag.vocab.context import (
     Context,
     Hit,
 )
-from fastbmrag.vocab.keys import gene_key_of, raw_tokens, term_key, word_forms
-from fastbmrag.vocab.phenomena import coordination_parts, isoform_stripped, respellings
+from fastbmrag.vocab.rules.keys import gene_key_of, raw_tokens, term_key, word_forms
+from fastbmrag.vocab.rules.phenomena import coordination_parts, isoform_stripped, respellings
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 
@@ -78,7 +78,7 @@ def plural(word: str) -> bool:
 
 
 def gene_as_written(v: Vocabulary, name: str, clean: str, ctx: Context | None) -> Normalized | None:
-    """A gene name written beyond its dictionary forms (fastbmrag.vocab.phenomena): an
+    """A gene name written beyond its dictionary forms (fastbmrag.vocab.rules.phenomena): an
     isoform or transcript variant after an approved symbol ("TP63 gamma", "CD44v6"), a respelling ("CEBPalpha", "Toll-like
     receptor (TLR) 4"), or a coordination or range of genes
     ("SMAD2/3", "IL-4 and -13", "TGF-beta1-3"), every part of which names its own gene."""

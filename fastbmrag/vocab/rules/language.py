@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from fastbmrag.vocab.keys import (
+from fastbmrag.vocab.rules.keys import (
     BAG_STOP,
     COMPLETION_HEADS,
     GENE_WORDS,
@@ -463,7 +463,7 @@ _SUFFIXES_BY_END = {
 
 @functools.lru_cache(maxsize=FREE_CACHE_SIZE)
 def name_forms(text: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """:func:`~fastbmrag.vocab.keys.token_forms` of a name as tuples, memoised: one name
+    """:func:`~fastbmrag.vocab.rules.keys.token_forms` of a name as tuples, memoised: one name
     is tokenised by the direct lookup, the fallback rules and the drug-induced check."""
     return token_form_tuples(text)
 
@@ -525,5 +525,5 @@ def strip_gene_words(toks: list[str]) -> list[str]:
 
 
 def bag_key_of(toks: Sequence[str]) -> str:
-    """:func:`~fastbmrag.vocab.keys.bag_key` of a name's tokens."""
+    """:func:`~fastbmrag.vocab.rules.keys.bag_key` of a name's tokens."""
     return bag_of(toks if BAG_STOP.isdisjoint(toks) else [x for x in toks if x not in BAG_STOP])

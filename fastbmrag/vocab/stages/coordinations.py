@@ -12,7 +12,7 @@ from fastbmrag.vocab.context import (
     Context,
     Hit,
 )
-from fastbmrag.vocab.language import (
+from fastbmrag.vocab.rules.language import (
     CONJ_RE,
 )
 from fastbmrag.vocab.vocabulary import Vocabulary

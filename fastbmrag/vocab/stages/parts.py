@@ -1,6 +1,6 @@
 """The last stages for a disease or chemical name no rewrite matched: the part of it that is a
 term, weighed by how much of the name it carries (abstaining below a share:
-:mod:`fastbmrag.vocab.candidates`), and a term it misspells."""
+:mod:`fastbmrag.vocab.rules.candidates`), and a term it misspells."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import re
 from collections.abc import Sequence
 
 from fastbmrag.vocab.base import DISEASE
-from fastbmrag.vocab.candidates import partial_score
-from fastbmrag.vocab.chemistry import ACTING_ON, COUNTER_IONS, SUBSTITUENTS
 from fastbmrag.vocab.context import AMBIGUOUS_SCORE, CATEGORY, SPELLING_SCORE, Context, Hit
-from fastbmrag.vocab.keys import BAG_STOP, term_key
-from fastbmrag.vocab.language import GENERIC, bag_key_of
+from fastbmrag.vocab.rules.candidates import partial_score
+from fastbmrag.vocab.rules.chemistry import ACTING_ON, COUNTER_IONS, SUBSTITUENTS
+from fastbmrag.vocab.rules.keys import BAG_STOP, term_key
+from fastbmrag.vocab.rules.language import GENERIC, bag_key_of
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 # A list of names ("alcohol/nicotine", "A, B and C"): each name one of the things it names. A
@@ -26,8 +26,8 @@ def partial(
     """The longest part of the name (a run of its words) that is a term of the type, the
     parts ending at the last word (the head noun in English) first. Its score is 0.5 +
     0.3 x the share of the name's word weight the part covers
-    (:mod:`fastbmrag.vocab.candidates`); :func:`~fastbmrag.vocab.candidates.withheld` abstains below
-    :data:`~fastbmrag.vocab.candidates.MIN_COVERAGE`.
+    (:mod:`fastbmrag.vocab.rules.candidates`); :func:`~fastbmrag.vocab.rules.candidates.withheld` abstains below
+    :data:`~fastbmrag.vocab.rules.candidates.MIN_COVERAGE`.
 
     Two chemicals written together, not ``listed`` ("and", "or", a comma or a slash), name
     a compound, complex or combination of the two, neither alone ("iron dextran",
@@ -35,8 +35,8 @@ def partial(
     is no other substance there ("hydrogen cyanamide"; :data:`COUNTER_IONS`).
 
     Never a part: what follows "without"; the target before "inhibitors", "antagonist" ...
-    (:data:`~fastbmrag.vocab.chemistry.ACTING_ON`); a chemical's parent after a substituent
-    word, or the substituent itself (:data:`~fastbmrag.vocab.chemistry.SUBSTITUENTS`)."""
+    (:data:`~fastbmrag.vocab.rules.chemistry.ACTING_ON`); a chemical's parent after a substituent
+    word, or the substituent itself (:data:`~fastbmrag.vocab.rules.chemistry.SUBSTITUENTS`)."""
     index, bag, bag_words = v.mesh_index, v.mesh_bag, v.bag_words
     n_all = len(toks)
     # what follows "without" is said to be absent ("major depression without panic
@@ -95,7 +95,7 @@ def partial(
 
 def spelling(v: Vocabulary, clean: str, t: str) -> Hit | None:
     """The one concept of the type whose term the name misspells
-    (:class:`~fastbmrag.vocab.candidates.Spellings`)."""
+    (:class:`~fastbmrag.vocab.rules.candidates.Spellings`)."""
     if LIST_RE.search(clean):
         return None  # a list of names is no misspelling of one
     items: set[int] = set()

@@ -35,7 +35,7 @@ from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
 from fastbmrag.vocab.base import DISEASE
-from fastbmrag.vocab.chemistry import names_one_coded_compound
+from fastbmrag.vocab.rules.chemistry import names_one_coded_compound
 
 # The share of a name's word weight a part must carry to stand for the whole name: a disease's,
 # and a chemical's, whose name adds salts, forms and formulations to its substance's (MeSH files

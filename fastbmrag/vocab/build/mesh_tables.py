@@ -8,8 +8,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from fastbmrag.vocab.chemistry import ACTING_ON
-from fastbmrag.vocab.keys import BAG_STOP, COMPLETION_HEADS, RELATION_WORDS, bag_key, tokens
+from fastbmrag.vocab.rules.chemistry import ACTING_ON
+from fastbmrag.vocab.rules.keys import BAG_STOP, COMPLETION_HEADS, RELATION_WORDS, bag_key, tokens
 
 # C25 Chemically-Induced Disorders, and words that name the cause in a drug-induced form.
 CHEMICALLY_INDUCED_TREE = "C25"

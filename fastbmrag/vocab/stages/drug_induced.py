@@ -7,7 +7,7 @@ from __future__ import annotations
 from fastbmrag.vocab.context import (
     Context,
 )
-from fastbmrag.vocab.language import (
+from fastbmrag.vocab.rules.language import (
     OTHER_CAUSES,
     condition_key,
     name_forms,

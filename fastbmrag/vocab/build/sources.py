@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fastbmrag.errors import VocabError
-
-GROUP_PREFIX = "HGNC-GROUP:"  # ids of HGNC gene groups (gene families), e.g. HGNC-GROUP:601
+from fastbmrag.vocab.layout import GROUP_PREFIX
 
 # MeSH tree prefixes kept, and what they mean to the normaliser.
 DISEASE_TREES = ("C", "F03")

@@ -1,0 +1,1 @@
+"""Word tables and pure text functions that the build and the lookups share."""

@@ -1,0 +1,1 @@
+"""The normaliser's stages beyond the exact lookups, one file per phenomenon."""
