@@ -37,7 +37,7 @@ from pathlib import Path
 
 from corpora import BIORED_TYPES, SHARED, Doc, read_gene_xrefs, read_pubtator
 
-from fastbmrag.vocab.build.sources import GROUP_PREFIX
+from fastbmrag.vocab.building.sources import GROUP_PREFIX
 from fastbmrag.vocab.loading import load_normalizer
 
 TUNE = ("Training", "BioRED-even")

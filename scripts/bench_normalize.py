@@ -46,7 +46,7 @@ from pathlib import Path
 
 from corpora import SHARED, Row, bc5cdr_rows, biored_rows, read_gene_xrefs
 
-from fastbmrag.vocab.build.sources import GROUP_PREFIX
+from fastbmrag.vocab.building.sources import GROUP_PREFIX
 from fastbmrag.vocab.loading import BUNDLED_DIR
 from fastbmrag.vocab.normalizer import DictionaryNormalizer, clear_caches
 

@@ -14,7 +14,7 @@ import argparse
 import time
 from pathlib import Path
 
-from fastbmrag.vocab.build.compile import GENES_FILE, MESH_FILE, build_from_files
+from fastbmrag.vocab.building.compile import GENES_FILE, MESH_FILE, build_from_files
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"

@@ -13,8 +13,8 @@ import pytest
 
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab import DictionaryNormalizer, find_abbreviations, load_normalizer, vocab_info
-from fastbmrag.vocab.build.compile import build_from_files, compile_mesh
-from fastbmrag.vocab.build.sources import (
+from fastbmrag.vocab.building.compile import build_from_files, compile_mesh
+from fastbmrag.vocab.building.sources import (
     MeshRecord,
     MeshTerm,
     parse_gene_info,

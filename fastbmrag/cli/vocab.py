@@ -9,7 +9,7 @@ import click
 
 from fastbmrag import config
 from fastbmrag.cli.common import json_option, quiet_option
-from fastbmrag.vocab.build import download
+from fastbmrag.vocab.building import download
 
 
 @click.group()

@@ -1,6 +1,6 @@
 """Dictionary normaliser: genes -> HGNC, diseases -> MeSH (C tree, F03), chemicals -> MeSH (D tree).
 
-No model, no network: lookups in the compact files built by :mod:`fastbmrag.vocab.build.compile`.
+No model, no network: lookups in the compact files built by :mod:`fastbmrag.vocab.building.compile`.
 The stages of each type and their order are two tables: :data:`STAGES` (here) and, for a name
 that is no term as written, :data:`~fastbmrag.vocab.stages.fallback.FALLBACKS`; ``normalize --explain``
 prints them as tried.
@@ -22,9 +22,9 @@ scores), :mod:`~fastbmrag.vocab.rules.keys` (text keys shared with the build),
 :mod:`~fastbmrag.vocab.rules.chemistry` (formulae, codes, locants, salts),
 :mod:`~fastbmrag.vocab.rules.phenomena` (gene names written beyond the dictionary) and
 :mod:`~fastbmrag.vocab.rules.candidates` (word weights, spellings and abstention). The build:
-:mod:`~fastbmrag.vocab.build.sources` (readers), :mod:`~fastbmrag.vocab.build.compile`,
-:mod:`~fastbmrag.vocab.build.mesh_tables`, :mod:`~fastbmrag.vocab.build.gene_families`,
-:mod:`~fastbmrag.vocab.build.download`; :mod:`~fastbmrag.vocab.loading` finds and loads them.
+:mod:`~fastbmrag.vocab.building.sources` (readers), :mod:`~fastbmrag.vocab.building.compile`,
+:mod:`~fastbmrag.vocab.building.mesh_tables`, :mod:`~fastbmrag.vocab.building.gene_families`,
+:mod:`~fastbmrag.vocab.building.download`; :mod:`~fastbmrag.vocab.loading` finds and loads them.
 
 ``matched_by`` values (how the returned id was found), with their scores:
 

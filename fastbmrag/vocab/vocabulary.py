@@ -1,5 +1,5 @@
 """The vocabularies as the stages see them: HGNC's and MeSH's tables, loaded from the compact
-files :mod:`fastbmrag.vocab.build.compile` writes, and the lookups every stage makes in them (a name's
+files :mod:`fastbmrag.vocab.building.compile` writes, and the lookups every stage makes in them (a name's
 exact keys, a code list read as a hit, the context picking among several entries), plus what
 the vocabularies say of an id (label, broader concepts, facts).
 
@@ -306,7 +306,7 @@ class Vocabulary(abc.ABC):
     def head_completions(self, stems: Iterable[Sequence[str]]) -> list[tuple[str, ...]]:
         """``(*stem, head)`` for each stem and each of :data:`DISEASE_HEADS` (in that order),
         kept only where it is an index or a bag key (see
-        :func:`~fastbmrag.vocab.build.compile.completion_tables`): the others cannot match."""
+        :func:`~fastbmrag.vocab.building.compile.completion_tables`): the others cannot match."""
         out: list[tuple[str, ...]] = []
         for stem in stems:
             mask = self.completions.get("".join(stem), 0)

@@ -119,7 +119,7 @@ def superset_hit(v: Vocabulary, toks: Sequence[str], ctx: Context | None) -> Hit
 
 def head(v: Vocabulary, toks: Sequence[str], ctx: Context | None = None) -> Hit | None:
     """ "diabetes" -> Diabetes Mellitus: the most general disease with a two-word term
-    holding the word (see :func:`fastbmrag.vocab.build.compile.compile_mesh`); also for the last
+    holding the word (see :func:`fastbmrag.vocab.building.compile.compile_mesh`); also for the last
     word of a longer name whose modifiers matched nothing ("impaired overnight memory").
     Where other diseases have such a term too ("glomerulosclerosis": Diabetic
     Nephropathies, Glomerulosclerosis, Focal Segmental) and the context picks none, the

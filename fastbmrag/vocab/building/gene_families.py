@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from fastbmrag.vocab.build.sources import GeneRecord
+from fastbmrag.vocab.building.sources import GeneRecord
 from fastbmrag.vocab.rules.keys import RELATION_WORDS, gene_key, gene_key_of, raw_tokens
 
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from fastbmrag.errors import VocabError
-from fastbmrag.vocab.build.gene_families import family_stems, stem_groups
-from fastbmrag.vocab.build.mesh_tables import (
+from fastbmrag.vocab.building.gene_families import family_stems, stem_groups
+from fastbmrag.vocab.building.mesh_tables import (
     PROCESS_TREE,
     completes_word,
     completion_tables,
@@ -40,7 +40,7 @@ from fastbmrag.vocab.build.mesh_tables import (
     subtree_sizes,
     supersets,
 )
-from fastbmrag.vocab.build.sources import (
+from fastbmrag.vocab.building.sources import (
     DISEASE_TREES,
     PROCESS_TREES,
     GeneRecord,

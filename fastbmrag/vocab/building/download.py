@@ -10,7 +10,7 @@ from typing import Any
 
 from fastbmrag import config
 from fastbmrag.errors import VocabError
-from fastbmrag.vocab.build.compile import build_from_files, version_from_name
+from fastbmrag.vocab.building.compile import build_from_files, version_from_name
 
 
 def hgnc_url(value: str | None = None) -> str:
