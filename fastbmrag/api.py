@@ -40,8 +40,8 @@ from fastbmrag.store.places import (
     readahead,
 )
 from fastbmrag.store.status import collection_status
+from fastbmrag.util.wording import counted
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
-from fastbmrag.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +53,8 @@ if TYPE_CHECKING:
     from fastbmrag.llm import BaseLLM, ServerPool
     from fastbmrag.papers.eutils import FetchSettings
     from fastbmrag.papers.pubtator import PubTatorClient
+    from fastbmrag.papers.sync import SyncResult
     from fastbmrag.query import QueryOptions, QueryResult
-    from fastbmrag.sync import SyncResult
 
 T = TypeVar("T")
 
@@ -361,7 +361,7 @@ class RAG:
         progress: bool = False,
     ) -> SyncResult:
         """Fetch what PubMed added for ``query`` since the last sync, and index it."""
-        from fastbmrag.sync import sync_collection
+        from fastbmrag.papers.sync import sync_collection
 
         with contextlib.ExitStack() as stack:
             if options.dry_run:

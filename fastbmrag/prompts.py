@@ -101,7 +101,7 @@ def _bullets(items: dict[str, str]) -> str:
 # The model points, the program quotes: the draft names each entity once and cites, for every
 # relation, the numbers of the sentences that state it. It writes no description and no quote:
 # an abstract-only relation's description and evidence are its cited sentences, cut from the
-# paper by the program (fastbmrag.sentences), so they are verbatim by construction and cost no
+# paper by the program (fastbmrag.text.sentences), so they are verbatim by construction and cost no
 # decode tokens. A relation refers to its entities by their number, which the model writes
 # next to each name so that it never has to count list positions. Each item is a JSON array
 # (``[1, "IL-6", "gene"]``, ``[1, "upregulated_in", 2, [3, 4]]``): a tuple schema keeps the

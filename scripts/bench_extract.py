@@ -60,7 +60,7 @@ async def predict(docs: list[Doc], llm: Any, normalizer: Any) -> list[dict[froze
     from fastbmrag.index import build_edges
     from fastbmrag.index.extract import draft_relations, resolve_draft
     from fastbmrag.papers import Paper
-    from fastbmrag.sentences import abstract_sentences
+    from fastbmrag.text.sentences import abstract_sentences
 
     async def one(doc: Doc) -> dict[frozenset[str], str]:
         sentences = abstract_sentences(doc.title, doc.abstract)

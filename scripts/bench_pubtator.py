@@ -53,9 +53,9 @@ from fastbmrag.papers.pubtator import (
     parse_documents,
 )
 from fastbmrag.prompts import extract_messages
-from fastbmrag.sentences import Sentence, abstract_sentences
 from fastbmrag.testing.fake_pubtator import FakePubTator
 from fastbmrag.testing.responders import pipeline_responder
+from fastbmrag.text.sentences import Sentence, abstract_sentences
 from fastbmrag.vocab import load_normalizer
 
 BIORED = SHARED / "biored" / "Train.PubTator"

@@ -1,8 +1,8 @@
 """Sentence splitters compared on the real abstracts and PMC passages in tests/data.
 
-The choice behind fastbmrag.sentences. Needs the candidates: ``pip install pysbd syntok``
+The choice behind fastbmrag.text.sentences. Needs the candidates: ``pip install pysbd syntok``
 (blingfire is a dependency). Every title, abstract and main-text passage (section labels
-removed, as fastbmrag.sentences does) goes through each splitter; counted:
+removed, as fastbmrag.text.sentences does) goes through each splitter; counted:
 
 * splits after an abbreviation ("et al.", "e.g.", "i.e.", "Fig.", "sp.", "vs.", "ca.", ...);
 * sentences that start with a lower-case letter or punctuation (a split inside a sentence);

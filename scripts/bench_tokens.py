@@ -18,7 +18,7 @@ format:
   "..."]``), ``objects`` (``{"i": 1, "d": "..."}``), ``v1`` (the description plus a quote of at
   most 20 words).
 
-Measured: completion tokens (``cl100k_base``, a real BPE tokenizer, :mod:`fastbmrag.tokens`, of
+Measured: completion tokens (``cl100k_base``, a real BPE tokenizer, :mod:`fastbmrag.util.tokens`, of
 the JSON as a model writes it, with ", " and ": " spacing) per relation and per paper, and
 stage 2's tokens beyond the description per relation; chat prompt tokens per paper with today's
 prompt builders and with those of ``--baseline-src`` (a source tree of an earlier version, e.g.
@@ -60,7 +60,7 @@ RELATION_FOR = {  # (source type, target type) -> a plausible relationship type
 
 
 def tokens(text: str) -> float:
-    from fastbmrag.tokens import count_tokens
+    from fastbmrag.util.tokens import count_tokens
 
     return count_tokens(text)
 
@@ -120,7 +120,7 @@ def named_in(text: str, normalizer: Any) -> list[Any]:
 
 def draft(paper: Any, normalizer: Any) -> tuple[list[Any], dict[str, Any], list[dict[str, Any]]]:
     """(sentences, the draft answer with keyed objects, version 1's relations) for one paper."""
-    from fastbmrag.sentences import abstract_sentences
+    from fastbmrag.text.sentences import abstract_sentences
 
     sentences = abstract_sentences(paper.title, paper.abstract)
     entities: dict[str, dict[str, Any]] = {}
@@ -233,7 +233,7 @@ def worst_case() -> dict[str, float]:
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    from fastbmrag.tokens import TOKENIZER
+    from fastbmrag.util.tokens import TOKENIZER
 
     n = len(rows)
     rels = sum(r["relations"] for r in rows)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from fastbmrag.testing import FakeOllama, hashed_embedding, schema_instance
 from fastbmrag.testing.answers import last_user_message
-from fastbmrag.tokens import count_tokens
+from fastbmrag.util.tokens import count_tokens
 
 ABSTRACT = (
     "Interleukin-1 beta (IL1B) is upregulated in ectopic endometriotic lesions, "

@@ -23,7 +23,7 @@ from fastbmrag.llm import (
     make_llm,
 )
 from fastbmrag.testing import FakeOllama, hashed_embedding
-from fastbmrag.tokens import count_tokens
+from fastbmrag.util.tokens import count_tokens
 
 R = TypeVar("R")
 

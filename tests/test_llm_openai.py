@@ -16,7 +16,7 @@ from fastbmrag.errors import LLMUnavailable, ModelNotFound
 from fastbmrag.llm import KIND_EMBED, KIND_QUERY, OpenAICompatClient, ResponseCache, make_llm
 from fastbmrag.llm.openai_compat import normalize_base_url
 from fastbmrag.testing import FakeOllama, hashed_embedding
-from fastbmrag.tokens import count_tokens
+from fastbmrag.util.tokens import count_tokens
 
 R = TypeVar("R")
 

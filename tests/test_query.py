@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from fastbmrag.citations import keep as check_citations
 from fastbmrag.cli import cli
 from fastbmrag.errors import InputError
 from fastbmrag.index import UpdateOptions, index_papers
@@ -31,6 +30,7 @@ from fastbmrag.store.collection import Collection
 from fastbmrag.store.places import choose_collection
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import responder, schema_title
+from fastbmrag.text.citations import keep as check_citations
 from fastbmrag.vocab.loading import load_normalizer
 
 DATA = Path(__file__).parent / "data" / "query"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fastbmrag.papers import Paper, ReadReport, iter_papers
-from fastbmrag.sentences import ABSTRACT, PASSAGE, TITLE, abstract_sentences, passage_sentences
+from fastbmrag.text.sentences import ABSTRACT, PASSAGE, TITLE, abstract_sentences, passage_sentences
 
 DATA = Path(__file__).parent / "data"
 

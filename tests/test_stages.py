@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from fastbmrag.citations import strip as split_citations
 from fastbmrag.index.extract import resolve_draft
 from fastbmrag.index.refine import chunk_paragraphs, select_chunks
 from fastbmrag.prompts import Draft, Refinement, extract_messages, refine_messages
-from fastbmrag.sentences import abstract_sentences
 from fastbmrag.testing.responders import draft_answer, refine_answer
+from fastbmrag.text.citations import strip as split_citations
+from fastbmrag.text.sentences import abstract_sentences
 
 SENTENCES = (
     "Endometriosis is an estrogen-dependent inflammatory disease. "

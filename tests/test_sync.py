@@ -337,7 +337,7 @@ def test_log_file_gets_the_summary(eutils: FakeEutils, ollama: FakeOllama, wd: P
     text = log.read_text()
     summaries = [line for line in text.splitlines() if "last-sync mark now" in line]
     assert len(summaries) == 2  # appended, one per run
-    assert "INFO fastbmrag.sync: sync" in summaries[0]
+    assert "INFO fastbmrag.papers.sync: sync" in summaries[0]
     assert "6 found" in summaries[0] and "nothing new to index" in summaries[1]
     assert "Entrez dates 2000-01-01.." in text  # INFO lines of the run itself
     assert len(result.stderr.strip().splitlines()) == 1

@@ -17,8 +17,8 @@ import pytest
 from fastbmrag.errors import InputError
 from fastbmrag.papers.eutils import FetchSettings
 from fastbmrag.papers.model import Paper
+from fastbmrag.papers.sync import DEFAULT_SYNC_DAYS, DoneSet, sync_collection, sync_window
 from fastbmrag.store.collection import Collection
-from fastbmrag.sync import DEFAULT_SYNC_DAYS, DoneSet, sync_collection, sync_window
 from fastbmrag.testing.fake_eutils import FakeEutils
 
 EUTILS = Path(__file__).parent / "data" / "eutils"

@@ -1,6 +1,6 @@
 """Counts in the words a reader expects."""
 
-from fastbmrag.wording import counted
+from fastbmrag.util.wording import counted
 
 
 def test_one_is_singular_and_other_counts_plural() -> None:

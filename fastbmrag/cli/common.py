@@ -20,7 +20,7 @@ from fastbmrag.errors import (
     EXIT_INTERRUPTED,
     FastbmragError,
 )
-from fastbmrag.files import written_for
+from fastbmrag.util.files import written_for
 
 F = TypeVar("F", bound=Callable[..., Any])
 

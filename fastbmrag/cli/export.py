@@ -14,8 +14,8 @@ from fastbmrag.cli.common import (
     working_dir_option,
 )
 from fastbmrag.errors import InputError
-from fastbmrag.files import replacing
-from fastbmrag.wording import counted
+from fastbmrag.util.files import replacing
+from fastbmrag.util.wording import counted
 
 
 @click.command("export")

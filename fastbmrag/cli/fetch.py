@@ -20,7 +20,7 @@ from fastbmrag.cli.common import (
 )
 from fastbmrag.cli.update import index_options
 from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchSettings
-from fastbmrag.wording import counted
+from fastbmrag.util.wording import counted
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -123,7 +123,7 @@ def fetch(**opts: Any) -> None:
     from fastbmrag.papers.eutils import PubMedClient
     from fastbmrag.papers.fetch import date_window, fetch_papers
     from fastbmrag.papers.io import write_papers_csv
-    from fastbmrag.sync import DoneSet
+    from fastbmrag.papers.sync import DoneSet
 
     settings = settings_from(opts)
     mindate, maxdate = date_window(_day(opts["since"]), opts["days"])
@@ -191,7 +191,7 @@ def sync(collection: str, **opts: Any) -> None:
             days=opts["days"],
             progress=not opts["quiet"],
         )
-        logging.getLogger("fastbmrag.sync").info("%s", result.line())
+        logging.getLogger("fastbmrag.papers.sync").info("%s", result.line())
     if opts["as_json"]:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
     else:

@@ -10,7 +10,7 @@ import click
 
 from fastbmrag.cli.common import collection_option, json_option, qdrant_options, working_dir_option
 from fastbmrag.errors import InputError
-from fastbmrag.wording import counted
+from fastbmrag.util.wording import counted
 
 
 def _rag(**opts: Any) -> Any:

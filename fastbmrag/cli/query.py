@@ -14,7 +14,7 @@ from fastbmrag.cli.common import (
     qdrant_options,
     working_dir_option,
 )
-from fastbmrag.filters import PAYLOAD_FILTERS
+from fastbmrag.query.filters import PAYLOAD_FILTERS
 
 _ENTITY_TYPES = ("gene", "disease", "chemical", "variant", "pathway", "cell", "other")
 F = TypeVar("F", bound=Callable[..., Any])

@@ -13,7 +13,7 @@ from fastbmrag.cli.common import (
     qdrant_options,
     working_dir_option,
 )
-from fastbmrag.wording import counted
+from fastbmrag.util.wording import counted
 
 
 def _size(n: int | None) -> str:

@@ -13,9 +13,9 @@ from fastbmrag.index.extract import Relation
 from fastbmrag.index.grounding import PUBTATOR, PaperGrounding
 from fastbmrag.papers.model import Paper
 from fastbmrag.prompts import relation_statement
-from fastbmrag.sentences import Sentence
 from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
 from fastbmrag.store.payload import EdgePayload
+from fastbmrag.text.sentences import Sentence
 from fastbmrag.vocab.base import Normalized, Normalizer
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from fastbmrag import config
 from fastbmrag.llm.base import KIND_EXTRACT, ChatResult, LLMClient
 from fastbmrag.prompts import Draft, extract_messages
-from fastbmrag.sentences import Sentence
+from fastbmrag.text.sentences import Sentence
 
 _SPACE = re.compile(r"\s+")
 

@@ -16,9 +16,9 @@ from fastbmrag.index.refine import refine_query, refine_relations
 from fastbmrag.llm.base import ChatResult, LLMClient
 from fastbmrag.papers.model import Paper
 from fastbmrag.papers.pubtator import Document
-from fastbmrag.sentences import abstract_sentences, opening_sentences
 from fastbmrag.store.base import EdgeRef, Point
 from fastbmrag.store.payload import CITED, REFINED
+from fastbmrag.text.sentences import abstract_sentences, opening_sentences
 from fastbmrag.vocab.base import Normalizer
 
 

@@ -1,6 +1,6 @@
 """Stage 2: refine every relation of a paper from its most similar main-text chunks.
 
-The main text is split into sentences (fastbmrag.sentences) and packed into chunks of whole
+The main text is split into sentences (fastbmrag.text.sentences) and packed into chunks of whole
 sentences. One embedding request (all chunks + one query per relation), numpy cosine
 similarity, then ONE chat call for all relations of the paper: the chosen chunks are sent as
 numbered sentences grouped by passage, and the model writes each refined description citing
@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from fastbmrag import citations, config
+from fastbmrag import config
 from fastbmrag.llm.base import KIND_EMBED, KIND_REFINE, ChatResult, LLMClient
 from fastbmrag.prompts import Refinement, refine_messages
-from fastbmrag.sentences import Sentence, passage_sentences
+from fastbmrag.text import citations
+from fastbmrag.text.sentences import Sentence, passage_sentences
 
 
 @dataclass(frozen=True, slots=True)

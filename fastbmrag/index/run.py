@@ -25,8 +25,8 @@ from fastbmrag.papers.pubtator import (
     request_for,
 )
 from fastbmrag.store.collection import Collection, PaperEdges
+from fastbmrag.util.wording import counted
 from fastbmrag.vocab.base import Normalizer
-from fastbmrag.wording import counted
 
 log = logging.getLogger(__name__)
 

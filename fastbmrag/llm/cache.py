@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from fastbmrag.closing import Closing
 from fastbmrag.errors import ConfigError
+from fastbmrag.util.closing import Closing
 
 CACHE_FILENAME = "llm_cache.sqlite"
 

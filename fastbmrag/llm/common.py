@@ -10,7 +10,7 @@ repair and accounting -- lives here once, so the two backends behave the same.
 
 Token counts come from the server, counted by the model's own tokenizer (a prompt that fills
 ``num_ctx`` is reported); where a server reports none, they are counted with a real BPE tokenizer
-(:mod:`fastbmrag.tokens`).
+(:mod:`fastbmrag.util.tokens`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from fastbmrag.llm.base import (
 )
 from fastbmrag.llm.cache import ResponseCache, chat_cache_key, embed_cache_key
 from fastbmrag.llm.validation import repair_messages, validate
-from fastbmrag.tokens import count_tokens
+from fastbmrag.util.tokens import count_tokens
 
 log = logging.getLogger("fastbmrag.llm")
 

@@ -47,12 +47,12 @@ from Bio import Entrez
 from lxml import etree
 
 from fastbmrag import __version__, config
-from fastbmrag.closing import Closing
 from fastbmrag.errors import ConfigError, FetchError, InputError
 from fastbmrag.papers.jats import parse_jats
 from fastbmrag.papers.medline import parse_medline
 from fastbmrag.papers.model import Paper
 from fastbmrag.papers.report import ReadReport
+from fastbmrag.util.closing import Closing
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,6 @@ from typing import Any
 from lxml import etree
 
 from fastbmrag.errors import InputError, TruncatedInput
-from fastbmrag.files import replacing
 from fastbmrag.papers.csv_reader import (
     CONTRACT_COLUMNS,
     KNOWN_COLUMNS,
@@ -37,6 +36,7 @@ from fastbmrag.papers.jats import parse_jats_all
 from fastbmrag.papers.medline import parse_medline
 from fastbmrag.papers.model import Paper
 from fastbmrag.papers.report import CONTROL_CHARACTERS, NO_INPUT, UNREADABLE, ReadReport
+from fastbmrag.util.files import replacing
 
 __all__ = [
     "CSV_COLUMNS",

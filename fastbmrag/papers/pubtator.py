@@ -41,8 +41,8 @@ from urllib.parse import urlsplit
 import httpx
 
 from fastbmrag import __version__, config
-from fastbmrag.closing import Closing
 from fastbmrag.errors import FastbmragError
+from fastbmrag.util.closing import Closing
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,6 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from fastbmrag import citations
 from fastbmrag.errors import LLMError
 from fastbmrag.llm.base import KIND_QUERY, LLMClient
 from fastbmrag.prompts import (
@@ -20,6 +19,7 @@ from fastbmrag.prompts import (
 from fastbmrag.query.options import QueryOptions
 from fastbmrag.query.result import REFERENCE_FIELDS, EdgeResult
 from fastbmrag.store.payload import evidence_of
+from fastbmrag.text import citations
 
 MERGE_FANIN = 12  # partial answers merged per call
 DESCRIPTION_CHARS = 700  # per evidence item in a prompt
@@ -188,7 +188,7 @@ async def _ask(
 
 def check_answer(text: str) -> tuple[str, list[str]]:
     """Mark every sentence of an answer that cites no evidence; returns (text, those sentences)."""
-    from fastbmrag.sentences import split_spans
+    from fastbmrag.text.sentences import split_spans
 
     uncited: list[str] = []
     out: list[str] = []

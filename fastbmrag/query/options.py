@@ -9,8 +9,8 @@ from typing import Any
 
 from fastbmrag import config
 from fastbmrag.errors import InputError
-from fastbmrag.filters import PAYLOAD_FILTERS
 from fastbmrag.prompts import ENTITY_TYPES, RELATIONSHIP_TYPES
+from fastbmrag.query.filters import PAYLOAD_FILTERS
 
 ANSWER_BATCH = 50  # evidence items per answer call; more are map-reduced
 MIN_YEAR, MAX_YEAR = 1800, 2100  # a publication year, as the papers' readers take it

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastbmrag.papers.model import without_controls
-from fastbmrag.wording import counted
+from fastbmrag.util.wording import counted
 
 
 @dataclass

@@ -10,7 +10,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag import citations
 from fastbmrag.errors import InputError
 from fastbmrag.llm.base import LLMClient
 from fastbmrag.query.answer import Calls, check_answer, consensus_of, references_for, synthesize
@@ -31,6 +30,7 @@ from fastbmrag.query.spec import (
 )
 from fastbmrag.query.understand import Mention, understand, with_presence
 from fastbmrag.store.base import Hit
+from fastbmrag.text import citations
 
 MAX_LEFT_OUT_EDGES = 10_000  # edges of retracted papers looked at to name them
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.filters import PAYLOAD_FILTERS, payload_conditions
 from fastbmrag.query.entities import Entity, Parse, closest_entities, resolve_entity
+from fastbmrag.query.filters import PAYLOAD_FILTERS, payload_conditions
 from fastbmrag.query.options import QueryOptions
 from fastbmrag.store.base import Filter, Match, Range
 

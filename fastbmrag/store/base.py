@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from fastbmrag.closing import Closing
+from fastbmrag.util.closing import Closing
 
 # Fixed namespace of edge point ids (uuid5(NAMESPACE_DNS, "edges.fastbmrag")). Never change it:
 # every stored point id is derived from it.

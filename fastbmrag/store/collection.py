@@ -30,7 +30,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from fastbmrag.closing import Closing
 from fastbmrag.errors import (
     DimensionMismatch,
     StoreError,
@@ -47,6 +46,7 @@ from fastbmrag.store.places import (
     check_name,
     check_space,
 )
+from fastbmrag.util.closing import Closing
 
 log = logging.getLogger(__name__)
 

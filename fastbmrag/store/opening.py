@@ -29,7 +29,7 @@ from fastbmrag.store.places import (
     list_collections,
     stamp,
 )
-from fastbmrag.wording import counted
+from fastbmrag.util.wording import counted
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 
 from fastbmrag.testing.answers import hashed_embedding, stable_hash
-from fastbmrag.tokens import count_tokens
+from fastbmrag.util.tokens import count_tokens
 
 Handler = BaseHTTPRequestHandler
 

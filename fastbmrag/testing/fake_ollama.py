@@ -1,6 +1,6 @@
 """A fake Ollama: a real HTTP server on 127.0.0.1 that the real clients talk to.
 
-Stdlib only, but for the token counts it reports (:mod:`fastbmrag.tokens`, a real BPE
+Stdlib only, but for the token counts it reports (:mod:`fastbmrag.util.tokens`, a real BPE
 tokenizer). Used by the tests and by the benchmark scripts::
 
     with FakeOllama() as fake:

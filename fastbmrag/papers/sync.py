@@ -44,7 +44,7 @@ from fastbmrag.errors import EXIT_OK, EXIT_PARTIAL, InputError
 from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchReport, FetchSettings, PubMedClient
 from fastbmrag.papers.fetch import date_window, fetch_papers
 from fastbmrag.papers.model import Paper
-from fastbmrag.wording import counted
+from fastbmrag.util.wording import counted
 
 log = logging.getLogger(__name__)
 

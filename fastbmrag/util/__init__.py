@@ -1,0 +1,1 @@
+"""Small utilities: token counts, counted words, whole files, closing resources."""
