@@ -6,24 +6,96 @@ The Python API mirrors the command line::
     rag = RAG(working_dir="~/fastbmrag", collection_name="endometriosis")
     rag.insert_paper(df)            # same as `fastbmrag update`
     result = rag.query("What is the role of IL1B in endometriosis?")
+
+Besides :class:`RAG`, the face names what a user of the library (and the command line) reads
+and writes: papers and their files, PubMed's settings, a normalised name and the vocabularies,
+a query's options and rendering, the web page. Each is imported on first use, so that
+``import fastbmrag`` (and ``fastbmrag --help``) stays fast.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG
+    from fastbmrag.papers import (
+        Paper,
+        ReadReport,
+        expand_inputs,
+        iter_file,
+        iter_papers,
+        write_papers_csv,
+    )
+    from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchSettings
+    from fastbmrag.papers.io import SUFFIXES
+    from fastbmrag.prompts import MAX_NAME_CHARS
+    from fastbmrag.query import options_from, render
+    from fastbmrag.query.filters import PAYLOAD_FILTERS
+    from fastbmrag.util.files import replacing, written_for
+    from fastbmrag.util.wording import counted
+    from fastbmrag.vocab import Normalized, abstention, update_vocab, vocab_cache_dir, vocab_info
+    from fastbmrag.web import create_app
 
-__all__ = ["RAG", "__version__"]
+# name -> the module that defines it (the module itself, not its package: the least is loaded)
+_FACE = {
+    "RAG": "fastbmrag.api",
+    "Paper": "fastbmrag.papers.model",
+    "ReadReport": "fastbmrag.papers.report",
+    "expand_inputs": "fastbmrag.papers.io",
+    "iter_file": "fastbmrag.papers.io",
+    "iter_papers": "fastbmrag.papers.io",
+    "write_papers_csv": "fastbmrag.papers.io",
+    "SUFFIXES": "fastbmrag.papers.io",
+    "DEFAULT_DATETYPE": "fastbmrag.papers.eutils",
+    "FetchSettings": "fastbmrag.papers.eutils",
+    "MAX_NAME_CHARS": "fastbmrag.prompts",
+    "options_from": "fastbmrag.query",
+    "render": "fastbmrag.query",
+    "PAYLOAD_FILTERS": "fastbmrag.query.filters",
+    "replacing": "fastbmrag.util.files",
+    "written_for": "fastbmrag.util.files",
+    "counted": "fastbmrag.util.wording",
+    "Normalized": "fastbmrag.vocab",
+    "abstention": "fastbmrag.vocab",
+    "update_vocab": "fastbmrag.vocab",
+    "vocab_cache_dir": "fastbmrag.vocab",
+    "vocab_info": "fastbmrag.vocab",
+    "create_app": "fastbmrag.web",
+}
+__all__ = [
+    "__version__",
+    "abstention",
+    "counted",
+    "create_app",
+    "DEFAULT_DATETYPE",
+    "expand_inputs",
+    "FetchSettings",
+    "iter_file",
+    "iter_papers",
+    "MAX_NAME_CHARS",
+    "Normalized",
+    "options_from",
+    "Paper",
+    "PAYLOAD_FILTERS",
+    "RAG",
+    "ReadReport",
+    "render",
+    "replacing",
+    "SUFFIXES",
+    "update_vocab",
+    "vocab_cache_dir",
+    "vocab_info",
+    "write_papers_csv",
+    "written_for",
+]
 
 
 def __getattr__(name: str) -> Any:
-    # Imported lazily so that `import fastbmrag` (and `fastbmrag --help`) stays fast.
-    if name == "RAG":
-        from fastbmrag.api import RAG
-
-        return RAG
-    raise AttributeError(name)
+    where = _FACE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'fastbmrag' has no attribute {name!r}")
+    return getattr(importlib.import_module(where), name)

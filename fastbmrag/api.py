@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 
     from fastbmrag.index import RunSummary, UpdateOptions
     from fastbmrag.llm import BaseLLM, ServerPool
-    from fastbmrag.papers.eutils import FetchSettings
+    from fastbmrag.papers.eutils import FetchReport, FetchSettings
     from fastbmrag.papers.pubtator import PubTatorClient
     from fastbmrag.papers.sync import SyncResult
     from fastbmrag.query import QueryOptions, QueryResult
@@ -349,6 +349,42 @@ class RAG:
         ):
             total = getattr(first, "read", None)
             return self.index(papers(), coll, options, progress=progress, total=total), first
+
+    def fetch(
+        self,
+        query: str,
+        fetch: FetchSettings,
+        output: str | Path,
+        *,
+        since: Any = None,
+        days: int | None = None,
+        datetype: str | None = None,
+        max_papers: int | None = None,
+    ) -> tuple[int, FetchReport]:
+        """Search PubMed and write the papers (with PMC full text where there is one) as a
+        papers CSV at ``output``; with a collection, the papers it holds are not fetched.
+        Returns the papers written and what the fetch did."""
+        from fastbmrag.papers.eutils import DEFAULT_DATETYPE, PubMedClient
+        from fastbmrag.papers.fetch import date_window, fetch_papers
+        from fastbmrag.papers.io import write_papers_csv
+        from fastbmrag.papers.sync import DoneSet
+
+        mindate, maxdate = date_window(since, days)
+        with contextlib.ExitStack() as stack:
+            skip: Any = frozenset()
+            if self.settings.collection:
+                skip = DoneSet(stack.enter_context(self.ledger()))
+            client = stack.enter_context(PubMedClient(fetch))
+            papers = fetch_papers(
+                client,
+                query,
+                mindate=mindate,
+                maxdate=maxdate,
+                datetype=datetype or DEFAULT_DATETYPE,
+                max_papers=max_papers,
+                skip=skip,
+            )
+            return write_papers_csv(papers, output), client.report
 
     def sync(
         self,

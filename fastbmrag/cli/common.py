@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from fastbmrag import config
+from fastbmrag import config, written_for
 from fastbmrag.errors import (
     EXIT_CANNOT_START,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     FastbmragError,
 )
-from fastbmrag.util.files import written_for
+
+if TYPE_CHECKING:
+    from fastbmrag import RAG
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -132,9 +134,6 @@ def json_option(f: F) -> F:
 
 # --- LLM options (shared by update, sync, query) ----------------------------------------------
 
-if TYPE_CHECKING:
-    pass
-
 
 def llm_options(f: F) -> F:
     """--llm-backend, --ollama-host, --llm-model, --embed-model, --concurrency, --embed-batch,
@@ -244,3 +243,114 @@ def command_logging(log_file: str | None, quiet: bool) -> Iterator[logging.Logge
         logger.handlers = saved[2]
         for h in opened:
             h.close()
+
+
+def index_options(f: F) -> F:
+    """Everything that shapes indexing; shared by `update` and `sync`."""
+    decorators = [
+        click.option("--force", is_flag=True, help="Re-index papers even when unchanged."),
+        click.option(
+            "--dry-run", is_flag=True, help="Say what would be indexed; no LLM call, no write."
+        ),
+        click.option(
+            "--no-refine", is_flag=True, help="Skip stage 2 (abstract-only graph, 1 chat call)."
+        ),
+        click.option(
+            "--chunk-size",
+            type=click.IntRange(200, 20000),
+            default=config.DEFAULT_CHUNK_CHARS,
+            show_default=True,
+            help="Max characters per main-text chunk.",
+        ),
+        click.option(
+            "--chunk-overlap",
+            type=click.IntRange(0, 5000),
+            default=config.DEFAULT_CHUNK_OVERLAP,
+            show_default=True,
+            help="Characters repeated where a paragraph is split.",
+        ),
+        click.option(
+            "--top-k",
+            type=click.IntRange(1, 20),
+            default=config.DEFAULT_REFINE_TOP_K,
+            show_default=True,
+            help="Chunks per relation in stage 2.",
+        ),
+        click.option(
+            "--min-similarity",
+            type=click.FloatRange(-1, 1),
+            default=config.DEFAULT_MIN_SIMILARITY,
+            show_default=True,
+            help="Cosine floor for a chunk to refine a relation.",
+        ),
+        click.option(
+            "--no-pubtator",
+            is_flag=True,
+            help="Ground names with the dictionaries only, not on NCBI's PubTator3 annotations of "
+            f"papers with a PMID or PMCID [env {config.ENV_PUBTATOR}=0].",
+        ),
+        click.option(
+            "--no-normalize",
+            is_flag=True,
+            help="Keep entity names as the model wrote them (no HGNC/MeSH ids).",
+        ),
+        click.option(
+            "--num-predict",
+            type=click.IntRange(16, 1_000_000),
+            default=None,
+            envvar=config.ENV_NUM_PREDICT,
+            help=f"Cap on the tokens the model writes per draft / refine call [env "
+            f"{config.ENV_NUM_PREDICT}, default {config.DEFAULT_DRAFT_NUM_PREDICT} / {config.DEFAULT_REFINE_NUM_PREDICT}].",
+        ),
+        click.option(
+            "--wait",
+            type=click.FloatRange(0, 3600),
+            default=config.DEFAULT_WRITE_WAIT,
+            show_default=True,
+            help="Seconds to wait for a query or the web page reading the embedded store before "
+            "giving up (exit 3).",
+        ),
+        click.option(
+            "--strict",
+            is_flag=True,
+            help="Exit 1 when input rows or records were skipped as unusable (for cron).",
+        ),
+        llm_options,
+        qdrant_options,
+        working_dir_option,
+        quiet_option,
+        json_option,
+        click.option(
+            "--log-file",
+            type=click.Path(dir_okay=False),
+            default=None,
+            help="Also append log lines (warnings, failures, the summary) to this file.",
+        ),
+    ]
+    for deco in reversed(decorators):
+        f = deco(f)
+    return f
+
+
+def update_options(rag: RAG, opts: dict[str, Any]) -> Any:
+    """The indexing options of `update` and `sync`, with the settings of ``rag``."""
+    return rag.update_options(
+        force=opts["force"],
+        dry_run=opts["dry_run"],
+        refine=not opts["no_refine"],
+        chunk_chars=opts["chunk_size"],
+        chunk_overlap=opts["chunk_overlap"],
+        top_k=opts["top_k"],
+        min_similarity=opts["min_similarity"],
+        wait=opts["wait"],
+        **({"pubtator": False} if opts["no_pubtator"] else {}),
+    )
+
+
+def strict_exit(code: int, unusable: int, strict: bool) -> int:
+    """``--strict``: input skipped as unusable (not a citation without an abstract) makes a
+    successful run exit 1, and says so."""
+    if strict and unusable and code == 0:
+        click.echo(f"--strict: {unusable:,} input rows or records unusable: exit 1", err=True)
+        return 1
+    return code

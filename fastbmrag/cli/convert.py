@@ -9,11 +9,9 @@ from pathlib import Path
 
 import click
 
+from fastbmrag import SUFFIXES, Paper, ReadReport, expand_inputs, iter_file, write_papers_csv
 from fastbmrag.cli.common import quiet_option
 from fastbmrag.errors import InputError
-from fastbmrag.papers.io import SUFFIXES, expand_inputs, iter_file, write_papers_csv
-from fastbmrag.papers.model import Paper
-from fastbmrag.papers.report import ReadReport
 
 MAX_DETAILS = 20
 

@@ -33,7 +33,7 @@ def delete(
     Example:
       fastbmrag delete --collection endometriosis PMC3324826 PMC3339580
     """
-    from fastbmrag.api import RAG
+    from fastbmrag import RAG
 
     rag = RAG(working_dir, collection, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key)
     known, unknown, removed = rag.delete(paper_ids)

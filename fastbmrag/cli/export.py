@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from fastbmrag import counted, replacing
 from fastbmrag.cli.common import (
     collection_option,
     qdrant_options,
@@ -14,8 +15,6 @@ from fastbmrag.cli.common import (
     working_dir_option,
 )
 from fastbmrag.errors import InputError
-from fastbmrag.util.files import replacing
-from fastbmrag.util.wording import counted
 
 
 @click.command("export")
@@ -66,7 +65,7 @@ def export(
       fastbmrag export --collection endometriosis --format graphml -o endometriosis.graphml
       fastbmrag export -c endometriosis -o edges.csv
     """
-    from fastbmrag.api import RAG
+    from fastbmrag import RAG
 
     if fmt is None:
         suffix = Path(output).suffix.lower().lstrip(".")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -11,16 +10,16 @@ from typing import Any, TypeVar
 
 import click
 
-from fastbmrag import config
+from fastbmrag import DEFAULT_DATETYPE, FetchSettings, config, counted
 from fastbmrag.cli.common import (
     collection_option,
     command_logging,
+    index_options,
     quiet_option,
+    strict_exit,
+    update_options,
     working_dir_option,
 )
-from fastbmrag.cli.update import index_options
-from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchSettings
-from fastbmrag.util.wording import counted
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -120,32 +119,20 @@ def fetch(**opts: Any) -> None:
       fastbmrag fetch --query "endometriosis[tiab] AND free full text[sb]" \\
           --days 30 --email you@example.org -o papers.csv
     """
-    from fastbmrag.papers.eutils import PubMedClient
-    from fastbmrag.papers.fetch import date_window, fetch_papers
-    from fastbmrag.papers.io import write_papers_csv
-    from fastbmrag.papers.sync import DoneSet
+    from fastbmrag import RAG
 
     settings = settings_from(opts)
-    mindate, maxdate = date_window(_day(opts["since"]), opts["days"])
-    with command_logging(None, opts["quiet"]), contextlib.ExitStack() as stack:
-        skip: Any = frozenset()
-        if opts["collection"]:
-            from fastbmrag.api import RAG
-
-            rag = RAG.from_options(opts)
-            skip = DoneSet(stack.enter_context(rag.ledger()))
-        client = stack.enter_context(PubMedClient(settings))
-        papers = fetch_papers(
-            client,
+    with command_logging(None, opts["quiet"]):
+        rag = RAG.from_options(opts)
+        written, report = rag.fetch(
             opts["query"],
-            mindate=mindate,
-            maxdate=maxdate,
+            settings,
+            opts["output"],
+            since=_day(opts["since"]),
+            days=opts["days"],
             datetype=opts["datetype"],
             max_papers=opts["max_papers"],
-            skip=skip,
         )
-        written = write_papers_csv(papers, opts["output"])
-        report = client.report
     click.echo(f"Wrote {counted(written, 'paper')} to {opts['output']}: {report.line()}", err=True)
     if report.failed:
         if not opts["quiet"]:
@@ -175,8 +162,8 @@ def sync(collection: str, **opts: Any) -> None:
       fastbmrag sync -c endometriosis --email you@example.org \\
           --query "endometriosis[tiab] AND free full text[sb]" --quiet --log-file sync.log
     """
-    from fastbmrag.api import RAG
-    from fastbmrag.cli.update import strict_exit, update_options
+
+    from fastbmrag import RAG
 
     settings = settings_from(opts)
     with command_logging(opts["log_file"], opts["quiet"]):

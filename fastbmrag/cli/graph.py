@@ -8,13 +8,13 @@ from typing import Any
 
 import click
 
+from fastbmrag import counted
 from fastbmrag.cli.common import collection_option, json_option, qdrant_options, working_dir_option
 from fastbmrag.errors import InputError
-from fastbmrag.util.wording import counted
 
 
 def _rag(**opts: Any) -> Any:
-    from fastbmrag.api import RAG
+    from fastbmrag import RAG
 
     return RAG.from_options(opts)
 

@@ -10,12 +10,9 @@ from typing import Any
 
 import click
 
+from fastbmrag import MAX_NAME_CHARS, Normalized, abstention
 from fastbmrag.cli.common import json_option
 from fastbmrag.errors import InputError
-from fastbmrag.prompts import MAX_NAME_CHARS
-from fastbmrag.vocab.base import Normalized
-from fastbmrag.vocab.rules.candidates import MIN_COVERAGE, partial_score
-from fastbmrag.vocab.rules.chemistry import names_one_coded_compound
 
 TYPES = ("auto", "gene", "disease", "chemical", "pathway")
 COLUMNS = ("name", "type", "normalized_name", "ontology_id", "matched_by", "score")
@@ -121,7 +118,7 @@ def normalize(
       fastbmrag normalize --explain --type gene SMAD2/3 TIPE2 caspases
       fastbmrag normalize --find "Which drugs treat type 2 diabetes?"
     """
-    from fastbmrag.api import RAG
+    from fastbmrag import RAG
 
     if find:
         find_in_texts(names, input_file, type_.lower(), as_json)
@@ -171,7 +168,7 @@ def find_in_texts(
 ) -> None:
     """``normalize --find``: the mentions the finder gets in each text (one JSON list per text
     with ``--json``; else each text, then a line per mention)."""
-    from fastbmrag.api import RAG
+    from fastbmrag import RAG
 
     lines = [t for t in texts if t.strip()]
     if input_file is not None:
@@ -248,13 +245,7 @@ def explanation(r: Normalized, label: Callable[[str], str | None]) -> list[str]:
         lines.append("  no id: the name fits several, and the context picks none of them:")
         lines += [f"    {named(c)}" for c in r.candidates]
     elif r.matched_by == "abstained":
-        needed = partial_score(MIN_COVERAGE.get(r.type, MIN_COVERAGE["disease"]))
-        why = (
-            "leaves out the number that says which compound the code names"
-            if names_one_coded_compound(r.name)
-            else f"is too small a part of the name (a part needs {needed:.2f}), or adds a word "
-            "it lacks"
-        )
+        why = abstention(r.name, r.type)
         closest = f"the closest term{f' ({r.via!r})' if r.via else ''}"
         lines.append(
             f"  no id: {closest} {why} (score {r.score:.2f}); kept as {r.normalized_name!r}"

@@ -7,14 +7,13 @@ from typing import Any, TypeVar
 
 import click
 
-from fastbmrag import config
+from fastbmrag import PAYLOAD_FILTERS, config
 from fastbmrag.cli.common import (
     collection_option,
     llm_options,
     qdrant_options,
     working_dir_option,
 )
-from fastbmrag.query.filters import PAYLOAD_FILTERS
 
 _ENTITY_TYPES = ("gene", "disease", "chemical", "variant", "pathway", "cell", "other")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -118,13 +117,13 @@ def query(question: str, **kw: Any) -> None:
       fastbmrag query "Which genes are up- or down-regulated in endometriosis?" --since 2015 --format markdown
       fastbmrag query "IL1B" --entity IL1B -r upregulated_in --no-answer --json
     """
-    from fastbmrag.api import RAG
+    from fastbmrag import RAG
 
     fmt = "json" if kw.pop("as_json") else kw.pop("fmt")
     rag = RAG.from_options(kw)
     rag.readahead()  # the disk reads the shard while the modules and vocabularies load
 
-    from fastbmrag.query import options_from, render
+    from fastbmrag import options_from, render
 
     opts = options_from(
         {

@@ -49,8 +49,7 @@ def serve(host: str, port: int, public: bool, **opts: Any) -> None:
         )
     import uvicorn
 
-    from fastbmrag.api import RAG
-    from fastbmrag.web import create_app
+    from fastbmrag import RAG, create_app
 
     rag = RAG.from_options(opts)
     with rag.ledger() as coll:  # fails now, not on the first request: no such collection

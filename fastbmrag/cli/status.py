@@ -7,13 +7,13 @@ from typing import Any
 
 import click
 
+from fastbmrag import counted
 from fastbmrag.cli.common import (
     collection_option,
     json_option,
     qdrant_options,
     working_dir_option,
 )
-from fastbmrag.util.wording import counted
 
 
 def _size(n: int | None) -> str:
@@ -110,7 +110,7 @@ def status(
       fastbmrag status --collection endometriosis
       fastbmrag status -c endometriosis --json
     """
-    from fastbmrag.api import RAG
+    from fastbmrag import RAG
 
     rag = RAG(working_dir, collection, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key)
     stats = rag.status(max_failed=None if as_json else 20)

@@ -9,7 +9,6 @@ import click
 
 from fastbmrag import config
 from fastbmrag.cli.common import json_option, quiet_option
-from fastbmrag.vocab.building import download
 
 
 @click.group()
@@ -103,22 +102,10 @@ def update(
       fastbmrag vocab update --hgnc hgnc_complete_set.txt --mesh desc2025.xml \\
           --gene-info Homo_sapiens.gene_info.gz
     """
-    from fastbmrag.vocab.loading import cache_dir
+    from fastbmrag import update_vocab, vocab_cache_dir
 
-    out = cache_dir()
-    if not quiet:
-        for label, local, url in (
-            ("HGNC", hgnc, download.hgnc_url(hgnc_url)),
-            ("MeSH", mesh, download.mesh_url(mesh_url)),
-            ("NCBI Gene", gene_info, download.gene_info_url(gene_info_url)),
-            *(
-                [] if no_mesh_supplementary else
-                [("MeSH supplementary", mesh_supplementary,
-                  download.mesh_supplementary_url(mesh_supplementary_url))]
-            ),
-        ):
-            click.echo(f"{label}: {local or 'downloading ' + url}", err=True)
-    manifest = download.update_vocab(
+    out = vocab_cache_dir()
+    manifest = update_vocab(
         out,
         hgnc=hgnc,
         mesh=mesh,
@@ -129,6 +116,7 @@ def update(
         supplementary=mesh_supplementary,
         supplementary_url_=mesh_supplementary_url,
         with_supplementary=not no_mesh_supplementary,
+        say=None if quiet else lambda line: click.echo(line, err=True),
     )
     c = manifest["counts"]
     click.echo(
@@ -150,7 +138,7 @@ def info(as_json: bool) -> None:
     Example:
       fastbmrag vocab info --json
     """
-    from fastbmrag.vocab.loading import vocab_info
+    from fastbmrag import vocab_info
 
     data = vocab_info()
     if as_json:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,7 @@ def update_vocab(
     supplementary: Path | None = None,
     supplementary_url_: str | None = None,
     with_supplementary: bool = True,
+    say: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Rebuild the vocabularies into ``out_dir`` from local files or fresh downloads.
 
@@ -78,7 +80,19 @@ def update_vocab(
     XML, plain or gzipped; NCBI Gene's human gene_info, plain or gzipped; MeSH's supplementary
     concept XML, plain or gzipped); whichever is missing is downloaded from its URL (argument >
     environment > default); ``with_supplementary`` False leaves the supplementary concepts out.
+    ``say`` is told, for each source, the local file or the URL downloaded.
     """
+    if say is not None:
+        for label, local, url in (
+            ("HGNC", hgnc, hgnc_url(hgnc_url_)),
+            ("MeSH", mesh, mesh_url(mesh_url_)),
+            ("NCBI Gene", gene_info, gene_info_url(gene_info_url_)),
+            *(
+                [("MeSH supplementary", supplementary, mesh_supplementary_url(supplementary_url_))]
+                if with_supplementary else []
+            ),
+        ):  # fmt: skip
+            say(f"{label}: {local or 'downloading ' + url}")
 
     created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -112,6 +112,15 @@ def withheld(hit: Any, clean: str, coverage: bool = True) -> bool:
     return bool(hit.matched_by == "extend" and hit.type == DISEASE)
 
 
+def abstention(name: str, type_: str) -> str:
+    """Why a name was given no id though a term stood close (``matched_by`` "abstained"), in
+    words that end "the closest term ...": what ``normalize --explain`` says."""
+    if names_one_coded_compound(name):
+        return "leaves out the number that says which compound the code names"
+    needed = partial_score(MIN_COVERAGE.get(type_, MIN_COVERAGE[DISEASE]))
+    return f"is too small a part of the name (a part needs {needed:.2f}), or adds a word it lacks"
+
+
 # The shortest key a misspelling is looked for in, and the letters per edit allowed.
 MIN_SPELLING_LENGTH = 6
 LETTERS_PER_EDIT = 10
