@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from fastbmrag.config import __version__
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG

@@ -16,6 +16,8 @@ from typing import Any
 
 from fastbmrag.errors import ConfigError
 
+__version__ = "0.1.0"  # the package's version (read by the build, shown by --version)
+
 DEFAULT_HOME = "~/.fastbmrag"
 DEFAULT_OLLAMA_HOST = "http://localhost:11434"
 DEFAULT_LLM_MODEL = "phi4"

@@ -16,8 +16,8 @@ import sys
 
 import click
 
-from fastbmrag import __version__
 from fastbmrag.cli.common import FastbmragGroup
+from fastbmrag.config import __version__
 
 # Command name -> "module:attribute". Modules are imported only when their command runs (or
 # when --help lists them), so `fastbmrag query ...` does not pay for the indexer's imports.

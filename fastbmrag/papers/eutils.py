@@ -46,7 +46,7 @@ import httpx
 from Bio import Entrez
 from lxml import etree
 
-from fastbmrag import __version__, config
+from fastbmrag import config
 from fastbmrag.errors import ConfigError, FetchError, InputError
 from fastbmrag.papers.jats import parse_jats
 from fastbmrag.papers.medline import parse_medline
@@ -212,7 +212,7 @@ class PubMedClient(Closing):
         self._http = httpx.Client(
             timeout=settings.timeout,
             follow_redirects=True,
-            headers={"User-Agent": f"{settings.tool}/{__version__} (mailto:{settings.email})"},
+            headers={"User-Agent": f"{settings.tool}/{config.__version__} (mailto:{settings.email})"},
         )
 
     def close(self) -> None:

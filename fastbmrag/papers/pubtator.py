@@ -40,7 +40,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from fastbmrag import __version__, config
+from fastbmrag import config
 from fastbmrag.errors import FastbmragError
 from fastbmrag.util.closing import Closing
 
@@ -270,7 +270,7 @@ class PubTatorClient(Closing):
     def __post_init__(self) -> None:
         self._http = httpx.Client(
             timeout=self.settings.timeout,
-            headers={"User-Agent": f"fastbmrag/{__version__}"},
+            headers={"User-Agent": f"fastbmrag/{config.__version__}"},
             follow_redirects=True,
         )
 
