@@ -68,6 +68,20 @@ RELATIONSHIP_TYPES: dict[str, str] = {
     "associated_with": "any other stated association",
 }
 
+# Pairs of relationship types that say opposite things about the same pair of entities (a
+# contradiction between papers).
+OPPOSITE_RELATIONS: frozenset[frozenset[str]] = frozenset(
+    frozenset(pair)
+    for pair in (
+        ("upregulated_in", "downregulated_in"),
+        ("upregulates", "downregulates"),
+        ("causes", "protects_against"),
+        ("risk_factor_for", "protects_against"),
+        ("positive_correlation", "negative_correlation"),
+    )
+)
+
+# The same names as types for the schemas (tests/test_declarations.py ties them to the tables).
 EntityType = Literal["gene", "disease", "chemical", "variant", "pathway", "cell", "other"]
 RelationshipType = Literal[
     "causes",

@@ -15,14 +15,13 @@ from fastbmrag.cli.common import (
     working_dir_option,
 )
 
-_ENTITY_TYPES = ("gene", "disease", "chemical", "variant", "pathway", "cell", "other")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def payload_filter_options(f: F) -> F:
     """The CLI options of the payload filters, one per row of :data:`PAYLOAD_FILTERS`."""
     for spec in reversed(PAYLOAD_FILTERS):
-        kind: Any = click.Choice(_ENTITY_TYPES) if spec.name == "entity_types" else spec.cast
+        kind: Any = click.Choice(spec.choices) if spec.choices else spec.cast
         f = click.option(*spec.flags, spec.name, multiple=spec.multiple, type=kind, help=spec.help)(
             f
         )

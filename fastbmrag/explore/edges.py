@@ -5,25 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fastbmrag.prompts import OPPOSITE_RELATIONS
+
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
 
 
-# Relationship types that say opposite things about the same pair.
-OPPOSITES: frozenset[frozenset[str]] = frozenset(
-    frozenset(pair)
-    for pair in (
-        ("upregulated_in", "downregulated_in"),
-        ("upregulates", "downregulates"),
-        ("causes", "protects_against"),
-        ("risk_factor_for", "protects_against"),
-        ("positive_correlation", "negative_correlation"),
-    )
-)
-
-
 def opposed(a: str, b: str) -> bool:
-    return frozenset((a, b)) in OPPOSITES
+    """Whether two relationship types say opposite things (:data:`~fastbmrag.prompts.OPPOSITE_RELATIONS`)."""
+    return frozenset((a, b)) in OPPOSITE_RELATIONS
 
 
 @dataclass(frozen=True, slots=True)

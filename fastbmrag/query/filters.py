@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fastbmrag.prompts import ENTITY_TYPES
 from fastbmrag.store.base import Filter, Match, Range
 
 
@@ -32,6 +33,7 @@ class PayloadFilter:
     help: str
     label: str  # in descriptions of the filters
     cast: type = str  # an int for years
+    choices: tuple[str, ...] = ()  # the values allowed, where the project declares them
 
     @property
     def multiple(self) -> bool:
@@ -44,7 +46,7 @@ PAYLOAD_FILTERS = (
                   "parsed types.", "relations"),
     PayloadFilter("entity_types", ("-t", "--entity-type"), "type", "either",
                   "Edges with this entity type on either end; repeatable. Replaces the parsed "
-                  "answer type.", "types"),
+                  "answer type.", "types", choices=tuple(ENTITY_TYPES)),
     PayloadFilter("since", ("--since",), "year", "from", "Papers from this year on.",
                   "years from", int),
     PayloadFilter("until", ("--until",), "year", "to", "Papers up to this year.", "years to",
