@@ -478,7 +478,7 @@ class RAG:
         """What the collection holds (from the ledger); finishes an operation a killed command
         left half done when no other command holds the collection (``interrupted``)."""
         with self.ledger() as coll:
-            journal = coll.journal()
+            journal = coll.ledger.journal()
         interrupted = self._finish_interrupted(journal)
         with self.ledger() as coll:
             stats = collection_status(coll, max_failed=max_failed)
@@ -544,21 +544,21 @@ class RAG:
         if not all(ids):
             raise InputError("An empty paper id was given: pass the ids `fastbmrag export` lists")
         with self.writer(command="fastbmrag delete") as coll:
-            known = list(coll.paper_states(ids))
+            known = list(coll.ledger.paper_states(ids))
             # a PubMed id names the paper whose pmid it is, too (a PMC full text, a CSV row)
             by_pmid = {i: coll.papers_of_pmids([i]) for i in ids if i not in known}
             known = list(dict.fromkeys([*known, *(p for ps in by_pmid.values() for p in ps)]))
             unknown = [i for i in ids if i not in known and not by_pmid.get(i)]
             if not known:
                 shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-                held = list(coll.paper_states(v for i in ids for v in _id_spellings(i)))
+                held = list(coll.ledger.paper_states(v for i in ids for v in _id_spellings(i)))
                 hint = f" (it holds {', '.join(held[:5])}: pass those)" if held else ""
                 raise InputError(
                     f"None of the paper ids ({shown}) is in collection '{coll.name}'{hint}: "
                     f"check the ids (`fastbmrag export -c {coll.name} --format csv -o "
                     "edges.csv` lists them)"
                 )
-            run_id = coll.record_run_start("fastbmrag delete", {"paper_ids": known})
+            run_id = coll.ledger.record_run_start("fastbmrag delete", {"paper_ids": known})
             removed = coll.delete_papers(known)
             coll.record_run_end(run_id, {"papers_deleted": len(known), "edges_removed": removed})
         return known, unknown, removed

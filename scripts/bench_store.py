@@ -326,7 +326,7 @@ def bench_edge(
     note("load", r["load"])
     if profiler is not None:  # where the load's time goes, on stderr
         pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(15)
-    nodes = coll.node_count()
+    nodes = coll.ledger.node_count()
     hub = max(coll.ledger.entities(), key=lambda e: e[4])[0]
     min_degree = coll.min_degree(MIN_WEIGHT)
     coll.close()

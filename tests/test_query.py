@@ -531,7 +531,7 @@ def test_min_weight_and_weights_exact_as_degrees_change(tmp_path: Path, fake: Fa
                 [paper], coll, _llm(fake), load_normalizer(), UpdateOptions(), progress=False
             )
     with Collection.reader(tmp_path, NAME) as coll:
-        n_nodes = coll.node_count()
+        n_nodes = coll.ledger.node_count()
         degrees = {key: degree for key, *_, degree in coll.ledger.entities()}
 
         def current(payload: dict[str, Any]) -> tuple[int, int]:

@@ -169,7 +169,7 @@ def test_update_flags_retracted_papers_skips_notices_and_removes_deleted_citatio
     assert summary["deleted"] == 1  # the other PMID was never in the collection
     assert "32772885" not in flagged(wd)
     with Collection.ledger_only(wd, "endo") as coll:
-        assert coll.paper_state("32772885") is None
+        assert coll.ledger.paper_state("32772885") is None
 
 
 def test_a_jats_retraction_notice_is_no_paper_and_a_retracted_article_is_marked(
@@ -199,7 +199,7 @@ def test_a_retracted_paper_of_a_later_input_stays_flagged_when_indexed_again(
     gone = synced_with_one_retracted(eutils, ollama, wd)
     # the same records read from a file again, forced: the ledger remembers the retraction
     with Collection.writer(wd, "endo") as coll:
-        assert coll.retracted_papers() == {gone}
+        assert coll.ledger.retracted() == {gone}
     result = cli_run(
         "update", "-c", "endo", "--working-dir", str(wd), "--ollama-host", ollama.url,
         "--force", "--no-cache", str(SLICE),

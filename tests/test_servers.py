@@ -66,7 +66,7 @@ def test_a_server_stopped_mid_run_leaves_the_work_to_the_other(
         assert update(tmp_path / "clean", clean.url, papers_csv).exit_code == 0
     assert snapshot(tmp_path / "two") == snapshot(tmp_path / "clean")
     with Collection.reader(tmp_path / "two", "papers") as coll:
-        assert all(coll.paper_state(p.paper_id).status == "done" for p in real_papers())  # type: ignore[union-attr]
+        assert all(coll.ledger.paper_state(p.paper_id).status == "done" for p in real_papers())  # type: ignore[union-attr]
 
 
 def test_requests_spread_over_the_servers(papers_csv: Path, tmp_path: Path) -> None:  # noqa: F811

@@ -23,7 +23,7 @@ G = "{http://graphml.graphdrawing.org/xmlns}"
 def wd(tmp_path: Path) -> Path:
     work = tmp_path / "work"
     with Collection.writer(work, "cid", create=True) as coll:
-        run = coll.record_run_start("fastbmrag update", {"input": "papers.csv"})
+        run = coll.ledger.record_run_start("fastbmrag update", {"input": "papers.csv"})
         items = []
         for pid in PAPERS:
             points, refs = paper_edges(pid, cid_papers()[pid])
@@ -109,13 +109,13 @@ def test_delete_updates_edges_degrees_and_weights(wd: Path) -> None:
     with Collection.reader(wd, "cid") as coll:
         assert coll.store.count() == n_edges("PMID:7881871", "PMID:12653683")
         assert coll.store.count(Filter(must=(Match("paper_id", "PMID:2696505"),))) == 0
-        assert coll.paper_state("PMID:2696505") is None
+        assert coll.ledger.paper_state("PMID:2696505") is None
         degrees = coll.ledger.recompute_degrees()
         assert "D009599" not in degrees  # nitroprusside came only from the deleted paper
         for hit in coll.edges():
             assert hit.payload["source_degree"] == degrees[hit.payload["source_key"]]
             assert hit.payload["target_degree"] == degrees[hit.payload["target_key"]]
-        assert coll.last_run().command == "fastbmrag delete"  # type: ignore[union-attr]
+        assert coll.ledger.last_run().command == "fastbmrag delete"  # type: ignore[union-attr]
 
 
 def test_delete_of_unknown_ids_changes_nothing(wd: Path) -> None:
@@ -277,7 +277,7 @@ def test_export_gives_degrees_that_later_papers_changed(tmp_path: Path) -> None:
             h.id: (degrees[h.payload["source_key"]], degrees[h.payload["target_key"]])
             for h in coll.store.scroll()
         }
-        n_nodes = coll.node_count()
+        n_nodes = coll.ledger.node_count()
     code, out, err = invoke(
         "export", "-c", "cid", "--working-dir", str(work), "--format", "csv", "-o", "-"
     )

@@ -55,9 +55,9 @@ def test_missing_collection_lists_the_existing_ones(tmp_path: Path) -> None:
 def test_commit_stores_exactly_and_marks_done(tmp_path: Path) -> None:
     with Collection.writer(tmp_path, "cid", create=True) as coll:
         coll.mark_pending("PMID:2696505", "sha256:a")
-        assert coll.paper_state("PMID:2696505").status == "pending"  # type: ignore[union-attr]
+        assert coll.ledger.paper_state("PMID:2696505").status == "pending"  # type: ignore[union-attr]
         commit(coll, "PMID:2696505")
-        state = coll.paper_state("PMID:2696505")
+        state = coll.ledger.paper_state("PMID:2696505")
         assert state is not None
         assert (state.status, state.n_edges, state.content_hash) == (
             "done",
@@ -69,9 +69,9 @@ def test_commit_stores_exactly_and_marks_done(tmp_path: Path) -> None:
         coll.commit_paper("PMID:2696505", "sha256:b", points, refs)
         hits = list(coll.store.scroll(Filter(must=(Match("paper_id", "PMID:2696505"),))))
         assert sorted(h.payload["target_id"] for h in hits) == ["D007022", "D016534"]
-        assert coll.paper_state("PMID:2696505").n_edges == 2  # type: ignore[union-attr]
+        assert coll.ledger.paper_state("PMID:2696505").n_edges == 2  # type: ignore[union-attr]
         coll.mark_failed("PMID:7881871", "sha256:c", "LLM answer never matched the schema")
-        assert [p.paper_id for p in coll.failed_papers()] == ["PMID:7881871"]
+        assert [p.paper_id for p in coll.ledger.papers("failed")] == ["PMID:7881871"]
         # the payload carries the node keys set by the collection, the degrees stay in the ledger
         hit = coll.store.search(vec("nitroprusside induces hypotension"), limit=1)[0]
         assert hit.payload["source_key"] == "D009599" and "source_degree" not in hit.payload
@@ -270,7 +270,7 @@ def test_optimize_runs_only_past_the_threshold(tmp_path: Path) -> None:
 
 def test_stats_runs_and_sync_state(tmp_path: Path) -> None:
     with Collection.writer(tmp_path, "cid", create=True) as coll:
-        run = coll.record_run_start("fastbmrag update", {"input": "papers.csv"})
+        run = coll.ledger.record_run_start("fastbmrag update", {"input": "papers.csv"})
         commit(coll, "PMID:2696505")
         commit(coll, "PMID:7881871")
         coll.mark_failed("PMID:12653683", "h", "Ollama returned HTTP 500 three times")
@@ -294,10 +294,10 @@ def test_stats_runs_and_sync_state(tmp_path: Path) -> None:
     assert stats["last_run"]["summary"] == {"done": 2, "failed": 1}
     assert stats["size_on_disk"] > 0
     with Collection.ledger_only(tmp_path, "cid") as coll:
-        state = coll.get_sync_state("endometriosis[MeSH]")
+        state = coll.ledger.get_sync_state("endometriosis[MeSH]")
         assert state is not None
         assert (state.last_date, state.info) == ("2024/10/01", {"new_papers": 12})
-        assert coll.get_sync_state("adenomyosis[MeSH]") is None
+        assert coll.ledger.get_sync_state("adenomyosis[MeSH]") is None
 
 
 def test_server_backend_through_a_url(tmp_path: Path) -> None:

@@ -93,7 +93,7 @@ def states(wd: Path) -> dict[str, str]:
 
 def mark(wd: Path) -> str | None:
     with Collection.ledger_only(wd, "endo") as coll:
-        state = coll.get_sync_state(QUERY)
+        state = coll.ledger.get_sync_state(QUERY)
         return (state.last_date or None) if state else None
 
 

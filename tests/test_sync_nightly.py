@@ -70,7 +70,7 @@ def test_nightly_is_silent_on_success_and_logs(
     assert "5 found, 0 already indexed, 5 fetched (1 with full text)" in log
     assert f"last-sync mark now {date.today()}" in log
     with Collection.ledger_only(tmp_path / "home", "endo") as coll:
-        assert coll.paper_state("19920991").status == "done"  # type: ignore[union-attr]
+        assert coll.ledger.paper_state("19920991").status == "done"  # type: ignore[union-attr]
 
 
 def test_nightly_reports_failure_with_the_exit_code(

@@ -124,7 +124,7 @@ def test_sync_moves_the_mark_on_success_only(fake: FakeEutils, coll: Collection)
     first = sync_collection(coll, Q, settings(fake), indexer, since=date(2020, 11, 1), today=TODAY)
     assert sorted(indexer.seen[0]) == ["33155662", "33169800"]
     assert first.exit_code == 1 and not first.mark_moved
-    state = coll.get_sync_state(Q)
+    state = coll.ledger.get_sync_state(Q)
     assert state is not None
     assert (state.last_date, state.info["retry_from"]) == ("", "2020-11-01")
 
@@ -135,7 +135,7 @@ def test_sync_moves_the_mark_on_success_only(fake: FakeEutils, coll: Collection)
     assert indexer.seen[1] == ["33169800"]
     assert fake.efetched_ids() == ["33169800"]
     assert second.exit_code == 0 and second.mark_moved
-    state = coll.get_sync_state(Q)
+    state = coll.ledger.get_sync_state(Q)
     assert state is not None
     assert state.last_date == "2020-12-13"
     assert "retry_from" not in state.info
@@ -173,7 +173,7 @@ def test_full_text_failure_keeps_the_mark(fake: FakeEutils, coll: Collection) ->
     assert list(result.fetch.failed) == ["19920991"]
     assert indexer.seen == []  # the only new paper could not be fetched whole
     assert result.exit_code == 1 and not result.mark_moved
-    state = coll.get_sync_state(Q)
+    state = coll.ledger.get_sync_state(Q)
     assert state is not None
     assert (state.last_date, state.info["retry_from"]) == ("2008-06-29", "2008-06-28")
 
@@ -184,7 +184,7 @@ def test_dry_run_writes_nothing(fake: FakeEutils, coll: Collection) -> None:
         coll, Q, settings(fake), lambda papers: Indexed(), since=date(2020, 1, 1), dry_run=True
     )
     assert result.fetch.fetched == 4
-    assert coll.get_sync_state(Q) is None
+    assert coll.ledger.get_sync_state(Q) is None
     assert indexer.seen == []
     assert "dry run" in result.line()
 

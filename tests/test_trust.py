@@ -192,7 +192,7 @@ def test_status_shows_and_finishes_an_interrupted_delete(tmp_path: Path) -> None
     assert status.exit_code == 0, status.output
     assert "Cut short by an interruption: a delete of 1 paper; finished now" in status.stdout
     with Collection.reader(wd, "papers") as coll:
-        assert coll.paper_state("Q1") is None and coll.store.count() < before
+        assert coll.ledger.paper_state("Q1") is None and coll.store.count() < before
         assert coll.ledger.journal() == {}
     again = run("status", "-c", "papers", "--working-dir", str(wd), "--json")
     assert json.loads(again.stdout)["interrupted"] is None

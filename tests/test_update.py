@@ -145,7 +145,7 @@ def test_update_indexes_real_papers_with_full_payload(
     )
 
     with Collection.reader(wd, "papers") as coll:
-        assert coll.paper_state("PMC2768302").status == "done"  # type: ignore[union-attr]
+        assert coll.ledger.paper_state("PMC2768302").status == "done"  # type: ignore[union-attr]
 
 
 def test_second_run_costs_nothing_and_changed_paper_is_replaced(
@@ -206,11 +206,11 @@ def test_faults_end_in_done_or_failed_and_rerun_completes(papers_csv: Path, tmp_
         assert result.exit_code == 1
         assert summary["indexed"] + summary["failed"] == 12
         with Collection.reader(wd, "papers") as coll:
-            failed = coll.failed_papers()
+            failed = coll.ledger.papers("failed")
             assert len(failed) == summary["failed"]
             assert all(p.error and p.error.startswith(("draft:", "refine:", "embed")) or p.error
                        for p in failed)  # fmt: skip
-            states = [coll.paper_state(p.paper_id) for p in real_papers()]
+            states = [coll.ledger.paper_state(p.paper_id) for p in real_papers()]
             assert {s.status for s in states if s} <= {"done", "failed"}
 
         fake.set_fault_rates(malformed=0, http500=0)
@@ -315,7 +315,7 @@ def test_sigkill_at_several_points_then_rerun_equals_clean_run(tmp_path: Path) -
             killed += kill_after(proc, fake, path, n)
         assert killed >= 2
         with Collection.reader(wd, "papers") as coll:  # a dead writer's lock is taken over
-            states = [coll.paper_state(p.paper_id) for p in real_papers()]
+            states = [coll.ledger.paper_state(p.paper_id) for p in real_papers()]
             assert any(s is None or s.status != "done" for s in states)  # work was left over
 
         fake.reset()
@@ -370,10 +370,10 @@ def test_server_gone_mid_run_stops_with_exit_2_and_keeps_finished_papers(
     assert "Cannot reach Ollama" in result.stderr
     with Collection.reader(wd, "papers") as coll:
         done = [
-            p for p in real_papers() if (s := coll.paper_state(p.paper_id)) and s.status == "done"
+            p for p in real_papers() if (s := coll.ledger.paper_state(p.paper_id)) and s.status == "done"
         ]
         assert 0 < len(done) < len(real_papers())  # the papers finished before it went are kept
-        assert not coll.failed_papers()  # nothing was marked failed for the server's absence
+        assert not coll.ledger.papers("failed")  # nothing was marked failed for the server's absence
     status = CliRunner().invoke(cli, ["status", "-c", "papers", "--working-dir", str(wd)])
     [last] = [line for line in status.stdout.splitlines() if line.startswith("Last run")]
     assert "still running" not in last

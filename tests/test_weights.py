@@ -105,7 +105,7 @@ def test_incremental_updates_and_delete_equal_indexing_from_scratch(opener: Open
         }
         degrees = expected_degrees(triples)
         n_nodes = len(degrees)
-        assert inc.node_count() == scratch.node_count() == n_nodes
+        assert inc.ledger.node_count() == scratch.ledger.node_count() == n_nodes
         assert inc.ledger.recompute_degrees() == degrees
         assert dict(inc.ledger.degrees(degrees)) == degrees
 
@@ -161,7 +161,7 @@ def test_a_relation_stated_by_many_papers_counts_once(opener: Opener) -> None:
                     if r["chemical_id"] == "D009599" and r["disease_id"] == "D007022"
                 ],
             )
-        assert coll.node_count() == 2
+        assert coll.ledger.node_count() == 2
         assert coll.ledger.degrees(["D009599", "D007022"]) == {"D009599": 1, "D007022": 1}
         assert coll.store.count() == len(sharing)  # one edge per paper, one distinct edge
         assert coll.ledger.distinct_edge_count() == 1
@@ -169,7 +169,7 @@ def test_a_relation_stated_by_many_papers_counts_once(opener: Opener) -> None:
         coll.delete_papers(sharing[1:])
         assert coll.ledger.degrees(["D009599", "D007022"]) == {"D009599": 1, "D007022": 1}
         coll.delete_papers(sharing[:1])
-        assert coll.node_count() == 0 and coll.store.count() == 0
+        assert coll.ledger.node_count() == 0 and coll.store.count() == 0
 
 
 class CountingStore(EdgeStore):
@@ -211,7 +211,7 @@ def test_min_weight_threshold_matches_float_weights(tmp_path: Path) -> None:
     papers = cid_papers()
     with Collection.writer(tmp_path, "cid", create=True) as coll:
         coll.commit_papers([batch_item(pid, papers[pid]) for pid in list(papers)[:10]])
-        n = coll.node_count()
+        n = coll.ledger.node_count()
         for d in range(0, 6):
             w = d / n
             assert coll.min_degree(w) == d  # exactly d/n passes, float rounding included
@@ -234,7 +234,7 @@ def test_min_weight_names_the_nodes_below_it_when_they_are_fewer(tmp_path: Path)
             "disease_name": "disease 0", "pmid": "2", "title": "lone"}  # fmt: skip
     with Collection.writer(tmp_path, "grid", create=True) as coll:
         coll.commit_papers([batch_item("PMID:1", rows), batch_item("PMID:2", [lone])])
-        n = coll.node_count()
+        n = coll.ledger.node_count()
         assert n == 7
         flt = coll.min_weight_filter(2 / n)
         assert not flt.must and len(flt.must_not) == 2  # source and target not the lone node

@@ -19,7 +19,7 @@ def entity_card(collection: Collection, key: str, facts: dict[str, Any]) -> dict
     names = node_names(collection)
     node = names.get(key, {})
     everything = ledger_edges(collection, retracted=True)
-    retracted = collection.retracted_papers()
+    retracted = collection.ledger.retracted()
     touching = [
         e for e in everything if key in (e.source, e.target) and e.paper_id not in retracted
     ]
@@ -41,7 +41,7 @@ def entity_card(collection: Collection, key: str, facts: dict[str, Any]) -> dict
             if pid not in seen and hit.payload.get("year"):
                 seen.add(pid)
                 years[int(hit.payload["year"])] += 1
-    nodes = max(collection.node_count(), 1)
+    nodes = max(collection.ledger.node_count(), 1)
     strongest = sorted(
         partners, key=lambda k: (-len(partners[k]), -names.get(k, {}).get("degree", 0))
     )

@@ -34,7 +34,7 @@ def contradictions(collection: Collection, entity_keys: Sequence[str] = ()) -> l
     """The pairs whose papers disagree (opposite relationship types), most papers first. The
     papers of a retracted side are named in ``retracted``; a pair whose disagreement rests
     on retracted papers alone says so (``only_with_retracted``)."""
-    retracted = collection.retracted_papers()
+    retracted = collection.ledger.retracted()
     found = disagreements(
         ledger_edges(collection, retracted=True), node_names(collection), entity_keys
     )

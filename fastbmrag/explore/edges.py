@@ -29,8 +29,8 @@ class Edge:
 
 def ledger_edges(collection: Collection, *, retracted: bool = False) -> list[Edge]:
     """The collection's edges; those of retracted papers only with ``retracted``."""
-    edges = [Edge(*row) for row in collection.edge_rows()]
-    gone = set() if retracted else collection.retracted_papers()
+    edges = [Edge(*row) for row in collection.ledger.edge_rows()]
+    gone = set() if retracted else collection.ledger.retracted()
     return [e for e in edges if e.paper_id not in gone] if gone else edges
 
 
@@ -38,5 +38,5 @@ def node_names(collection: Collection) -> dict[str, dict[str, Any]]:
     """Node key -> name, type, ontology id and degree."""
     return {
         key: {"name": name, "type": etype, "id": ontology_id, "degree": degree}
-        for key, name, etype, ontology_id, degree in collection.entities()
+        for key, name, etype, ontology_id, degree in collection.ledger.entities()
     }

@@ -30,7 +30,7 @@ def overview(collection: Collection, *, top: int = 8, recent: int = 5) -> dict[s
              "weight": round(n["degree"] / nodes, 6)}
             for _key, n in ranked if n["type"] == etype
         ][:top]  # fmt: skip
-    done = collection.done_papers()[-recent:][::-1]
+    done = collection.ledger.papers("done")[-recent:][::-1]
     titles: dict[str, dict[str, Any]] = {}
     if done:
         flt = Filter(must=(Match("paper_id", any_of=tuple(p.paper_id for p in done)),))

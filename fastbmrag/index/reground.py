@@ -53,7 +53,7 @@ async def _reground(
         done: list[PaperEdges] = []
         for pid, req in requests.items():
             doc = docs.get(req.key)
-            state = collection.paper_state(pid)
+            state = collection.ledger.paper_state(pid)
             if doc is None or state is None:
                 continue
             grounding = PaperGrounding(doc, normalizer)

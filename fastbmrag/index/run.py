@@ -133,7 +133,7 @@ class RunSummary:
 def _classify(paper: Paper, collection: Collection | None, force: bool) -> tuple[str, str]:
     """(reason to index or "unchanged", content hash); no collection yet -> every paper is new."""
     digest = paper.content_hash()
-    state = collection.paper_state(paper.paper_id) if collection is not None else None
+    state = collection.ledger.paper_state(paper.paper_id) if collection is not None else None
     if state is None:
         return "new", digest
     if state.status == "done" and state.content_hash == digest:
@@ -199,7 +199,7 @@ async def _run(
 
         if collection is None:
             raise ValueError("index_papers needs a collection unless dry_run is set")
-        run_id = collection.record_run_start("update", {"options": asdict(opts)})
+        run_id = collection.ledger.record_run_start("update", {"options": asdict(opts)})
         retracted: list[str] = []
         deleted: list[str] = []
         try:

@@ -67,11 +67,11 @@ class IndexResult(Protocol):
 
 
 class SyncLedger(Protocol):
-    """The part of :class:`fastbmrag.store.collection.Collection` that sync uses."""
+    """The part of :class:`fastbmrag.store.collection.Collection` that sync uses (its ledger:
+    paper states and the last-sync marks)."""
 
-    def paper_state(self, paper_id: str) -> Any: ...
-
-    def get_sync_state(self, query: str) -> Any: ...
+    @property
+    def ledger(self) -> Any: ...
 
     def set_sync_state(self, query: str, last_date: str, **info: Any) -> None: ...
 
@@ -89,7 +89,7 @@ class DoneSet:
     def __contains__(self, paper_id: object) -> bool:
         if not isinstance(paper_id, str) or not paper_id:
             return False
-        state = self.collection.paper_state(paper_id)
+        state = self.collection.ledger.paper_state(paper_id)
         return state is not None and state.status == "done"
 
 
@@ -169,7 +169,7 @@ def sync_window(
 ) -> tuple[date, date, str | None]:
     """(mindate, maxdate, current mark) for this run; see the module docstring."""
     today = today or date.today()
-    state = collection.get_sync_state(query)
+    state = collection.ledger.get_sync_state(query)
     mark: str | None = (state.last_date or None) if state is not None else None
     retry_from = state.info.get("retry_from") if state is not None else None
     lo, hi = date_window(since, days, today=today)

@@ -123,7 +123,7 @@ def closest_entities(
     import difflib
 
     by_name: dict[str, list[tuple[str, str, str, str | None, int]]] = {}
-    for row in collection.entities():
+    for row in collection.ledger.entities():
         if row[4] > 0 and (entity_type in (None, "auto") or row[2] == entity_type):
             by_name.setdefault(row[1].casefold(), []).append(row)
     key = name.casefold()

@@ -84,7 +84,7 @@ async def aquery(
         mentions = [] if empty else _understood(question, collection, normalizer, parse, opts)
     linked = [m.entity for m in mentions if m.used_as == "filter"]
     spec = _hierarchical(build_spec(opts, linked, parse, normalizer), collection, steps.warnings)
-    hide = not opts.include_retracted and bool(collection.retracted_papers())
+    hide = not opts.include_retracted and bool(collection.ledger.retracted())
     spec = replace(spec, hide_retracted=hide)
     absent = [m for m in mentions if m.used_as == "absent"]
     if absent and not linked:  # all the question names is absent: nothing to search

@@ -36,7 +36,7 @@ from fastbmrag.errors import (
 )
 from fastbmrag.store import weights
 from fastbmrag.store.base import EdgeRef, Filter, HasId, Hit, Match, Point, Store
-from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
+from fastbmrag.store.ledger import Ledger
 from fastbmrag.store.opening import open_collection
 from fastbmrag.store.places import (
     LEDGER_FILE,
@@ -206,20 +206,11 @@ class Collection(Closing):
             self._dim = dim
 
     # -- papers -----------------------------------------------------------------------------
-    def paper_state(self, paper_id: str) -> PaperState | None:
-        return self.ledger.paper_state(paper_id)
-
-    def paper_states(self, paper_ids: Iterable[str]) -> dict[str, PaperState]:
-        return self.ledger.paper_states(paper_ids)
-
     def mark_pending(self, paper_id: str, content_hash: str | None) -> None:
         self.ledger.mark_pending(paper_id, content_hash)
 
     def mark_failed(self, paper_id: str, content_hash: str | None, error: str) -> None:
         self.ledger.mark_failed(paper_id, content_hash, error)
-
-    def failed_papers(self) -> list[PaperState]:
-        return self.ledger.papers("failed")
 
     def commit_paper(
         self, paper_id: str, content_hash: str | None, points: list[Point], refs: list[EdgeRef]
@@ -308,7 +299,7 @@ class Collection(Closing):
         """The papers the collection holds for these PubMed ids: a paper whose id is the PMID
         (read from MEDLINE), and one whose ``pmid`` is (a PMC full text, a CSV row)."""
         wanted = [p for p in dict.fromkeys(p.strip() for p in pmids) if p.isdigit()]
-        found = [p for p in wanted if p in self.paper_states(wanted)]
+        found = [p for p in wanted if p in self.ledger.paper_states(wanted)]
         if wanted and self.has_store:  # a ledger opened alone (a dry run) knows paper ids only
             for hit in self.store.scroll(Filter(must=(Match("pmid", any_of=tuple(wanted)),))):
                 found.append(str(hit.payload.get("paper_id")))
@@ -357,13 +348,9 @@ class Collection(Closing):
             return {"reset": len(commits), "deleted": len(deletes)}
 
     # -- weights ---------------------------------------------------------------------------
-    def node_count(self) -> int:
-        """Number of nodes in the graph (entities with at least one edge)."""
-        return self.ledger.node_count()
-
     def min_degree(self, threshold: float) -> int:
         """Smallest degree whose weight reaches ``threshold`` (:func:`weights.min_degree`)."""
-        return weights.min_degree(threshold, self.node_count())
+        return weights.min_degree(threshold, self.ledger.node_count())
 
     def min_weight_filter(self, threshold: float) -> Filter:
         """Edges whose weight is >= ``threshold``, as conditions on their node keys."""
@@ -380,7 +367,7 @@ class Collection(Closing):
     def with_degrees(self, payloads: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         """Copies of ``payloads`` with their ends' current degrees and their weight."""
         keys = {str(p.get(f"{end}_key")) for p in payloads for end in weights.ENDS}
-        return weights.with_degrees(payloads, self.ledger.degrees(keys), self.node_count())
+        return weights.with_degrees(payloads, self.ledger.degrees(keys), self.ledger.node_count())
 
     # -- reads: what queries, graph commands and the web page ask of a collection ----------
     def count(self, flt: Filter | None = None) -> int:
@@ -396,22 +383,6 @@ class Collection(Closing):
     ) -> list[Hit]:
         """The ``limit`` edges matching ``flt`` closest to ``vector``."""
         return self.store.search(vector, flt, limit=limit, score_threshold=score_threshold)
-
-    def entities(self) -> Iterator[tuple[str, str, str, str | None, int]]:
-        """(key, name, type, ontology id, degree) of every node of the graph."""
-        return self.ledger.entities()
-
-    def edge_rows(self) -> Iterator[tuple[str, str, str, str, str]]:
-        """(point id, paper id, source key, relationship type, target key) of every edge."""
-        return self.ledger.edge_rows()
-
-    def done_papers(self) -> list[PaperState]:
-        """The papers indexed, oldest first."""
-        return self.ledger.papers("done")
-
-    def journal(self) -> dict[str, str]:
-        """Papers whose commit or delete a killed command left half done (paper id -> op)."""
-        return self.ledger.journal()
 
     def edges(self, flt: Filter | None = None, batch_size: int = 256) -> Iterator[Hit]:
         """Every edge matching ``flt`` (all without), its payload :meth:`with_degrees`."""
@@ -441,17 +412,8 @@ class Collection(Closing):
             return True
 
     # -- runs and sync state ----------------------------------------------------------------
-    def record_run_start(self, command: str, args: dict[str, Any] | None = None) -> int:
-        return self.ledger.record_run_start(command, args)
-
     def record_run_end(self, run_id: int, summary: dict[str, Any]) -> None:
         self.ledger.record_run_end(run_id, summary)
-
-    def last_run(self) -> RunRecord | None:
-        return self.ledger.last_run()
-
-    def get_sync_state(self, query: str) -> SyncState | None:
-        return self.ledger.get_sync_state(query)
 
     def set_sync_state(self, query: str, last_date: str, **info: Any) -> None:
         self.ledger.set_sync_state(query, last_date, **info)
@@ -477,9 +439,6 @@ class Collection(Closing):
                 self.store.flush()
                 self.ledger.note_retracted(new, source)
             return new
-
-    def retracted_papers(self) -> set[str]:
-        return self.ledger.retracted()
 
     def retraction_candidates(self) -> list[str]:
         """The done papers a PubMed search can find retracted: those whose id is a PMID, not

@@ -78,7 +78,7 @@ def _edges(coll: Collection) -> Iterator[Hit]:
 
 def write_graphml(coll: Collection, out: IO[bytes]) -> tuple[int, int]:
     """Write the graph to ``out`` (binary). Returns (nodes, edges) written."""
-    n_nodes = coll.node_count()
+    n_nodes = coll.ledger.node_count()
     edge_types: dict[str, str] = {}
     endpoints: dict[str, tuple[str, str]] = {}
     for hit in _edges(coll):
