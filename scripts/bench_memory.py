@@ -123,8 +123,9 @@ def bench_update(n: int, url: str, tmp: Path, home: str = "", tag: str = "") -> 
     path = tmp / f"papers{n}{tag}.csv"
     in_process(papers_csv, n, path, tag)
     env = {**os.environ, "FASTBMRAG_HOME": str(tmp / (home or f"home{n}"))}
+    # --no-pubtator: the figures are the store's and the model's, not a wait for NCBI
     cmd = [sys.executable, "-m", "fastbmrag", "update", "-c", "bench", "--ollama-host", url,
-           "-q", "--json", str(path)]  # fmt: skip
+           "-q", "--json", "--no-pubtator", str(path)]  # fmt: skip
     code, rss, seconds, out, anon = run_child(cmd, env)
     summary = json.loads(out)
     return {"papers": n, "indexed": summary["indexed"], "edges": summary["edges"],
