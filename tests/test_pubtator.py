@@ -22,6 +22,7 @@ from fastbmrag.papers.pubtator import (
     PubTatorSettings,
     PubTatorUnavailable,
     Request,
+    parse_documents,
     request_for,
 )
 from fastbmrag.store.collection import Collection
@@ -147,6 +148,21 @@ def test_client_reads_biocjson_as_pubtator3_writes_it(tmp_path: Path) -> None:
         variants = [a.identifier for a in doc.annotations if a.type == "variant"]
         assert variants and all(v.startswith(("rs", "p.", "c.")) or "|" in v for v in variants)
         c.close()
+
+
+def test_an_annotation_with_several_ids_gives_none() -> None:
+    doc = {"_id": "1|None", "passages": [{"infons": {"type": "abstract"}, "offset": 0, "annotations": [
+        {"infons": {"type": "Gene", "identifier": "5609;5610"}, "text": "MEK", "locations": [{"offset": 0}]},
+        {"infons": {"type": "Chemical", "identifier": "-"}, "text": "BE9", "locations": [{"offset": 4}]},
+        {"infons": {"type": "Mutation", "identifier": "tmVar:c|SUB|A|2063|G;HGVS:c.2063A>G;VariantGroup:0"},
+         "text": "A2063G", "locations": [{"offset": 8}]},
+        {"infons": {"type": "ProteinMutation", "identifier": "RS#:121434568;HGVS:p.L858R;CorrespondingGene:1956"},
+         "text": "L858R", "locations": [{"offset": 15}]},
+    ]}]}  # fmt: skip
+    (parsed,) = parse_documents({"PubTator3": [doc]})
+    assert [(a.type, a.identifier) for a in parsed.annotations] == [
+        ("gene", ""), ("chemical", ""), ("variant", "c.2063A>G"), ("variant", "rs121434568"),
+    ]  # fmt: skip
 
 
 def test_client_batches_100_ids_honours_retry_after_and_caches(tmp_path: Path) -> None:

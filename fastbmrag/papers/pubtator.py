@@ -115,7 +115,8 @@ def _identifier(kind: str, infons: dict[str, Any]) -> str:
     if ident in ("-", "None", "null"):
         return ""
     if kind != "variant":
-        return ident.split(";")[0].split(",")[0].strip()
+        ids = {i.strip() for i in ident.replace(",", ";").split(";") if i.strip()}
+        return ids.pop() if len(ids) == 1 else ""  # several ids for one mention: none is chosen
     fields = dict(
         part.split(":", 1) for part in ident.split(";") if ":" in part
     )  # "tmVar:...;HGVS:p.V600E;VariantGroup:0;RS#:113488022"
