@@ -164,6 +164,10 @@ class Hit(NamedTuple):  # a tuple: built several times per name, cheaply
     via: str = ""  # the phrase that matched, where it is not the name: a rewrite, a part ...
 
 
+# A step's answer that ends the search with no id.
+NO_ID = Hit("", -1, "none", 0.0)
+
+
 # Where a sentence ends: a line break, or ". ", "? ", "! " before a capital, digit or bracket. Cruder
 # than the paper's sentence breaker and many times faster; it only bounds where a cue applies.
 _SENTENCE_END_RE = re.compile(r"\n|(?<=[.!?])\s+(?=[A-Z0-9(\[])")

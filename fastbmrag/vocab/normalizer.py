@@ -1,14 +1,14 @@
 """Dictionary normaliser: genes -> HGNC, diseases -> MeSH (C tree, F03), chemicals -> MeSH (D tree).
 
 No model, no network: lookups in the compact files built by :mod:`fastbmrag.vocab.building.compile`.
-The stages of each type and their order are two tables: :data:`STAGES` (here) and, for a name
-that is no term as written, :data:`~fastbmrag.vocab.stages.fallback.FALLBACKS`; ``normalize --explain``
-prints them as tried.
+The steps of each type and their order are one table, :data:`~fastbmrag.vocab.pipeline.PIPELINE`;
+``normalize --explain`` prints them as tried.
 
-Each stage is a plain function of the vocabulary (``stage(v, name, type, context) -> Hit |
-None``), in a module of its own kind: :mod:`~fastbmrag.vocab.vocabulary` (the tables, the
-exact lookups every stage makes, what the vocabularies say of an id), this module (the
-decision, the stages of the name as written), :mod:`~fastbmrag.vocab.stages.abbreviations` (short
+Each step is a plain function of the vocabulary with one signature (``step(v, name, type,
+context) -> Hit | None``), in a module of its own kind: :mod:`~fastbmrag.vocab.vocabulary` (the
+tables, the exact lookups every step makes, what the vocabularies say of an id), this module
+(the decision), :mod:`~fastbmrag.vocab.stages.written` (the name as written, formulae, a
+misspelling), :mod:`~fastbmrag.vocab.stages.abbreviations` (short
 forms), :mod:`~fastbmrag.vocab.stages.genes` (gene families, isoforms, coordinations of genes),
 :mod:`~fastbmrag.vocab.stages.fallback` (the stages for a name that is no term as written, and the
 rewrites), :mod:`~fastbmrag.vocab.stages.completions` (a name one word short of a term, a word
@@ -144,7 +144,7 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Callable, Container, Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY, Normalized
@@ -153,7 +153,7 @@ from fastbmrag.vocab.context import (
     AUTO,
     CONTEXT_SENSITIVE,
     DRUG_INDUCED_FACTOR,
-    FORMULA_SCORE,
+    NO_ID,
     TRACE,
     TYPE_ALIASES,
     Context,
@@ -161,8 +161,9 @@ from fastbmrag.vocab.context import (
     clean_name,
 )
 from fastbmrag.vocab.mentions import find_mention_spans
+from fastbmrag.vocab.pipeline import FALLBACK, MAIN, steps
 from fastbmrag.vocab.rules.candidates import withheld
-from fastbmrag.vocab.rules.chemistry import formula_names, is_formula
+from fastbmrag.vocab.rules.chemistry import formula_names
 from fastbmrag.vocab.rules.keys import word_forms
 from fastbmrag.vocab.rules.language import (
     AND_OR_CAPITALS,
@@ -174,12 +175,9 @@ from fastbmrag.vocab.rules.language import (
     organ_phrases_of,
     suffix_variants,
 )
-from fastbmrag.vocab.stages.abbreviations import defined_long_form, disowned, expanded, short_form
 from fastbmrag.vocab.stages.coordinations import coordination
 from fastbmrag.vocab.stages.drug_induced import induced_form
-from fastbmrag.vocab.stages.fallback import run_fallbacks
 from fastbmrag.vocab.stages.genes import gene_as_written, gene_group
-from fastbmrag.vocab.stages.parts import spelling
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 
@@ -293,7 +291,24 @@ class DictionaryNormalizer(Vocabulary):
         return self.result(name, hint if kind is not None else best.type, best)
 
     def fallback(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
-        return run_fallbacks(self, clean, t, ctx)
+        """The fallback steps of :data:`~fastbmrag.vocab.pipeline.PIPELINE` for a name that is no
+        term as written, in order: the first that finds something decides; with no word to
+        work on, only the first."""
+        fallback = steps(t, FALLBACK)
+        trace = TRACE.get()
+        for step in fallback if name_forms(clean)[1] else fallback[:1]:
+            if trace is None:
+                hit = step.run(self, clean, t, ctx)
+            else:  # explaining: each step of this name, not those of the names it tries
+                token = TRACE.set(None)
+                try:
+                    hit = step.run(self, clean, t, ctx)
+                finally:
+                    TRACE.reset(token)
+                self.tried(t, step.name, hit)
+            if hit is not None:
+                return hit
+        return None
 
     def _match(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
         if TRACE.get() is not None:  # explaining: every stage runs, none from the memo
@@ -315,86 +330,18 @@ class DictionaryNormalizer(Vocabulary):
         return hit
 
     def match_uncached(self, clean: str, t: str, ctx: Context | None = None) -> Hit | None:
-        """The stages of :data:`STAGES` for one type, in order: the first hit wins, and a stage
-        may end the search with no id (:data:`NO_ID`). Stages that read the text are skipped
-        without one."""
-        for name, stage, reads_text in STAGES[t]:
-            if reads_text and ctx is None:
+        """The main steps of :data:`~fastbmrag.vocab.pipeline.PIPELINE` for one type, in order:
+        the first hit wins, and a step may end the search with no id (:data:`NO_ID`). Steps
+        that read the text are skipped without one."""
+        for step in steps(t, MAIN):
+            if step.reads_text and ctx is None:
                 continue
-            hit = stage(self, clean, t, ctx)
+            hit = step.run(self, clean, t, ctx)
             if hit is NO_ID:
                 return None
-            if self.tried(t, name, hit) is not None:
+            if self.tried(t, step.name, hit) is not None:
                 return hit
         return None
-
-
-# ---- the stages of the name as written ----------------------------------------------------
-
-# A stage's answer that ends the search with no id.
-NO_ID = Hit("", -1, "none", 0.0)
-
-
-def formula(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
-    """A chemical formula, written as its names ("Ca2+", "NaHCO3")."""
-    for name in formula_names(clean):
-        hit = v.direct(name, t, None)
-        if hit is not None and hit.item >= 0:
-            return Hit(hit.type, hit.item, "formula", FORMULA_SCORE)
-    return None
-
-
-def as_written(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
-    """The name as written (:meth:`~Vocabulary.direct`), unless the text defines it as a short
-    form whose long form shares no word with the gene found
-    (:func:`~fastbmrag.vocab.stages.abbreviations.disowned`): no id then."""
-    hit = v.direct(clean, t, ctx)
-    if hit is not None and ctx is not None and disowned(v, clean, hit, ctx):
-        v.tried(t, "the name as written", hit)
-        v.tried(t, "the long form the text defines shares no word with it", None, "dropped")
-        return NO_ID
-    return hit
-
-
-def formula_parts(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
-    """A formula not found whole: its parts ("2 O3" of Fe2O3) name no other compound."""
-    return NO_ID if is_formula(clean) else None
-
-
-def misspelling(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
-    """A misspelt term (:class:`~fastbmrag.vocab.rules.candidates.Spellings`)."""
-    return spelling(v, clean, t)
-
-
-# (vocabulary, cleaned name, type, context or None) -> a hit, None, or NO_ID
-Stage = Callable[..., "Hit | None"]
-
-# The stages of each type, in order: (the name `normalize --explain` gives it, the stage, whether
-# it reads the text). A short form's long form defined in the text comes first: a definition in
-# the text beats the dictionary's reading of the short form, and a formula's ("warfarin (W)").
-STAGES: dict[str, tuple[tuple[str, Stage, bool], ...]] = {
-    GENE: (
-        ("a long form the text defines", defined_long_form, True),
-        ("the name as written", as_written, False),
-        ("short forms inside it spelt out", expanded, True),
-    ),
-    DISEASE: (
-        ("a long form the text defines", defined_long_form, True),
-        ("the name as written", as_written, False),
-        ("a short form of the text", short_form, True),
-        ("the fallbacks", run_fallbacks, False),
-        ("misspelling", misspelling, False),
-    ),
-    CHEMICAL: (
-        ("a long form the text defines", defined_long_form, True),
-        ("formula", formula, False),
-        ("the name as written", as_written, False),
-        ("a short form of the text", short_form, True),
-        ("the parts of a formula", formula_parts, False),
-        ("the fallbacks", run_fallbacks, False),
-        ("misspelling", misspelling, False),
-    ),
-}
 
 
 def _free_key(clean: str, t: str) -> str:

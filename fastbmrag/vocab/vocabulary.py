@@ -155,7 +155,8 @@ class Vocabulary(abc.ABC):
 
     @abc.abstractmethod
     def fallback(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
-        """The stages for a name that is no term as written (the normaliser's ``FALLBACKS``)."""
+        """The fallback steps for a name that is no term as written (the pipeline's fallback
+        phase, :data:`~fastbmrag.vocab.pipeline.PIPELINE`)."""
 
     @abc.abstractmethod
     def resolve(self, name: str, type_hint: str, ctx: Context | None) -> Normalized:

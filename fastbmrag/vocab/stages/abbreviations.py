@@ -26,10 +26,12 @@ def abbreviation_hit(hit: Hit, factor: float, long: str) -> Hit:
     return Hit(hit.type, hit.item, "abbreviation", score, hit.candidates, via)
 
 
-def defined_long_form(v: Vocabulary, clean: str, t: str, ctx: Context) -> Hit | None:
+def defined_long_form(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """A short form the text defines: its long form as a term, before the short form
     itself is looked up (the short one is often ambiguous; a definition in the text beats
     the dictionary's reading of it)."""
+    if ctx is None:
+        return None
     window = ctx.windows.get(clean)
     long = ctx.abbreviations.get(clean) if window else None
     if not (window and long):
@@ -71,10 +73,12 @@ def disowned(v: Vocabulary, clean: str, hit: Hit, ctx: Context) -> bool:
     return bool(said) and named.isdisjoint(said)
 
 
-def short_form(v: Vocabulary, clean: str, t: str, ctx: Context) -> Hit | None:
+def short_form(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """For a name that is no term as written: the defined long form through the fallbacks;
     the words before an unaligned short form, longest first; an acronym the text spells
     out; short forms inside the name spelt out."""
+    if ctx is None:
+        return None
     window = ctx.windows.get(clean)
     if window:
         long = ctx.abbreviations.get(clean)
@@ -102,11 +106,11 @@ def short_form(v: Vocabulary, clean: str, t: str, ctx: Context) -> Hit | None:
     return expanded(v, clean, t, ctx)
 
 
-def expanded(v: Vocabulary, clean: str, t: str, ctx: Context) -> Hit | None:
+def expanded(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """Short forms inside the name spelt out: "HBV infection" -> "hepatitis B virus
     infection" where the text defines "hepatitis B virus (HBV)"; "VEGF receptor 2" ->
     "vascular endothelial growth factor receptor 2"."""
-    if not ctx.abbreviations or (" " not in clean and "-" not in clean):
+    if ctx is None or not ctx.abbreviations or (" " not in clean and "-" not in clean):
         return None
     expanded = expand_short_forms(clean, ctx)
     if expanded is None:

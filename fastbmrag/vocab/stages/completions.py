@@ -30,35 +30,31 @@ from fastbmrag.vocab.rules.language import (
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 
-def one_word_short(
-    v: Vocabulary, clean: str, toks: Sequence[str], t: str, ctx: Context | None
-) -> Hit | None:
+def one_word_short(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """A name one word short of a disease term (:meth:`_superset_hit`)."""
+    toks = name_forms(clean)[1]
     return superset_hit(v, toks, ctx) if len(toks) > 1 else None
 
 
-def completed(
-    v: Vocabulary, clean: str, toks: Sequence[str], t: str, ctx: Context | None
-) -> Hit | None:
+def completed(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """A one-word name completed (:meth:`_extend`)."""
+    toks = name_forms(clean)[1]
     return extend(v, toks[0], t) if len(toks) == 1 else None
 
 
-def head_word(
-    v: Vocabulary, clean: str, toks: Sequence[str], t: str, ctx: Context | None
-) -> Hit | None:
+def head_word(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """A one-word disease name completed to its most general disease (:meth:`_head`)."""
+    toks = name_forms(clean)[1]
     return head(v, toks, ctx) if len(toks) == 1 else None
 
 
-def head_of_longer(
-    v: Vocabulary, clean: str, toks: Sequence[str], t: str, ctx: Context | None
-) -> Hit | None:
+def head_of_longer(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """No part is a term: the head word completed ("impaired overnight memory" -> Memory
     Disorders), unless it is a word any condition can have ("lesion", "failure"), only to a
     descriptor whose name has it as its head ("Vision Disorders"; not "Pressure Ulcer" for
     "intraocular pressure") and adds no other word than one for disease ("axonal
     degeneration" is no Retinal Degeneration)."""
+    toks = name_forms(clean)[1]
     if len(toks) < 2 or toks[-1] in VAGUE_HEADS:
         return None
     hit = head(v, toks, ctx)

@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from fastbmrag.vocab.base import DISEASE, Normalized
 from fastbmrag.vocab.context import (
     REWRITE_SCORE,
@@ -14,14 +12,14 @@ from fastbmrag.vocab.context import (
 )
 from fastbmrag.vocab.rules.language import (
     CONJ_RE,
+    name_forms,
 )
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 
-def one_conjunct(
-    v: Vocabulary, clean: str, toks: Sequence[str], t: str, ctx: Context | None
-) -> Hit | None:
+def one_conjunct(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """One conjunct of a coordination (:meth:`_conjunct`)."""
+    toks = name_forms(clean)[1]
     return conjunct(v, clean, t, ctx) if len(toks) > 2 else None
 
 

@@ -1,19 +1,18 @@
-"""The stages for a disease or chemical name that is no term as written, in the order of
-:data:`FALLBACKS` (per type), and the rewrites among them: the name without its aside, derived
+"""The steps for a disease or chemical name that is no term as written (the pipeline's fallback
+phase, :data:`~fastbmrag.vocab.pipeline.PIPELINE`), and the rewrites among them: the name without its aside, derived
 forms of its last word and rewrites towards MeSH's wording, an adjective as its noun, a
 combining form split, a part of the name. Each stage abstains (None) where it does not apply;
 the first that finds something decides."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE
 from fastbmrag.vocab.context import (
     CONTEXT_SENSITIVE,
     PARENS_RE,
     REWRITE_SCORE,
-    TRACE,
     Context,
     Hit,
     clean_name,
@@ -29,36 +28,18 @@ from fastbmrag.vocab.rules.language import (
     suffix_variants,
     variants,
 )
-from fastbmrag.vocab.stages.completions import completed, head_of_longer, head_word, one_word_short
-from fastbmrag.vocab.stages.coordinations import one_conjunct
 from fastbmrag.vocab.stages.parts import LIST_RE, partial
-from fastbmrag.vocab.stages.sites import site, site_disease
+from fastbmrag.vocab.stages.sites import site_disease
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 
-def run_fallbacks(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
-    """The MeSH stages for a name that is no term as written, in the order of
-    :data:`FALLBACKS`; the first that finds something decides."""
-    toks = name_forms(clean)[1]
-    trace = TRACE.get()
-    for name, stage in FALLBACKS[t] if toks else FALLBACKS[t][:1]:
-        if trace is None:
-            hit = stage(v, clean, toks, t, ctx)
-        else:  # explaining: each stage of this name, not those of the names it tries
-            token = TRACE.set(None)
-            try:
-                hit = stage(v, clean, toks, t, ctx)
-            finally:
-                TRACE.reset(token)
-            v.tried(t, name, hit)
-        if hit is not None:
-            return hit
-    return None
+def fallbacks(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
+    """The fallback phase of the pipeline for a name that is no term as written
+    (:meth:`Vocabulary.fallback`)."""
+    return v.fallback(clean, t, ctx)
 
 
-def aside(
-    v: Vocabulary, clean: str, toks: Sequence[str], t: str, ctx: Context | None
-) -> Hit | None:
+def aside(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """The name without a parenthesised aside: "central nervous system (CNS)
     complications"."""
     if "(" not in clean:
@@ -74,14 +55,13 @@ def aside(
     return Hit(hit.type, hit.item, "rewrite", REWRITE_SCORE, hit.candidates, hit.via or bare)
 
 
-def rewritten(
-    v: Vocabulary, clean: str, toks: Sequence[str], t: str, ctx: Context | None
-) -> Hit | None:
+def rewritten(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """Derived forms of the last word and rewrites towards MeSH's wording, most literal
     first (adjective to noun, organ adjective to organ, tumour to neoplasm ...:
     :mod:`fastbmrag.vocab.rules.language`; for chemicals, an anion as its acid, a class of drugs
     and an agent as MeSH names them: :mod:`fastbmrag.vocab.rules.chemistry`); for diseases, a word
     for disease added, an organ's damage; the head word as its descriptor's own name."""
+    toks = name_forms(clean)[1]
     body = toks[:-1]
     derived = [(*body, form) for form in suffix_variants(toks[-1], 2)]
     tries: list[tuple[str, Sequence[str]]] = [("derived", d) for d in derived]
@@ -112,13 +92,12 @@ def rewritten(
     return None
 
 
-def adjective_as_noun(
-    v: Vocabulary, clean: str, toks: Sequence[str], t: str, ctx: Context | None
-) -> Hit | None:
+def adjective_as_noun(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """An adjective before a head as its noun ("neuronal degeneration" -> neuron
     degeneration, "olfactory disorder" -> olfaction disorder), only where the noun is a
     word of some term; the loss of a tissue as its degeneration ("neuronal loss" -> Nerve
     Degeneration). Tried late, as few names get this far."""
+    toks = name_forms(clean)[1]
     if len(toks) != 2:
         return None
     first, last = toks
@@ -128,12 +107,11 @@ def adjective_as_noun(
     return v.first_term(late, t, ctx, "rewrite")
 
 
-def combining(
-    v: Vocabulary, clean: str, toks: Sequence[str], t: str, ctx: Context | None
-) -> Hit | None:
+def combining(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """A combining form and a disease word: "myonecrosis" -> muscular necrosis,
     "immunodeficiency" -> immunologic deficiency (syndrome), or a disease of the site
     ("muscular necrosis" -> muscular disease); the rest must be a word of some term."""
+    toks = name_forms(clean)[1]
     split = combining_split(toks[0]) if len(toks) == 1 else None
     if not split or split.rsplit(" ", 1)[1] not in v.bag_words:
         return None
@@ -148,35 +126,7 @@ def combining(
     return Hit(hit.type, hit.item, "rewrite", REWRITE_SCORE, hit.candidates)
 
 
-def a_part(
-    v: Vocabulary, clean: str, toks: Sequence[str], t: str, ctx: Context | None
-) -> Hit | None:
+def a_part(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """A part of the name (:meth:`_partial`)."""
+    toks = name_forms(clean)[1]
     return partial(v, toks, t, ctx, listed=LIST_RE.search(clean) is not None)
-
-
-Stage = Callable[[Vocabulary, str, Sequence[str], str, "Context | None"], "Hit | None"]
-
-# The fallback stages of each type, in order, each with the name `normalize --explain` gives it;
-# each abstains (None) where it does not apply.
-FALLBACKS: dict[str, tuple[tuple[str, Stage], ...]] = {
-    DISEASE: (
-        ("the name without its aside", aside),
-        ("derived forms and rewrites", rewritten),
-        ("an adjective as its noun", adjective_as_noun),
-        ("one word short of a term", one_word_short),
-        ("one conjunct", one_conjunct),
-        ("the disease of its site", site),
-        ("a one-word completion", completed),
-        ("the word's most general disease", head_word),
-        ("a combining form split", combining),
-        ("a part of the name", a_part),
-        ("the head word completed", head_of_longer),
-    ),
-    CHEMICAL: (
-        ("the name without its aside", aside),
-        ("derived forms and rewrites", rewritten),
-        ("a one-word completion", completed),
-        ("a part of the name", a_part),
-    ),
-}

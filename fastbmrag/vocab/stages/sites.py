@@ -24,8 +24,9 @@ from fastbmrag.vocab.stages.completions import superset_hit
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 
-def site(v: Vocabulary, clean: str, toks: Sequence[str], t: str, ctx: Context | None) -> Hit | None:
+def site(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """The disease of a site (:meth:`_site_disease`)."""
+    toks = name_forms(clean)[1]
     return site_disease(v, toks, ctx) if len(toks) > 1 else None
 
 
