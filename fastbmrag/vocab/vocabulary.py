@@ -119,7 +119,6 @@ class Vocabulary(abc.ABC):
         # the spelling index (15 ms): part of loading, as nearly every batch has a misspelling
         self.spellings = Spellings(self.mesh_index)
         # built as names need them
-        self.site_heads: dict[str, bool] = {}
         self._labels: dict[str, str] | None = None
         self._ids: dict[str, int] | None = None
         self._process_rows: dict[str, int] | None = None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 
 from fastbmrag.vocab.base import DISEASE
@@ -78,15 +79,20 @@ def site_disease(v: Vocabulary, toks: Sequence[str], ctx: Context | None) -> Hit
     return None
 
 
+# Each vocabulary's answers of site_head, kept here (and dropped with their vocabulary).
+_SITE_HEADS: weakref.WeakKeyDictionary[Vocabulary, dict[str, bool]] = weakref.WeakKeyDictionary()
+
+
 def site_head(v: Vocabulary, word: str) -> bool:
     """Whether a head word says only that its site is diseased: a pathologic process
     (MeSH C23.550: inflammation, necrosis, sclerosis), or no disease term at all."""
-    known = v.site_heads.get(word)
+    heads = _SITE_HEADS.setdefault(v, {})
+    known = heads.get(word)
     if known is None:
         known = site_head_uncached(v, word)
-        if len(v.site_heads) >= FREE_CACHE_SIZE:
-            v.site_heads.clear()
-        v.site_heads[word] = known
+        if len(heads) >= FREE_CACHE_SIZE:
+            heads.clear()
+        heads[word] = known
     return known
 
 
