@@ -46,9 +46,8 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -62,6 +61,7 @@ from fastbmrag.testing.medline_records import (
     pub_date,
     set_entrez_date,
 )
+from fastbmrag.testing.serving import LocalServer
 
 EUTILS_PATH = "/entrez/eutils"
 FULLTEXT_PATH = "/europepmc/webservices/rest"
@@ -117,10 +117,91 @@ class _History:
     pmids: list[str] = field(default_factory=list)
 
 
-class FakeEutils:
+class _Handler(BaseHTTPRequestHandler):
+    owner: FakeEutils
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def do_GET(self) -> None:
+        self._handle(b"")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self._handle(self.rfile.read(length) if length else b"")
+
+    def _handle(self, body: bytes) -> None:
+        owner = self.owner
+        url = urlsplit(self.path)
+        params = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+        if body:
+            form = parse_qs(body.decode("utf-8"), keep_blank_values=True)
+            params.update({k: v[-1] for k, v in form.items()})
+        m = re.fullmatch(re.escape(FULLTEXT_PATH) + r"/([A-Za-z0-9]+)/fullTextXML", url.path)
+        if url.path == EUTILS_PATH + "/esearch.fcgi":
+            kind = "esearch"
+        elif url.path == EUTILS_PATH + "/efetch.fcgi":
+            kind = "efetch"
+        elif m:
+            kind = "fulltext"
+        else:
+            kind = "other"
+        logged = LoggedRequest(kind, self.command, url.path, params, time.monotonic())
+        with owner._lock:
+            owner.requests.append(logged)
+        fault = owner._take_fault(kind)
+        if fault is not None:
+            logged.status = fault.status
+            if fault.status == HANG:
+                owner._closing.wait(owner.hang_seconds)
+                self.close_connection = True
+                return
+            if fault.status == 0:
+                self.close_connection = True
+                self.connection.close()
+                return
+            headers = {}
+            if fault.retry_after is not None:
+                headers["Retry-After"] = f"{fault.retry_after:g}"
+            if fault.status == 429:
+                self._send(429, "application/json", NCBI_429_BODY, headers)
+            else:
+                msg = f"<html><body><h1>{fault.status} fake fault</h1></body></html>\n"
+                self._send(fault.status, "text/html", msg.encode(), headers)
+            return
+        if kind == "esearch":
+            status, ctype, data = owner._search(params)
+        elif kind == "efetch":
+            status, ctype, data = owner._fetch(params)
+        elif kind == "fulltext":
+            assert m is not None
+            status, ctype, data = owner._full_text(m.group(1))
+        else:
+            status, ctype, data = 404, "text/plain", b"not found\n"
+        logged.status = status
+        self._send(status, ctype, data)
+
+    def _send(
+        self, status: int, ctype: str, data: bytes, headers: dict[str, str] | None = None
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class FakeEutils(LocalServer):
     """The fake server. Start with ``with FakeEutils() as fake:`` or :meth:`start`/:meth:`stop`."""
 
+    handler = _Handler
+    thread_name = "fake-eutils"
+
     def __init__(self, *files: str | Path) -> None:
+        super().__init__()
         self.records: dict[str, Record] = {}
         self.fulltext: dict[str, bytes] = {}  # PMCID ("PMC123") -> JATS bytes
         self.queries: dict[str, set[str]] = {}  # term -> PMIDs; a term not listed matches all
@@ -128,8 +209,6 @@ class FakeEutils:
         self._faults: dict[str, deque[Fault]] = {}
         self._histories: dict[str, _History] = {}
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self._closing = threading.Event()
         self.hang_seconds = 30.0
         for f in files:
@@ -138,53 +217,12 @@ class FakeEutils:
     # --- lifecycle -----------------------------------------------------------------------------
 
     def start(self) -> FakeEutils:
-        fake = self
         self._closing.clear()
-
-        class Handler(_Handler):
-            owner = fake
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.05},
-            name="fake-eutils",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
+        return super().start()
 
     def stop(self) -> None:
         self._closing.set()  # frees handlers held by a HANG fault
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeEutils:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("FakeEutils is not started")
-        return int(self._server.server_address[1])
-
-    @property
-    def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        super().stop()
 
     @property
     def url(self) -> str:
@@ -416,82 +454,6 @@ class FakeEutils:
             return 404, "text/plain", b""
         return 200, "application/xml", data
 
-
-class _Handler(BaseHTTPRequestHandler):
-    owner: FakeEutils
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        return
-
-    def do_GET(self) -> None:
-        self._handle(b"")
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        self._handle(self.rfile.read(length) if length else b"")
-
-    def _handle(self, body: bytes) -> None:
-        owner = self.owner
-        url = urlsplit(self.path)
-        params = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
-        if body:
-            form = parse_qs(body.decode("utf-8"), keep_blank_values=True)
-            params.update({k: v[-1] for k, v in form.items()})
-        m = re.fullmatch(re.escape(FULLTEXT_PATH) + r"/([A-Za-z0-9]+)/fullTextXML", url.path)
-        if url.path == EUTILS_PATH + "/esearch.fcgi":
-            kind = "esearch"
-        elif url.path == EUTILS_PATH + "/efetch.fcgi":
-            kind = "efetch"
-        elif m:
-            kind = "fulltext"
-        else:
-            kind = "other"
-        logged = LoggedRequest(kind, self.command, url.path, params, time.monotonic())
-        with owner._lock:
-            owner.requests.append(logged)
-        fault = owner._take_fault(kind)
-        if fault is not None:
-            logged.status = fault.status
-            if fault.status == HANG:
-                owner._closing.wait(owner.hang_seconds)
-                self.close_connection = True
-                return
-            if fault.status == 0:
-                self.close_connection = True
-                self.connection.close()
-                return
-            headers = {}
-            if fault.retry_after is not None:
-                headers["Retry-After"] = f"{fault.retry_after:g}"
-            if fault.status == 429:
-                self._send(429, "application/json", NCBI_429_BODY, headers)
-            else:
-                msg = f"<html><body><h1>{fault.status} fake fault</h1></body></html>\n"
-                self._send(fault.status, "text/html", msg.encode(), headers)
-            return
-        if kind == "esearch":
-            status, ctype, data = owner._search(params)
-        elif kind == "efetch":
-            status, ctype, data = owner._fetch(params)
-        elif kind == "fulltext":
-            assert m is not None
-            status, ctype, data = owner._full_text(m.group(1))
-        else:
-            status, ctype, data = 404, "text/plain", b"not found\n"
-        logged.status = status
-        self._send(status, ctype, data)
-
-    def _send(
-        self, status: int, ctype: str, data: bytes, headers: dict[str, str] | None = None
-    ) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
 
 
 # --- helpers ---------------------------------------------------------------------------------

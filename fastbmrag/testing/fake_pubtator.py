@@ -28,11 +28,12 @@ import unicodedata
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from fastbmrag.testing.serving import LocalServer
 
 API_PATH = "/research/pubtator3-api"
 MAX_IDS = 100
@@ -162,18 +163,58 @@ def biocjson(doc: Doc) -> dict[str, Any]:
     }
 
 
-class FakePubTator:
+class _Handler(BaseHTTPRequestHandler):
+    owner: FakePubTator
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        return
+
+    def do_GET(self) -> None:
+        owner = self.owner
+        url = urlsplit(self.path)
+        params = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        logged = Logged(url.path, params)
+        with owner._lock:
+            owner.requests.append(logged)
+            fault = owner._faults.popleft() if owner._faults else None
+        if fault is not None:
+            status, retry_after = fault
+            logged.status = status
+            if status == 0:
+                self.close_connection = True
+                self.connection.close()
+                return
+            wait = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
+            self._send(status, b'{"detail":"fake fault"}', wait)
+            return
+        logged.status, body = owner._answer(url.path, params)
+        self._send(logged.status, body)
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class FakePubTator(LocalServer):
     """The fake server. Start with ``with FakePubTator(files...) as fake:``; ``fake.url`` is the
     API base (``FASTBMRAG_PUBTATOR_URL``)."""
 
+    handler = _Handler
+    thread_name = "fake-pubtator"
+
     def __init__(self, *files: str | Path) -> None:
+        super().__init__()
         self.docs: dict[str, Doc] = {}
         self.requests: list[Logged] = []
         self.withheld: set[str] = set()
         self._faults: deque[tuple[int, float | None]] = deque()
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         for f in files:
             self.add_file(f)
 
@@ -216,45 +257,9 @@ class FakePubTator:
     def count(self) -> int:
         return len(self.requests)
 
-    # --- lifecycle -----------------------------------------------------------------------------
-
-    def start(self) -> FakePubTator:
-        fake = self
-
-        class Handler(_Handler):
-            owner = fake
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakePubTator:
-        return self.start()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:  # fmt: skip
-        self.stop()
-
     @property
     def url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("FakePubTator is not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}{API_PATH}"
+        return self.base + API_PATH
 
     def _answer(self, path: str, params: dict[str, str]) -> tuple[int, bytes]:
         if path == API_PATH + "/publications/export/biocjson":
@@ -269,41 +274,3 @@ class FakePubTator:
         if len(ids) > MAX_IDS:
             return 400, b'{"detail":"at most 100 ids"}'
         return 200, json.dumps({"PubTator3": [biocjson(d) for d in found]}).encode()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    owner: FakePubTator
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        return
-
-    def do_GET(self) -> None:
-        owner = self.owner
-        url = urlsplit(self.path)
-        params = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        logged = Logged(url.path, params)
-        with owner._lock:
-            owner.requests.append(logged)
-            fault = owner._faults.popleft() if owner._faults else None
-        if fault is not None:
-            status, retry_after = fault
-            logged.status = status
-            if status == 0:
-                self.close_connection = True
-                self.connection.close()
-                return
-            wait = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
-            self._send(status, b'{"detail":"fake fault"}', wait)
-            return
-        logged.status, body = owner._answer(url.path, params)
-        self._send(logged.status, body)
-
-    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
