@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         write_papers_csv,
     )
     from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchSettings
-    from fastbmrag.papers.io import SUFFIXES
+    from fastbmrag.papers.io import SUFFIXES, PaperFiles
     from fastbmrag.prompts import MAX_NAME_CHARS
     from fastbmrag.query import options_from, render
     from fastbmrag.query.filters import PAYLOAD_FILTERS
@@ -50,6 +50,7 @@ _FACE = {
     "iter_papers": "fastbmrag.papers.io",
     "write_papers_csv": "fastbmrag.papers.io",
     "SUFFIXES": "fastbmrag.papers.io",
+    "PaperFiles": "fastbmrag.papers.io",
     "DEFAULT_DATETYPE": "fastbmrag.papers.eutils",
     "FetchSettings": "fastbmrag.papers.eutils",
     "MAX_NAME_CHARS": "fastbmrag.prompts",
@@ -80,6 +81,7 @@ __all__ = [
     "Normalized",
     "options_from",
     "Paper",
+    "PaperFiles",
     "PAYLOAD_FILTERS",
     "RAG",
     "ReadReport",

@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     from fastbmrag.papers.eutils import FetchReport, FetchSettings
     from fastbmrag.papers.pubtator import PubTatorClient
     from fastbmrag.papers.sync import SyncResult
-    from fastbmrag.query import QueryOptions, QueryResult
 
 T = TypeVar("T")
 
@@ -256,15 +255,18 @@ class RAG:
                 coll = stack.enter_context(self.writer(create=True))
             yield coll, value
 
-    def update_options(self, **options: Any) -> UpdateOptions:
-        """:class:`UpdateOptions` with this object's settings: as many papers in flight as model
-        requests (``concurrency`` per server), the token cap."""
+    def _update_options(self, options: dict[str, Any]) -> UpdateOptions:
+        """:class:`UpdateOptions` from keyword options, with this object's settings: as many
+        papers in flight as model requests (``concurrency`` per server), the token cap."""
         from fastbmrag.index import UpdateOptions
 
-        return UpdateOptions(
-            concurrency=self.settings.concurrency * len(self.settings.hosts),
-            num_predict=self.settings.num_predict,
-            **options,
+        return options_of(
+            UpdateOptions,
+            {
+                "concurrency": self.settings.concurrency * len(self.settings.hosts),
+                "num_predict": self.settings.num_predict,
+                **options,
+            },
         )
 
     def index(
@@ -307,48 +309,35 @@ class RAG:
         cache = AnnotationCache(self.working_dir / CACHE_FILENAME)
         return PubTatorClient(PubTatorSettings.resolve(), cache)
 
-    def insert_paper(
-        self, papers: Any, *, force: bool = False, dry_run: bool = False, progress: bool = False,
-        **options: Any,
-    ) -> RunSummary:  # fmt: skip
-        """Index papers: a DataFrame with the papers-CSV columns, a CSV path, or Paper records.
+    def insert_paper(self, papers: Any, *, progress: bool = False, **options: Any) -> RunSummary:
+        """Index papers as `fastbmrag update` does: a DataFrame with the papers-CSV columns, a
+        papers-CSV path, a list of dicts with those columns, Paper records, or
+        :class:`fastbmrag.papers.io.PaperFiles` (files, directories and globs, read twice).
 
-        Keyword ``options`` are :class:`fastbmrag.index.UpdateOptions` fields (``refine``,
-        ``chunk_chars``, ``top_k``, ...). Same behaviour as ``fastbmrag update``.
+        Keyword ``options`` are :class:`fastbmrag.index.UpdateOptions` fields (``force``,
+        ``dry_run``, ``refine``, ``chunk_chars``, ``top_k``, ``wait``, ...). A dry run reads the
+        collection (or none, when it does not exist yet) and writes nothing; a run holds the
+        write lock, with ``force`` repairing a collection whose store lost edges. Files are
+        first read once the collection and the model server are checked.
         """
-        from fastbmrag.papers.io import as_papers
+        from fastbmrag.papers.io import PaperFiles, as_papers
 
-        records = as_papers(papers)
-        opts = self.update_options(force=force, dry_run=dry_run, **options)
-        summary, _ = self.update(lambda: records, opts, progress=progress)
-        return summary
+        opts = self._update_options(options)
+        records = papers if isinstance(papers, PaperFiles) else as_papers(papers)
+        read: Callable[[], Any] = records.read if isinstance(records, PaperFiles) else _nothing
 
-    def update(
-        self,
-        papers: Callable[[], Iterable[Paper]],
-        options: UpdateOptions,
-        *,
-        count: Callable[[], Any] = lambda: None,
-        progress: bool = False,
-    ) -> tuple[RunSummary, Any]:
-        """Index ``papers()`` as `fastbmrag update` does: a dry run reads the collection (or
-        none, when it does not exist yet) and writes nothing; a run holds the write lock, with
-        ``force`` repairing a collection whose store lost edges. ``count()``, called before the
-        papers are read (once the lock is held), reads the input once: its ``read`` is the
-        progress bar's total. Returns the summary and what ``count()`` returned."""
-        if options.dry_run:  # no lock, no model server, no write
-            first = count()
-            total = getattr(first, "read", None)
+        def run(coll: Collection | None, first: Any) -> RunSummary:
+            total = getattr(first, "read", None)  # the first pass's count of the papers
+            return self.index(records, coll, opts, progress=progress, total=total)
+
+        if opts.dry_run:  # no lock, no model server, no write
+            first = read()
             if not Collection.exists(self.working_dir, self.settings.collection or ""):
-                return self.index(papers(), None, options, progress=progress, total=total), first
+                return run(None, first)
             with self._reading() as coll:
-                return self.index(papers(), coll, options, progress=progress, total=total), first
-        with self.open_for_writing(count, repair=options.force, wait=options.wait) as (
-            coll,
-            first,
-        ):
-            total = getattr(first, "read", None)
-            return self.index(papers(), coll, options, progress=progress, total=total), first
+                return run(coll, first)
+        with self.open_for_writing(read, repair=opts.force, wait=opts.wait) as (coll, first):
+            return run(coll, first)
 
     def fetch(
         self,
@@ -391,16 +380,18 @@ class RAG:
         query: str,
         fetch: FetchSettings,
         *,
-        options: UpdateOptions,
         since: Any = None,
         days: int | None = None,
         progress: bool = False,
+        **options: Any,
     ) -> SyncResult:
-        """Fetch what PubMed added for ``query`` since the last sync, and index it."""
+        """Fetch what PubMed added for ``query`` since the last sync, and index it; keyword
+        ``options`` as for :meth:`insert_paper`."""
         from fastbmrag.papers.sync import sync_collection
 
+        opts = self._update_options(options)
         with contextlib.ExitStack() as stack:
-            if options.dry_run:
+            if opts.dry_run:
                 try:
                     coll = stack.enter_context(self._reading())
                 except CollectionNotFound as err:
@@ -410,20 +401,16 @@ class RAG:
                         "--dry-run creates it (or check --collection and --working-dir)"
                     ) from err
             else:
-                coll, _ = stack.enter_context(
-                    self.open_for_writing(lambda: None, wait=options.wait)
-                )
+                coll, _ = stack.enter_context(self.open_for_writing(_nothing, wait=opts.wait))
             return sync_collection(
                 coll,
                 query,
                 fetch,
-                lambda papers: self.index(
-                    papers, coll, options, progress=progress, total=len(papers)
-                ),
+                lambda papers: self.index(papers, coll, opts, progress=progress, total=len(papers)),
                 since=since,
                 days=days,
-                dry_run=options.dry_run,
-                reground=(lambda: self.reground(coll)) if self._grounds(options) else None,
+                dry_run=opts.dry_run,
+                reground=(lambda: self.reground(coll)) if self._grounds(opts) else None,
             )
 
     def reground(self, collection: Collection) -> int:
@@ -449,30 +436,28 @@ class RAG:
         if not self.settings.qdrant_url:
             readahead(self.working_dir, self.collection_name)
 
-    def ask(self, question: str, options: QueryOptions) -> QueryResult:
-        """Answer ``question`` (the CLI renders the result it returns)."""
-        from fastbmrag.query import query as run_query
-
-        if self.settings.answer_model and options.answer_model is None:
-            options.answer_model = self.settings.answer_model
-        options.concurrency = self.settings.concurrency  # map-reduce width = requests in flight
-        self.readahead()  # the disk reads the shard while the vocabularies load
-        needs_names = options.link or options.entities or options.sources or options.targets
-        normalizer = self.normalizer() if needs_names else None
-        llm = None if options.no_answer and options.no_llm_parse else self.llm(query=True)
-        with self.reader(command="query") as coll:
-            return run_query(question, coll, llm, normalizer, options=options)
-
     def query(self, question: str, **options: Any) -> dict[str, Any]:
-        """Answer ``question``; the same result as ``fastbmrag query --format json``."""
+        """Answer ``question``: what ``fastbmrag query --format json`` prints (the CLI renders
+        its text and Markdown from it). Keyword ``options`` are
+        :class:`fastbmrag.query.QueryOptions` fields (``top_k``, ``entities``, ``since``, ...)."""
         from fastbmrag.query import QueryOptions
+        from fastbmrag.query import query as run_query
 
         if not isinstance(question, str):
             raise InputError(
                 f"The question must be text, got {type(question).__name__}: "
                 'rag.query("What is the role of IL1B in endometriosis?")'
             )
-        return self.ask(question, options_of(QueryOptions, options)).to_dict()
+        opts = options_of(QueryOptions, options)
+        if self.settings.answer_model and opts.answer_model is None:
+            opts.answer_model = self.settings.answer_model
+        opts.concurrency = self.settings.concurrency  # map-reduce width = requests in flight
+        self.readahead()  # the disk reads the shard while the vocabularies load
+        needs_names = opts.link or opts.entities or opts.sources or opts.targets
+        normalizer = self.normalizer() if needs_names else None
+        llm = None if opts.no_answer and opts.no_llm_parse else self.llm(query=True)
+        with self.reader(command="query") as coll:
+            return run_query(question, coll, llm, normalizer, options=opts).to_dict()
 
     def status(self, *, max_failed: int | None = 100) -> dict[str, Any]:
         """What the collection holds (from the ledger); finishes an operation a killed command
@@ -722,6 +707,10 @@ def options_of(kind: Any, given: dict[str, Any]) -> Any:
     if unknown:
         raise InputError(f"Unknown option {unknown[0]!r}: use one of {', '.join(sorted(known))}")
     return kind(**given)
+
+
+def _nothing() -> None:
+    """An input read in memory: nothing to read once the checks are done."""
 
 
 def _alive(pid: int | None) -> bool:

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -20,9 +20,6 @@ from fastbmrag.errors import (
     EXIT_INTERRUPTED,
     FastbmragError,
 )
-
-if TYPE_CHECKING:
-    from fastbmrag import RAG
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -332,19 +329,20 @@ def index_options(f: F) -> F:
     return f
 
 
-def update_options(rag: RAG, opts: dict[str, Any]) -> Any:
-    """The indexing options of `update` and `sync`, with the settings of ``rag``."""
-    return rag.update_options(
-        force=opts["force"],
-        dry_run=opts["dry_run"],
-        refine=not opts["no_refine"],
-        chunk_chars=opts["chunk_size"],
-        chunk_overlap=opts["chunk_overlap"],
-        top_k=opts["top_k"],
-        min_similarity=opts["min_similarity"],
-        wait=opts["wait"],
+def index_fields(opts: dict[str, Any]) -> dict[str, Any]:
+    """The indexing options of `update` and `sync` (:class:`fastbmrag.index.UpdateOptions`
+    fields) from the command's parsed options."""
+    return {
+        "force": opts["force"],
+        "dry_run": opts["dry_run"],
+        "refine": not opts["no_refine"],
+        "chunk_chars": opts["chunk_size"],
+        "chunk_overlap": opts["chunk_overlap"],
+        "top_k": opts["top_k"],
+        "min_similarity": opts["min_similarity"],
+        "wait": opts["wait"],
         **({"pubtator": False} if opts["no_pubtator"] else {}),
-    )
+    }
 
 
 def strict_exit(code: int, unusable: int, strict: bool) -> int:

@@ -14,10 +14,10 @@ from fastbmrag import DEFAULT_DATETYPE, FetchSettings, config, counted
 from fastbmrag.cli.common import (
     collection_option,
     command_logging,
+    index_fields,
     index_options,
     quiet_option,
     strict_exit,
-    update_options,
     working_dir_option,
 )
 
@@ -173,10 +173,10 @@ def sync(collection: str, **opts: Any) -> None:
         result = rag.sync(
             opts["query"],
             settings,
-            options=update_options(rag, opts),
             since=_day(opts["since"]),
             days=opts["days"],
             progress=not opts["quiet"],
+            **index_fields(opts),
         )
         logging.getLogger("fastbmrag.papers.sync").info("%s", result.line())
     if opts["as_json"]:

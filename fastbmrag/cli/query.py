@@ -133,4 +133,4 @@ def query(question: str, **kw: Any) -> None:
             "fallback": not kw["no_fallback"],
         }
     )
-    click.echo(render(rag.ask(question, opts), fmt), nl=False)
+    click.echo(render(rag.query(question, **vars(opts)), fmt), nl=False)

@@ -4,47 +4,41 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from fastbmrag import ReadReport
+from fastbmrag import PaperFiles, ReadReport
 from fastbmrag.cli.common import (
     collection_option,
     command_logging,
+    index_fields,
     index_options,
     strict_exit,
-    update_options,
 )
-
-if TYPE_CHECKING:
-    from fastbmrag import Paper
-
 
 MAX_LINES = 20  # skipped inputs and failed papers listed; the rest counted
 
 
-def count_input(inputs: tuple[str, ...], quiet: bool) -> ReadReport:
-    """The first pass over the input: counts papers for the progress bar, reports skipped rows,
-    and fails (exit 2) when there is nothing to index."""
-    from fastbmrag import iter_papers
-    from fastbmrag.errors import InputError
+class ShownFiles(PaperFiles):
+    """The input files of `update`, whose first read says what it skipped, before any paper
+    is indexed: defects of the input first (unreadable files), then routine skips."""
 
-    report = ReadReport()
-    total = sum(1 for _ in iter_papers(inputs, report))
-    if total == 0 and not report.deleted:  # an update file may only delete citations
-        why = "; ".join(f"{where}: {reason}" for where, reason in report.skipped[:3])
-        raise InputError(f"No papers to index in {', '.join(inputs)}: {why or report.summary()}")
-    if not quiet:  # defects of the input first (unreadable files), then routine skips
-        shown = [*report.unusable, *(s for s in report.skipped if s not in report.unusable)]
-        for where, reason in shown[:MAX_LINES]:
-            click.echo(f"  skipped {where}: {reason}", err=True)
-        if len(shown) > MAX_LINES:
-            click.echo(f"  ... and {len(shown) - MAX_LINES:,} more skipped", err=True)
-    if not quiet or report.skipped:
-        click.echo(report.summary(), err=True)
-    return report
+    def __init__(self, inputs: tuple[str, ...], quiet: bool) -> None:
+        super().__init__(inputs)
+        self.quiet = quiet
+
+    def read(self) -> ReadReport:
+        report = super().read()
+        if not self.quiet:
+            shown = [*report.unusable, *(s for s in report.skipped if s not in report.unusable)]
+            for where, reason in shown[:MAX_LINES]:
+                click.echo(f"  skipped {where}: {reason}", err=True)
+            if len(shown) > MAX_LINES:
+                click.echo(f"  ... and {len(shown) - MAX_LINES:,} more skipped", err=True)
+        if not self.quiet or report.skipped:
+            click.echo(report.summary(), err=True)
+        return report
 
 
 def report_summary(summary: Any, *, as_json: bool, quiet: bool, code: int, read: Any) -> None:
@@ -82,26 +76,13 @@ def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
       fastbmrag update --collection endometriosis papers.csv
       fastbmrag update -c endometriosis --llm-model llama3.1:8b --concurrency 8 pmc/
     """
-    from fastbmrag import RAG, iter_papers
+    from fastbmrag import RAG
 
     with command_logging(opts["log_file"], opts["quiet"]):
         rag = RAG.from_options({**opts, "collection": collection})
-        counted: list[ReadReport] = []  # the first pass: the latest version of each PMID
-
-        def count() -> ReadReport:
-            counted.append(count_input(inputs, opts["quiet"]))
-            return counted[0]
-
-        def papers() -> Iterator[Paper]:
-            latest = counted[0].versions if counted else {}
-            return iter_papers(inputs, ReadReport(deletions=True, latest=latest))
-
-        summary, first = rag.update(
-            papers,
-            update_options(rag, opts),
-            count=count,
-            progress=not opts["quiet"],
-        )
+        files = ShownFiles(inputs, opts["quiet"])  # the first pass: the latest version of each PMID
+        summary = rag.insert_paper(files, progress=not opts["quiet"], **index_fields(opts))
+        first = files.report or ReadReport()  # read before any paper is indexed
         code = strict_exit(summary.exit_code, len(first.unusable), opts["strict"])
         report_summary(summary, as_json=opts["as_json"], quiet=opts["quiet"], code=code, read=first)
         logging.getLogger("fastbmrag.update").info("%s", summary.line())  # the log file's

@@ -40,6 +40,7 @@ from fastbmrag.util.files import replacing
 
 __all__ = [
     "CSV_COLUMNS",
+    "PaperFiles",
     "as_papers",
     "expand_inputs",
     "iter_papers",
@@ -186,6 +187,35 @@ def iter_papers(paths: Iterable[str | os.PathLike[str]], report: ReadReport) -> 
     """
     for path in expand_inputs(paths, report):
         yield from iter_file(path, report)
+
+
+class PaperFiles:
+    """Papers in files, directories and globs, read as `fastbmrag update` reads them: twice.
+
+    :meth:`read`, the first pass, counts the papers (a progress bar's total), records what it
+    skipped, notes the latest version of each MEDLINE citation, and refuses an input with
+    nothing to index; the library object calls it once the collection and the model server
+    are checked, so that a bad input is the last error a run can meet. Iterating is the
+    second pass: each citation in its latest version, deletions kept.
+    """
+
+    def __init__(self, inputs: Iterable[str | os.PathLike[str]]) -> None:
+        self.inputs = tuple(inputs)
+        self.report: ReadReport | None = None  # the first pass's, once read
+
+    def read(self) -> ReadReport:
+        report = ReadReport()
+        total = sum(1 for _ in iter_papers(self.inputs, report))
+        if total == 0 and not report.deleted:  # an update file may only delete citations
+            why = "; ".join(f"{where}: {reason}" for where, reason in report.skipped[:3])
+            named = ", ".join(str(i) for i in self.inputs)
+            raise InputError(f"No papers to index in {named}: {why or report.summary()}")
+        self.report = report
+        return report
+
+    def __iter__(self) -> Iterator[Paper]:
+        latest = self.report.versions if self.report else {}
+        return iter_papers(self.inputs, ReadReport(deletions=True, latest=latest))
 
 
 def iter_file(path: Path, report: ReadReport) -> Iterator[Paper]:

@@ -106,59 +106,66 @@ def _ref_line(ref: dict[str, Any]) -> str:
     return ". ".join(parts) + (" [retracted]" if ref.get("retracted") else "")
 
 
-def _score(edge: EdgeResult) -> str:
-    return "  -  " if edge.score is None else f"{edge.score:.3f}"
+def _score(edge: dict[str, Any]) -> str:
+    return "  -  " if edge["score"] is None else f"{edge['score']:.3f}"
 
 
-def _no_evidence_lines(result: QueryResult) -> list[str]:
-    if result.no_evidence is None:
+def _statement(edge: dict[str, Any]) -> str:
+    p = edge["payload"]
+    rel = str(p.get("relationship_type", "")).replace("_", " ")
+    return f"{p.get('source', '?')} {rel} {p.get('target', '?')}"
+
+
+def _no_evidence_lines(result: dict[str, Any]) -> list[str]:
+    why = result["no_evidence"]
+    if why is None:
         return []
-    out = [f"No evidence: {result.no_evidence['reason']}."]
-    if result.no_evidence["closest"]:
+    out = [f"No evidence: {why['reason']}."]
+    if why["closest"]:
         near = ", ".join(
             f"{c['name']} ({c['id'] or c['type']}, {counted(c['degree'], 'edge')})"
-            for c in result.no_evidence["closest"]
+            for c in why["closest"]
         )
         out.append(f"Closest entities in the collection: {near}.")
     return out + [""]
 
 
-def understood_line(result: QueryResult) -> str | None:
-    """"Understood: IL1B (HGNC:5992), Endometriosis (D004715, not in this collection)": what the
+def understood_line(result: dict[str, Any]) -> str | None:
+    """ "Understood: IL1B (HGNC:5992), Endometriosis (D004715, not in this collection)": what the
     question names, as understood, or None when it names nothing recognised."""
-    if not result.understood:
+    if not result["understood"]:
         return None
     notes = {"absent": ", not in this collection", None: ", not used: entity flags given"}
     return "Understood: " + ", ".join(
-        f"{u['name']} ({u['id']}{notes.get(u['used_as'], '')})" for u in result.understood
+        f"{u['name']} ({u['id']}{notes.get(u['used_as'], '')})" for u in result["understood"]
     )
 
 
-def render_text(result: QueryResult) -> str:
+def render_text(result: dict[str, Any]) -> str:
     # What the question names first; "No evidence"; then notes, before the answer they qualify
     line = understood_line(result)
     out: list[str] = [line, ""] if line else []
-    out += _no_evidence_lines(result) + [f"Note: {w}." for w in result.warnings]
-    out += [""] if result.warnings else []
-    if result.answer is not None:
-        out += [result.answer, ""]
-        if result.references:
+    out += _no_evidence_lines(result) + [f"Note: {w}." for w in result["warnings"]]
+    out += [""] if result["warnings"] else []
+    if result["answer"] is not None:
+        out += [result["answer"], ""]
+        if result["references"]:
             out.append("References:")
-            for ref in result.references:
+            for ref in result["references"]:
                 nums = "".join(f"[{k}]" for k in ref["citations"])
                 out.append(f"  {nums} {_ref_line(ref)}")
             out.append("")
-        if result.follow_ups:
-            out += ["Follow-up questions:", *(f"  - {q}" for q in result.follow_ups), ""]
-    elif result.no_evidence is None:
+        if result["follow_ups"]:
+            out += ["Follow-up questions:", *(f"  - {q}" for q in result["follow_ups"]), ""]
+    elif result["no_evidence"] is None:
         out.append(
-            f"{counted(len(result.edges), 'edge')} "
-            f"({result.filters['matched']:,} passed the filters):"
+            f"{counted(len(result['edges']), 'edge')} "
+            f"({result['filters']['matched']:,} passed the filters):"
         )
-        for e in result.edges:
-            p = e.payload
+        for e in result["edges"]:
+            p = e["payload"]
             out.append(
-                f"  [{e.n}] {_score(e)}  {e.statement}  "
+                f"  [{e['n']}] {_score(e)}  {_statement(e)}  "
                 f"({p.get('paper_id')}{', ' + str(p['year']) if p.get('year') else ''})"
             )
             if p.get("description"):
@@ -167,34 +174,39 @@ def render_text(result: QueryResult) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_markdown(result: QueryResult) -> str:
+def render_markdown(result: dict[str, Any]) -> str:
     line = understood_line(result)
-    out = [f"## {result.question}", "", *([line, ""] if line else []), *_no_evidence_lines(result)]
-    out += [f"> Note: {w}." for w in result.warnings] + ([""] if result.warnings else [])
-    if result.answer is not None:
-        out += [result.answer, ""]
-        if result.references:
+    out = [f"## {result['question']}", "", *([line, ""] if line else [])]
+    out += _no_evidence_lines(result)
+    out += [f"> Note: {w}." for w in result["warnings"]] + ([""] if result["warnings"] else [])
+    if result["answer"] is not None:
+        out += [result["answer"], ""]
+        if result["references"]:
             out += ["### References", ""]
-            for ref in result.references:
+            for ref in result["references"]:
                 nums = ", ".join(str(k) for k in ref["citations"])
                 out.append(f"- [{nums}] {_ref_line(ref)}")
             out.append("")
     out += ["### Evidence", "", "| n | score | relation | paper | year |", "|---|---|---|---|---|"]
-    for e in result.edges:
-        p = e.payload
-        statement = e.statement.replace("|", "\\|")
+    for e in result["edges"]:
+        p = e["payload"]
+        statement = _statement(e).replace("|", "\\|")
         out.append(
-            f"| {e.n} | {_score(e).strip()} | {statement} | {p.get('paper_id', '')} | {p.get('year') or ''} |"
+            f"| {e['n']} | {_score(e).strip()} | {statement} | {p.get('paper_id', '')} | {p.get('year') or ''} |"
         )
     out.append("")
     return "\n".join(out).rstrip() + "\n"
 
 
-def render(result: QueryResult, fmt: str) -> str:
+def render(result: QueryResult | dict[str, Any], fmt: str) -> str:
+    """``result`` (or its JSON layout, as :meth:`fastbmrag.RAG.query` returns it) as ``fmt``:
+    text, markdown or json."""
+    if isinstance(result, QueryResult):
+        result = result.to_dict()
     if fmt == "json":
         import json
 
-        return json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
+        return json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n"
     # a control character a stored field still holds (an escape sequence a terminal would obey)
     # is no text: read papers lose theirs, older collections may keep them
     if fmt == "markdown":
