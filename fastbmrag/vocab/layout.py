@@ -1,10 +1,11 @@
 """The vocabulary files' layout, which the build writes and the lookup reads: the format version,
-the file names, what a gene index code's kind means, the ids of gene groups, and the table of
-common English words both carry."""
+the file names, the rows of the tables (:class:`Gene`, :class:`Descriptor`), what a gene index
+code's kind means, the ids of gene groups, and the table of common English words both carry."""
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 # 3: every table present (NCBI Gene ids, processes, common words, completion masks, packed code
 # lists); the loader refuses other versions and asks for `fastbmrag vocab update`.
@@ -12,6 +13,35 @@ FORMAT_VERSION = 3
 MANIFEST = "manifest.json"
 GENES_FILE = "genes.pickle.gz"
 MESH_FILE = "mesh.pickle.gz"
+
+
+class Gene(NamedTuple):
+    """A row of the genes table (``genes["genes"][i]``, stored as a plain sequence)."""
+
+    id: str  # HGNC:5992
+    symbol: str  # IL1B
+    name: str  # interleukin 1 beta
+    locus_group: str  # protein-coding gene
+
+    @property
+    def canonical(self) -> str:
+        """What a name normalised to this gene is called: the approved symbol."""
+        return self.symbol
+
+
+class Descriptor(NamedTuple):
+    """A row of a MeSH table, stored as a plain sequence: ``mesh["descriptors"][i]`` (diseases
+    and chemicals) or ``mesh["process_descriptors"][i]`` (biological processes, no categories)."""
+
+    id: str  # D004715
+    name: str  # Endometriosis
+    categories: str = ""  # the letters of its trees: C disease, F mental disorder, D chemical
+
+    @property
+    def canonical(self) -> str:
+        """What a name normalised to this descriptor is called: its name."""
+        return self.name
+
 
 # Gene index kinds, in order of preference (approved symbol > previous symbol > alias).
 # HGNC's names first, then NCBI Gene's (gene_info Synonyms and Other_designations, the protein

@@ -326,7 +326,7 @@ class DictionaryNormalizer(Vocabulary):
             induced = induced_form(self, clean, ctx, hit.item)
             if induced is not None and induced != hit.item:
                 score = round(hit.score * DRUG_INDUCED_FACTOR, 3)
-                return Hit(t, induced, "drug_induced", score, (), self.desc[hit.item][1])
+                return Hit(t, induced, "drug_induced", score, (), self.descriptor(hit.item).name)
         return hit
 
     def match_uncached(self, clean: str, t: str, ctx: Context | None = None) -> Hit | None:

@@ -38,7 +38,14 @@ from fastbmrag.vocab.context import (
     Hit,
     clean_name,
 )
-from fastbmrag.vocab.layout import FORMAT_VERSION, GENE_KINDS, GROUP_PREFIX, MANIFEST
+from fastbmrag.vocab.layout import (
+    FORMAT_VERSION,
+    GENE_KINDS,
+    GROUP_PREFIX,
+    MANIFEST,
+    Descriptor,
+    Gene,
+)
 from fastbmrag.vocab.rules.candidates import Spellings, WordWeights
 from fastbmrag.vocab.rules.keys import (
     BAG_STOP,
@@ -79,9 +86,11 @@ class Vocabulary(abc.ABC):
         # Code tables: a code, or ~p for the code list at position p of "multi".
         self.gene_multi: Sequence[Sequence[int]] = genes["multi"]
         self.mesh_multi: Sequence[Sequence[int]] = mesh["multi"]
-        self.genes: list[list[str]] = genes["genes"]
+        # the tables' rows as stored (sequences); read them as named rows with gene_row(i),
+        # descriptor(i), process_row(i) (layout.Gene, layout.Descriptor)
+        self.genes: list[Sequence[str]] = genes["genes"]
         self.gene_index: dict[str, int | Sequence[int]] = genes["index"]
-        self.desc: list[list[str]] = mesh["descriptors"]
+        self.desc: list[Sequence[str]] = mesh["descriptors"]
         self.mesh_index: dict[str, int | Sequence[int]] = mesh["index"]
         self.mesh_bag: dict[str, int | Sequence[int]] = mesh["bag"]
         # Every word of a bag key (and the stop words bag keys leave out): a phrase with any
@@ -101,7 +110,7 @@ class Vocabulary(abc.ABC):
         self.common_words: dict[str, float] = mesh["common_words"]
         self.word_weight_table: dict[str, Any] = mesh["word_weights"]
         # biological processes (the "pathway" type), apart from the tables the stages read
-        self.processes_desc: list[list[str]] = mesh["process_descriptors"]
+        self.processes_desc: list[Sequence[str]] = mesh["process_descriptors"]
         self.process_index: dict[str, int | Sequence[int]] = mesh["process_index"]
         self.process_above: dict[int, list[str]] = mesh["process_ancestors"]
         self.entrez: dict[str, int] = genes["entrez"]
@@ -239,10 +248,10 @@ class Vocabulary(abc.ABC):
         if isinstance(codes, int) and codes < 0:
             codes = self.mesh_multi[~codes]
         if isinstance(codes, int):
-            if cat not in self.desc[codes // 2][2]:
+            if cat not in self.descriptor(codes // 2).categories:
                 return None
             return Hit(t, codes // 2, MESH_MATCHED[codes % 2], fixed or MESH_SCORES[codes % 2])
-        fitting = [c for c in codes if cat in self.desc[c // 2][2]]
+        fitting = [c for c in codes if cat in self.descriptor(c // 2).categories]
         if not fitting:
             return None
         if exact_key and len(fitting) > 1:
@@ -387,7 +396,8 @@ class Vocabulary(abc.ABC):
         concept it means); None on a tie."""
 
         def support(i: int) -> float:
-            words = [w for w in tokens(self.desc[i][1]) if len(w) > 2 and w not in BAG_STOP]
+            name = self.descriptor(i).name
+            words = [w for w in tokens(name) if len(w) > 2 and w not in BAG_STOP]
             return sum(w in ctx.words for w in words) / len(words) if words else 0.0
 
         return unique_best(items, support)
@@ -401,7 +411,7 @@ class Vocabulary(abc.ABC):
         weight = self.word_weights.weight
 
         def support(i: int) -> float:
-            name = self.genes[i][2]
+            name = self.gene_row(i).name
             s = 2.0 if self.gene_symbol_key(i) in ctx.gene_keys else 0.0
             words = [w for w in tokens(name) if len(w) > 2 and w not in BAG_STOP]
             if words:
@@ -436,36 +446,47 @@ class Vocabulary(abc.ABC):
             else:
                 row = self.row(hit)
                 via = f" by way of {hit.via!r}" if hit.via else ""
-                trace.append(f"{t}: {stage}: {row[0]} {row[1]} ({hit.matched_by}{via})")
+                trace.append(f"{t}: {stage}: {row.id} {row.canonical} ({hit.matched_by}{via})")
         return hit
 
-    def row(self, hit: Hit) -> Sequence[str]:
-        """The table row a hit names: [id, symbol or name, ...]."""
+    def gene_row(self, i: int) -> Gene:
+        return Gene(*self.genes[i])
+
+    def descriptor(self, i: int) -> Descriptor:
+        return Descriptor(*self.desc[i])
+
+    def process_row(self, i: int) -> Descriptor:
+        return Descriptor(*self.processes_desc[i])
+
+    def row(self, hit: Hit) -> Gene | Descriptor:
+        """The table row a hit names."""
         if hit.type == GENE:
-            return self.genes[hit.item]
-        return self.processes_desc[hit.item] if hit.type == PATHWAY else self.desc[hit.item]
+            return self.gene_row(hit.item)
+        return self.process_row(hit.item) if hit.type == PATHWAY else self.descriptor(hit.item)
 
     def result(self, name: str, type_: str, hit: Hit) -> Normalized:
         """A hit as the normaliser's answer for ``name``."""
         if not hit.candidates:
             ids: tuple[str, ...] = ()
         else:
-            ids = tuple(self.row(hit._replace(item=i))[0] for i in hit.candidates)
+            ids = tuple(self.row(hit._replace(item=i)).id for i in hit.candidates)
         if hit.item < 0:  # ambiguous, or abstained
             return Normalized(
                 name, type_, clean_name(name), None, hit.matched_by, hit.score, ids, via=hit.via
             )
         row = self.row(hit)
-        return Normalized(name, type_, row[1], row[0], hit.matched_by, hit.score, ids, via=hit.via)
+        return Normalized(
+            name, type_, row.canonical, row.id, hit.matched_by, hit.score, ids, via=hit.via
+        )
 
     # ---- what the vocabularies say of an id ------------------------------------------------
 
     def label(self, ontology_id: str) -> str | None:
         """A readable name for an HGNC or MeSH id: "IL1B (interleukin 1 beta)", "Endometriosis"."""
         if self._labels is None:
-            labels = {row[0]: f"{row[1]} ({row[2]})" for row in self.genes}
-            labels.update((row[0], row[1]) for row in self.desc)
-            labels.update((row[0], row[1]) for row in self.processes_desc)
+            labels = {hgnc: f"{symbol} ({name})" for hgnc, symbol, name, _ in self.genes}
+            labels.update((ui, name) for ui, name, _categories in self.desc)
+            labels.update((ui, name) for ui, name in self.processes_desc)
             labels.update(self.group_names)
             self._labels = labels
         found = self._labels.get(ontology_id)
@@ -535,17 +556,17 @@ class Vocabulary(abc.ABC):
     def gene_symbol_key(self, i: int) -> str:
         """The key of a gene's approved symbol, as :attr:`Context.gene_keys` holds the text's
         words."""
-        return gene_key_of(raw_tokens(self.genes[i][1]))
+        return gene_key_of(raw_tokens(self.gene_row(i).symbol))
 
     def _process_ids(self) -> dict[str, int]:
         if self._process_rows is None:
-            self._process_rows = {row[0]: i for i, row in enumerate(self.processes_desc)}
+            self._process_rows = {ui: i for i, (ui, _name) in enumerate(self.processes_desc)}
         return self._process_rows
 
     def _id_index(self) -> dict[str, int]:
         if self._ids is None:
-            ids = {row[0]: i for i, row in enumerate(self.genes)}
-            ids.update((row[0], i) for i, row in enumerate(self.desc))
+            ids = {hgnc_id: i for i, (hgnc_id, *_) in enumerate(self.genes)}
+            ids.update((ui, i) for i, (ui, *_) in enumerate(self.desc))
             self._ids = ids
         return self._ids
 
@@ -562,36 +583,35 @@ class Vocabulary(abc.ABC):
             p = self._process_ids().get(ontology_id)
             if p is None:
                 return {}
-            return {"source": "MeSH", "name": self.processes_desc[p][1],
+            return {"source": "MeSH", "name": self.process_row(p).name,
                     "categories": "biological process", "broader": "; ".join(sorted(above))}  # fmt: skip
         if ontology_id.startswith("HGNC:"):
-            row = self.genes[i]
-            return {"source": "HGNC", "symbol": row[1], "name": row[2], "locus_group": row[3],
+            g = self.gene_row(i)
+            return {"source": "HGNC", "symbol": g.symbol, "name": g.name, "locus_group": g.locus_group,
                     "groups": "; ".join(above)}  # fmt: skip
-        row = self.desc[i]
+        d = self.descriptor(i)
         kinds = {"C": "disease", "F": "mental disorder", "D": "chemical"}
-        return {"source": "MeSH", "name": row[1],
-                "categories": ", ".join(kinds[c] for c in row[2] if c in kinds),
+        return {"source": "MeSH", "name": d.name,
+                "categories": ", ".join(kinds[c] for c in d.categories if c in kinds),
                 "broader": "; ".join(sorted(above))}  # fmt: skip
 
     def gene_of_ncbi(self, ncbi_id: str) -> str | None:
         """The HGNC id of a human NCBI Gene id, by HGNC's cross-reference ("7124" -> "HGNC:11892")."""
         i = self.entrez.get(ncbi_id)
-        return None if i is None else self.genes[i][0]
+        return None if i is None else self.gene_row(i).id
 
     def name_of(self, ontology_id: str) -> str | None:
         """The name an edge carries for an id: an HGNC gene's symbol, a MeSH descriptor's name."""
         i = self._id_index().get(ontology_id)
         if i is not None:
-            return self.genes[i][1] if ontology_id.startswith("HGNC:") else self.desc[i][1]
+            row = self.gene_row(i) if ontology_id.startswith("HGNC:") else self.descriptor(i)
+            return row.canonical
         if ontology_id in self.supplementary:
             return str(self.supplementary[ontology_id][0])
         p = self._process_ids().get(ontology_id)
-        return None if p is None else self.processes_desc[p][1]
+        return None if p is None else self.process_row(p).name
 
     def gene(self, hgnc_id: str) -> tuple[str, str] | None:
         """(symbol, name) of an HGNC id, e.g. "HGNC:5992" -> ("IL1B", "interleukin 1 beta")."""
-        for row in self.genes:
-            if row[0] == hgnc_id:
-                return row[1], row[2]
-        return None
+        i = self._id_index().get(hgnc_id) if hgnc_id.startswith("HGNC:") else None
+        return None if i is None else (self.gene_row(i).symbol, self.gene_row(i).name)

@@ -64,7 +64,8 @@ def disowned(v: Vocabulary, clean: str, hit: Hit, ctx: Context) -> bool:
         long = ctx.windows[clean].rsplit(" ", 1)[-1]
         if not any(v.direct(long, t, None) for t in (DISEASE, CHEMICAL)):
             return False
-    named = set(tokens(f"{v.genes[hit.item][1]} {v.genes[hit.item][2]}"))
+    gene = v.gene_row(hit.item)
+    named = set(tokens(f"{gene.symbol} {gene.name}"))
     said = {
         w
         for w in tokens(long)

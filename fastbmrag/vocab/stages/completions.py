@@ -70,7 +70,7 @@ def head_of_longer(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hi
 def names_head(v: Vocabulary, item: int, word: str) -> bool:
     """Whether the descriptor's name ends in ``word`` (or a derived form of it), or in it
     and a word for disease ("Vision Disorders")."""
-    name = name_forms(v.desc[item][1])[1]
+    name = name_forms(v.descriptor(item).name)[1]
     forms = (word, *variants(word))
     return name[-1] in forms or (len(name) > 1 and name[-2] in forms and name[-1] in DISEASE_HEADS)
 
@@ -80,7 +80,7 @@ def adds_modifier(v: Vocabulary, item: int, toks: Sequence[str]) -> bool:
     for disease: "axonal degeneration" is no Retinal Degeneration, "ureteric obstruction"
     no Intestinal Obstruction; "impaired memory" may be Memory Disorders."""
     written = {f for w in toks for f in (w, *variants(w))}
-    name = name_forms(v.desc[item][1])[1]
+    name = name_forms(v.descriptor(item).name)[1]
     return any(w not in written and w not in DISEASE_HEADS for w in name)
 
 
@@ -122,16 +122,18 @@ def head(v: Vocabulary, toks: Sequence[str], ctx: Context | None = None) -> Hit 
     vocabulary gives no one completion: ambiguous."""
     for word in (*variants(toks[-1]), toks[-1]):
         item = v.mesh_head.get(word)
-        if item is not None and "C" in v.desc[item][2]:
+        if item is not None and "C" in v.descriptor(item).categories:
             score = HEAD_SCORE if len(toks) == 1 else 0.55
             chosen = head_from_context(v, word, ctx) if ctx is not None else None
             if chosen is not None and chosen != item:
                 return Hit(DISEASE, chosen, "head", score, (item, chosen))
             codes = v.mesh_extend.get(word)
             others = set() if codes is None else v.concepts(codes) - {item}
-            top = v.desc[item][0]
+            top = v.descriptor(item).id
             others = {
-                i for i in others if "C" in v.desc[i][2] and top not in v.mesh_ancestors.get(i, ())
+                i
+                for i in others
+                if "C" in v.descriptor(i).categories and top not in v.mesh_ancestors.get(i, ())
             }  # a completion to a concept above the others is no guess
             if others and chosen is None:
                 return Hit(DISEASE, -1, "ambiguous", AMBIGUOUS_SCORE, (item, *sorted(others)))
@@ -163,7 +165,11 @@ def head_from_context(v: Vocabulary, word: str, ctx: Context) -> int | None:
 
     scored = sorted(((support(e), e[0]) for e in partners), reverse=True)
     best, item = scored[0]
-    if best > 0 and "C" in v.desc[item][2] and (len(scored) == 1 or best > scored[1][0]):
+    if (
+        best > 0
+        and "C" in v.descriptor(item).categories
+        and (len(scored) == 1 or best > scored[1][0])
+    ):
         return int(item)
     return None
 
@@ -181,7 +187,7 @@ def extend(v: Vocabulary, word: str, t: str) -> Hit | None:
         codes = v.mesh_multi[~codes]
     cat = CATEGORY[t]
     items = {c // 2 for c in ([codes] if isinstance(codes, int) else codes)}
-    fitting = [i for i in items if cat in v.desc[i][2]]
+    fitting = [i for i in items if cat in v.descriptor(i).categories]
     if len(fitting) != 1:
         return None
     return Hit(t, fitting[0], "extend", EXTEND_SCORE)

@@ -33,7 +33,7 @@ def induced_form(v: Vocabulary, clean: str, ctx: Context | None, item: int = -1)
     if found is None and item >= 0:
         # The condition as found ("dyskinetic" -> Dyskinesias, "hepatic injury" -> Liver
         # Diseases): the drug-induced form of that descriptor's own name.
-        found = v.drug_induced.get(condition_key(v.desc[item][1])[0])
+        found = v.drug_induced.get(condition_key(v.descriptor(item).name)[0])
         if found is None:
             found = v.induced_child.get(item)
     if found is None or induced or (ctx is not None and ctx.drug_cause(written, clean)):

@@ -82,7 +82,7 @@ def rewritten(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | N
         # tachyarrhythmia" -> supraventricular tachycardia.
         head = v.mesh_tokens(toks[-1:], t, None)
         if head is not None and head.item >= 0:
-            name = name_forms(v.desc[head.item][1])[1]
+            name = name_forms(v.descriptor(head.item).name)[1]
             if name != toks[-1:]:
                 tries.append(("rewrite", (*toks[:-1], *name)))
     for label, phrase in tries:

@@ -100,7 +100,9 @@ def spelling(v: Vocabulary, clean: str, t: str) -> Hit | None:
         return None  # a list of names is no misspelling of one
     items: set[int] = set()
     for key in v.spellings.nearest(term_key(clean)):
-        items |= {i for i in v.concepts(v.mesh_index[key]) if CATEGORY[t] in v.desc[i][2]}
+        items |= {
+            i for i in v.concepts(v.mesh_index[key]) if CATEGORY[t] in v.descriptor(i).categories
+        }
     if len(items) != 1:
         return None
     return Hit(t, items.pop(), "spelling", SPELLING_SCORE)

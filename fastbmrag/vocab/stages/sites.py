@@ -51,7 +51,7 @@ def site_disease(v: Vocabulary, toks: Sequence[str], ctx: Context | None) -> Hit
         ctx,
         "site",
     )
-    if hit is not None and "F" in v.desc[hit.item][2] and is_process(v, toks[-1]):
+    if hit is not None and "F" in v.descriptor(hit.item).categories and is_process(v, toks[-1]):
         return None  # a tissue's process has a body site, no mind: "reactive gliosis"
     if hit is not None:
         return hit
@@ -74,7 +74,7 @@ def site_disease(v: Vocabulary, toks: Sequence[str], ctx: Context | None) -> Hit
         if " ".join(sorted([*key, ends[-1]])) not in v.superset:
             continue
         hit = superset_hit(v, ends, ctx)
-        if hit is not None and name_forms(v.desc[hit.item][1])[1][-len(ends) :] == ends:
+        if hit is not None and name_forms(v.descriptor(hit.item).name)[1][-len(ends) :] == ends:
             return hit
     return None
 
