@@ -269,7 +269,7 @@ class DictionaryNormalizer(Vocabulary):
         if (
             DISEASE in types
             and CONJ_RE.search(clean)
-            and self.direct(clean, DISEASE, ctx) is None
+            and self.mesh_term(clean, DISEASE, ctx) is None
             and (parts := coordination(self, name, clean, ctx)) is not None
         ):
             self.tried(DISEASE, "a coordination", None, f"one id per part ({len(parts.parts)})")

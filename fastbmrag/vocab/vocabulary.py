@@ -1,7 +1,8 @@
 """The vocabularies as the stages see them: HGNC's and MeSH's tables, loaded from the compact
 files :mod:`fastbmrag.vocab.building.compile` writes, and the lookups every stage makes in them (a name's
-exact keys, a code list read as a hit, the context picking among several entries), plus what
-the vocabularies say of an id (label, broader concepts, facts).
+MeSH keys, a code list read as a hit, the context picking among several descriptors), plus
+what the vocabularies say of an id (label, broader concepts, facts). A gene's names are looked
+up in :mod:`~fastbmrag.vocab.stages.genes`.
 
 The stages are plain functions of a :class:`Vocabulary` (``stage(v, name, type, context) -> Hit
 | None``); two lookups run stages themselves and are the normaliser's
@@ -16,7 +17,6 @@ import functools
 import gzip
 import json
 import pickle
-import string
 import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -28,7 +28,6 @@ from fastbmrag.vocab.context import (
     ABBREVIATION_FACTOR,
     AMBIGUOUS_SCORE,
     CATEGORY,
-    GENE_SCORES,
     MESH_MATCHED,
     MESH_SCORES,
     REWRITE_SCORE,
@@ -40,7 +39,6 @@ from fastbmrag.vocab.context import (
 )
 from fastbmrag.vocab.layout import (
     FORMAT_VERSION,
-    GENE_KINDS,
     GROUP_PREFIX,
     MANIFEST,
     Descriptor,
@@ -49,9 +47,6 @@ from fastbmrag.vocab.layout import (
 from fastbmrag.vocab.rules.candidates import Spellings, WordWeights
 from fastbmrag.vocab.rules.keys import (
     BAG_STOP,
-    ROMAN_NUMBER,
-    gene_key_of,
-    raw_tokens,
     term_key,
     tokens,
 )
@@ -60,13 +55,10 @@ from fastbmrag.vocab.rules.language import (
     bag_key_of,
     greek_initials,
     name_forms,
-    strip_gene_words,
     tokens_key,
     unique_best,
 )
 
-# The least support (a share of a gene name's word weight) by which the context picks a gene.
-MIN_GENE_SUPPORT = 0.2
 # Contexts whose facts are kept (a document's names are normalised together).
 CONTEXTS_KEPT = 256
 
@@ -172,18 +164,10 @@ class Vocabulary(abc.ABC):
 
     # ---- exact lookups ---------------------------------------------------------------------
 
-    def direct(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
-        """Exact lookups: a gene's key (symbol > previous symbol > alias > names), without the words
-        that say which kind of molecule; a MeSH term's key, its Greek initials written out, its
-        words in another order, its hyphenated word joined."""
-        if t == GENE:
-            raw = raw_tokens(clean)
-            hit = self.gene_codes(self.gene_lookup(raw), ctx)
-            if hit is None:
-                core = strip_gene_words(raw)
-                if core and core != raw:
-                    hit = self.gene_codes(self.gene_lookup(core), ctx)
-            return hit
+    def mesh_term(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
+        """Exact lookups of a disease or chemical: a MeSH term's key, its Greek initials written
+        out, its words in another order, its hyphenated word joined (a gene's are in
+        :mod:`~fastbmrag.vocab.stages.genes`; either: :mod:`~fastbmrag.vocab.stages.exact`)."""
         plain, toks = name_forms(clean)
         codes = self.mesh_index.get("".join(toks))
         # The unfolded key only tells apart several descriptors under one key.
@@ -192,7 +176,7 @@ class Vocabulary(abc.ABC):
         hit = self.mesh_codes(codes, t, ctx, 0, exact)
         greek = greek_initials(clean) if hit is None and "-" in clean else None
         if greek is not None:  # before word order, which would drop "a-" as an article
-            hit = self.direct(greek, t, ctx)
+            hit = self.mesh_term(greek, t, ctx)
         if hit is None and self.bag_words.issuperset(toks):
             hit = self.mesh_codes(self.mesh_bag.get(bag_key_of(toks)), t, ctx, WORD_ORDER_SCORE)
             if hit is not None and hit.item >= 0:
@@ -338,46 +322,6 @@ class Vocabulary(abc.ABC):
             return list(self.mesh_multi[~codes])
         return codes if codes is None or isinstance(codes, int) else list(codes)
 
-    def gene_lookup(self, toks: Sequence[str]) -> int | Sequence[int] | None:
-        """The index entry of a gene name's tokens: roman numerals as numbers, else as written
-        ("UP III" is NCBI Gene's synonym "UPIII"); then without a "type" that classifies a
-        subtype's number."""
-        codes = self.gene_index.get(gene_key_of(toks))
-        if codes is None and not ROMAN_NUMBER.keys().isdisjoint(toks):
-            codes = self.gene_index.get(gene_key_of(toks, roman=False))
-        if codes is None and "type" in toks[:-1]:
-            # "type" before a subtype's number classifies it: "plasminogen activator inhibitor
-            # type 1" is "plasminogen activator inhibitor 1"
-            i = toks.index("type")
-            if toks[i + 1].isdigit() or toks[i + 1] in ROMAN_NUMBER or toks[i + 1] == "i":
-                codes = self.gene_index.get(gene_key_of([*toks[:i], *toks[i + 1 :]]))
-        return codes
-
-    def gene_codes(self, codes: int | Sequence[int] | None, ctx: Context | None) -> Hit | None:
-        """An index entry as a hit: its best kind (HGNC's preference: approved symbol > previous
-        symbol > alias > names > NCBI Gene's); several genes of that kind: the context picks,
-        else ambiguous."""
-        if codes is None:
-            return None
-        if isinstance(codes, int):
-            if codes < 0:
-                return self.gene_codes(self.gene_multi[~codes], ctx)
-            kind = GENE_KINDS[codes % 8]
-            return Hit(GENE, codes // 8, kind, GENE_SCORES[kind])
-        best_kind = codes[0] % 8
-        items = tuple(c // 8 for c in codes if c % 8 == best_kind)
-        kind = GENE_KINDS[best_kind]
-        if len(items) == 1 and kind == "prev_symbol":
-            # A symbol HGNC withdrew from its gene that another gene still goes by (an alias,
-            # an NCBI Gene synonym: "ERK") names no one gene: the context picks, or no id.
-            items = tuple(dict.fromkeys(c // 8 for c in codes))
-        if len(items) == 1:
-            return Hit(GENE, items[0], kind, GENE_SCORES[kind], tuple(c // 8 for c in codes))
-        chosen = self.pick_gene(items, ctx) if ctx is not None else None
-        if chosen is not None:
-            return Hit(GENE, chosen, kind, round(GENE_SCORES[kind] * 0.9, 3), items)
-        return Hit(GENE, -1, "ambiguous", AMBIGUOUS_SCORE, items)
-
     # ---- the context -----------------------------------------------------------------------
 
     def context(self, text: str) -> Context:
@@ -401,25 +345,6 @@ class Vocabulary(abc.ABC):
             return sum(w in ctx.words for w in words) / len(words) if words else 0.0
 
         return unique_best(items, support)
-
-    def pick_gene(self, items: Sequence[int], ctx: Context) -> int | None:
-        """The one gene among several whose symbol the text writes, or whose name's words it uses
-        most, weighed by how much each word says (MeSH's word weights: "subunit", "protein" or
-        "factor" say less of which gene than "kappa" or "cointegrator"); None on a tie, or
-        when the text writes less than a fifth of the best one's name: a word or two common to
-        gene names is no evidence."""
-        weight = self.word_weights.weight
-
-        def support(i: int) -> float:
-            name = self.gene_row(i).name
-            s = 2.0 if self.gene_symbol_key(i) in ctx.gene_keys else 0.0
-            words = [w for w in tokens(name) if len(w) > 2 and w not in BAG_STOP]
-            if words:
-                s += sum(weight(w) for w in words if w in ctx.words) / sum(map(weight, words))
-            return s
-
-        chosen = unique_best(items, support)
-        return chosen if chosen is not None and support(chosen) >= MIN_GENE_SUPPORT else None
 
     @functools.cached_property
     def word_weights(self) -> WordWeights:
@@ -535,28 +460,6 @@ class Vocabulary(abc.ABC):
                     members.setdefault(g, []).append(i)
             self._members = {g: tuple(m) for g, m in members.items()}
         return self._members.get(group_id, ())
-
-    def stem_genes(self, stem: str) -> tuple[int, ...]:
-        """The genes whose approved symbol is ``stem`` (a gene key of three letters or more)
-        after one letter ("ras": HRAS, KRAS, NRAS ...) or before a number up to 40 ("dock":
-        DOCK1 ... DOCK11): the family the stem names."""
-        if len(stem) < 3:
-            return ()
-        keys = [*(c + stem for c in string.ascii_lowercase), *(f"{stem}{n}" for n in range(1, 41))]
-        found: list[int] = []
-        for key in keys:
-            codes = self.gene_index.get(key)
-            if codes is None:
-                continue
-            if isinstance(codes, int):
-                codes = self.gene_multi[~codes] if codes < 0 else (codes,)
-            found += [c // 8 for c in codes if c % 8 == 0]  # approved symbols only
-        return tuple(dict.fromkeys(found))
-
-    def gene_symbol_key(self, i: int) -> str:
-        """The key of a gene's approved symbol, as :attr:`Context.gene_keys` holds the text's
-        words."""
-        return gene_key_of(raw_tokens(self.gene_row(i).symbol))
 
     def _process_ids(self) -> dict[str, int]:
         if self._process_rows is None:

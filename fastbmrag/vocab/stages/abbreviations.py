@@ -12,6 +12,7 @@ from fastbmrag.vocab.rules.candidates import withheld
 from fastbmrag.vocab.rules.chemistry import LOCANT_RE
 from fastbmrag.vocab.rules.keys import FUNCTION_WORDS, GENE_WORDS, tokens
 from fastbmrag.vocab.rules.language import GENERIC, abbreviation_like, acronym_like
+from fastbmrag.vocab.stages.exact import direct
 from fastbmrag.vocab.stages.parts import spelling
 from fastbmrag.vocab.vocabulary import Vocabulary
 
@@ -43,7 +44,7 @@ def defined_long_form(v: Vocabulary, clean: str, t: str, ctx: Context | None) ->
             continue  # "from cyclosporin A", "antagonist at the gamma-aminobutyric acid
             # (GABA)": a function word parts what comes before it from the long form
         phrase = " ".join(words[-n:])
-        hit = v.direct(phrase, t, ctx)
+        hit = direct(v, phrase, t, ctx)
         if hit is not None and hit.item >= 0:
             return abbreviation_hit(hit, ABBREVIATION_FACTOR, phrase)
     return None
@@ -62,7 +63,7 @@ def disowned(v: Vocabulary, clean: str, hit: Hit, ctx: Context) -> bool:
         # Letters that do not align: the word before them, when it names a disease or a
         # chemical ("thyroxine (T4)").
         long = ctx.windows[clean].rsplit(" ", 1)[-1]
-        if not any(v.direct(long, t, None) for t in (DISEASE, CHEMICAL)):
+        if not any(direct(v, long, t, None) for t in (DISEASE, CHEMICAL)):
             return False
     gene = v.gene_row(hit.item)
     named = set(tokens(f"{gene.symbol} {gene.name}"))
@@ -97,7 +98,7 @@ def short_form(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | 
                 if n == 1 and (words[-1].lower() in GENERIC or abbreviation_like(words[-1])):
                     continue  # a short form is no long form: "IL-13 (LpA)" qualifies it
                 phrase = " ".join(words[-n:])
-                hit = v.direct(phrase, t, ctx)
+                hit = direct(v, phrase, t, ctx)
                 if hit is not None and hit.item >= 0:
                     return abbreviation_hit(hit, 0.8, phrase)
     elif acronym_like(clean):
@@ -116,7 +117,7 @@ def expanded(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | No
     expanded = expand_short_forms(clean, ctx)
     if expanded is None:
         return None
-    hit = v.direct(expanded, t, ctx)
+    hit = direct(v, expanded, t, ctx)
     if hit is None and t != GENE:
         hit = v.fallback(expanded, t, ctx)
     if hit is not None and hit.item >= 0 and not withheld(hit, clean, False):
@@ -159,7 +160,7 @@ def acronym_in_text(v: Vocabulary, short: str, t: str, ctx: Context) -> Hit | No
             counts[span] = counts.get(span, 0) + 1
     found: Hit | None = None
     for span in sorted(counts, key=lambda x: (-counts[x], -len(x))):
-        hit = v.direct(span, t, None)
+        hit = direct(v, span, t, None)
         if hit is not None and hit.item >= 0:
             found = abbreviation_hit(hit, 0.7, span)
             break

@@ -14,6 +14,7 @@ from fastbmrag.vocab.rules.language import (
     CONJ_RE,
     name_forms,
 )
+from fastbmrag.vocab.stages.exact import direct
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 
@@ -44,7 +45,7 @@ def conjunct(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | No
             tries.append(" ".join([*words, head[-1]]))
         tries.append(part)
     for phrase in dict.fromkeys(tries):
-        hit = v.direct(phrase, t, ctx) or v.fallback(phrase, t, ctx)
+        hit = direct(v, phrase, t, ctx) or v.fallback(phrase, t, ctx)
         if hit is not None and hit.item >= 0 and hit.matched_by not in ("partial", "extend"):
             return Hit(hit.type, hit.item, "conjunct", REWRITE_SCORE, hit.candidates)
     return None

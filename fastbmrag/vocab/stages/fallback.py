@@ -28,6 +28,7 @@ from fastbmrag.vocab.rules.language import (
     suffix_variants,
     variants,
 )
+from fastbmrag.vocab.stages.exact import direct
 from fastbmrag.vocab.stages.parts import LIST_RE, partial
 from fastbmrag.vocab.stages.sites import site_disease
 from fastbmrag.vocab.vocabulary import Vocabulary
@@ -47,7 +48,7 @@ def aside(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     bare = clean_name(PARENS_RE.sub("", clean))
     if not bare or bare == clean:
         return None
-    hit = v.direct(bare, t, ctx) or v.fallback(bare, t, ctx)
+    hit = direct(v, bare, t, ctx) or v.fallback(bare, t, ctx)
     if hit is None or hit.item < 0:
         return None
     if hit.matched_by in CONTEXT_SENSITIVE:
@@ -117,7 +118,7 @@ def combining(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | N
         return None
     parts = name_forms(split)[1]
     hit = (
-        v.direct(split, t, ctx)
+        direct(v, split, t, ctx)
         or v.first_term(v.head_completions((parts,)), t, ctx, "rewrite")
         or site_disease(v, parts, ctx)
     )

@@ -1,23 +1,138 @@
-"""The gene stages beyond the exact lookups (:meth:`~fastbmrag.vocab.vocabulary.Vocabulary.direct`):
-gene families (HGNC gene groups, and the stems symbols share), or the one member of a family
-the text writes, and names written beyond the dictionary (isoforms, respellings,
-coordinations)."""
+"""A gene's names: the exact lookups of its key (approved symbol > previous symbol > alias >
+names > NCBI Gene's synonyms and protein names, :data:`~fastbmrag.vocab.layout.GENE_KINDS`), the
+context picking among several genes, gene families (HGNC gene groups, and the stems symbols
+share) or the one member of a family the text writes, and names written beyond the dictionary
+(isoforms, respellings, coordinations)."""
 
 from __future__ import annotations
 
+import string
 from collections.abc import Sequence
 
 from fastbmrag.vocab.base import GENE, Normalized
 from fastbmrag.vocab.context import (
+    AMBIGUOUS_SCORE,
     AS_WRITTEN_FACTOR,
+    GENE_SCORES,
     GROUP_MEMBER_SCORE,
     GROUP_SCORE,
     Context,
     Hit,
 )
-from fastbmrag.vocab.rules.keys import gene_key_of, raw_tokens, term_key, word_forms
+from fastbmrag.vocab.layout import GENE_KINDS
+from fastbmrag.vocab.rules.keys import (
+    BAG_STOP,
+    ROMAN_NUMBER,
+    gene_key_of,
+    raw_tokens,
+    term_key,
+    tokens,
+    word_forms,
+)
+from fastbmrag.vocab.rules.language import strip_gene_words, unique_best
 from fastbmrag.vocab.rules.phenomena import coordination_parts, isoform_stripped, respellings
 from fastbmrag.vocab.vocabulary import Vocabulary
+
+# The least support (a share of a gene name's word weight) by which the context picks a gene.
+MIN_GENE_SUPPORT = 0.2
+
+
+def gene_term(v: Vocabulary, clean: str, ctx: Context | None) -> Hit | None:
+    """A gene's key, as written, then without the words that say which kind of molecule it is
+    ("IL-6 protein", "BRCA1 gene")."""
+    raw = raw_tokens(clean)
+    hit = gene_codes(v, gene_lookup(v, raw), ctx)
+    if hit is None:
+        core = strip_gene_words(raw)
+        if core and core != raw:
+            hit = gene_codes(v, gene_lookup(v, core), ctx)
+    return hit
+
+
+def gene_lookup(v: Vocabulary, toks: Sequence[str]) -> int | Sequence[int] | None:
+    """The index entry of a gene name's tokens: roman numerals as numbers, else as written
+    ("UP III" is NCBI Gene's synonym "UPIII"); then without a "type" that classifies a
+    subtype's number."""
+    codes = v.gene_index.get(gene_key_of(toks))
+    if codes is None and not ROMAN_NUMBER.keys().isdisjoint(toks):
+        codes = v.gene_index.get(gene_key_of(toks, roman=False))
+    if codes is None and "type" in toks[:-1]:
+        # "type" before a subtype's number classifies it: "plasminogen activator inhibitor
+        # type 1" is "plasminogen activator inhibitor 1"
+        i = toks.index("type")
+        if toks[i + 1].isdigit() or toks[i + 1] in ROMAN_NUMBER or toks[i + 1] == "i":
+            codes = v.gene_index.get(gene_key_of([*toks[:i], *toks[i + 1 :]]))
+    return codes
+
+
+def gene_codes(v: Vocabulary, codes: int | Sequence[int] | None, ctx: Context | None) -> Hit | None:
+    """An index entry as a hit: its best kind (HGNC's preference: approved symbol > previous
+    symbol > alias > names > NCBI Gene's); several genes of that kind: the context picks,
+    else ambiguous."""
+    if codes is None:
+        return None
+    if isinstance(codes, int):
+        if codes < 0:
+            return gene_codes(v, v.gene_multi[~codes], ctx)
+        kind = GENE_KINDS[codes % 8]
+        return Hit(GENE, codes // 8, kind, GENE_SCORES[kind])
+    best_kind = codes[0] % 8
+    items = tuple(c // 8 for c in codes if c % 8 == best_kind)
+    kind = GENE_KINDS[best_kind]
+    if len(items) == 1 and kind == "prev_symbol":
+        # A symbol HGNC withdrew from its gene that another gene still goes by (an alias,
+        # an NCBI Gene synonym: "ERK") names no one gene: the context picks, or no id.
+        items = tuple(dict.fromkeys(c // 8 for c in codes))
+    if len(items) == 1:
+        return Hit(GENE, items[0], kind, GENE_SCORES[kind], tuple(c // 8 for c in codes))
+    chosen = pick_gene(v, items, ctx) if ctx is not None else None
+    if chosen is not None:
+        return Hit(GENE, chosen, kind, round(GENE_SCORES[kind] * 0.9, 3), items)
+    return Hit(GENE, -1, "ambiguous", AMBIGUOUS_SCORE, items)
+
+
+def pick_gene(v: Vocabulary, items: Sequence[int], ctx: Context) -> int | None:
+    """The one gene among several whose symbol the text writes, or whose name's words it uses
+    most, weighed by how much each word says (MeSH's word weights: "subunit", "protein" or
+    "factor" say less of which gene than "kappa" or "cointegrator"); None on a tie, or
+    when the text writes less than a fifth of the best one's name: a word or two common to
+    gene names is no evidence."""
+    weight = v.word_weights.weight
+
+    def support(i: int) -> float:
+        name = v.gene_row(i).name
+        s = 2.0 if symbol_key(v, i) in ctx.gene_keys else 0.0
+        words = [w for w in tokens(name) if len(w) > 2 and w not in BAG_STOP]
+        if words:
+            s += sum(weight(w) for w in words if w in ctx.words) / sum(map(weight, words))
+        return s
+
+    chosen = unique_best(items, support)
+    return chosen if chosen is not None and support(chosen) >= MIN_GENE_SUPPORT else None
+
+
+def symbol_key(v: Vocabulary, i: int) -> str:
+    """The key of a gene's approved symbol, as :attr:`Context.gene_keys` holds the text's
+    words."""
+    return gene_key_of(raw_tokens(v.gene_row(i).symbol))
+
+
+def stem_genes(v: Vocabulary, stem: str) -> tuple[int, ...]:
+    """The genes whose approved symbol is ``stem`` (a gene key of three letters or more)
+    after one letter ("ras": HRAS, KRAS, NRAS ...) or before a number up to 40 ("dock":
+    DOCK1 ... DOCK11): the family the stem names."""
+    if len(stem) < 3:
+        return ()
+    keys = [*(c + stem for c in string.ascii_lowercase), *(f"{stem}{n}" for n in range(1, 41))]
+    found: list[int] = []
+    for key in keys:
+        codes = v.gene_index.get(key)
+        if codes is None:
+            continue
+        if isinstance(codes, int):
+            codes = v.gene_multi[~codes] if codes < 0 else (codes,)
+        found += [c // 8 for c in codes if c % 8 == 0]  # approved symbols only
+    return tuple(dict.fromkeys(found))
 
 
 def gene_group(
@@ -52,7 +167,7 @@ def symbol_family(v: Vocabulary, name: str, clean: str, ctx: Context | None) -> 
     (``group_member``)."""
     if ctx is None or clean in ctx.abbreviations:
         return None  # a short form the text defines is read through its long form only
-    genes = v.stem_genes(gene_key_of(raw_tokens(clean)))
+    genes = stem_genes(v, gene_key_of(raw_tokens(clean)))
     member = written_member(v, genes, clean, ctx) if len(genes) > 1 else None
     if member is None:
         return None
@@ -66,7 +181,7 @@ def written_member(
     singular; None for a plural, or where the text writes none or several."""
     if ctx is None or plural(clean.split()[-1]):
         return None
-    said = [i for i in genes if v.gene_symbol_key(i) in ctx.gene_keys]
+    said = [i for i in genes if symbol_key(v, i) in ctx.gene_keys]
     return said[0] if len(said) == 1 else None
 
 
@@ -85,12 +200,12 @@ def gene_as_written(v: Vocabulary, name: str, clean: str, ctx: Context | None) -
     bare = isoform_stripped(clean)
     if bare is not None:
         # Only an approved symbol: an alias before a Greek letter often names a family.
-        hit = v.direct(bare, GENE, ctx)
+        hit = gene_term(v, bare, ctx)
         if hit is not None and hit.item >= 0 and hit.matched_by == "symbol":
             score = round(hit.score * AS_WRITTEN_FACTOR, 3)
             return v.result(name, GENE, Hit(GENE, hit.item, "isoform", score))
     for spelt in respellings(clean):
-        hit = v.direct(spelt, GENE, ctx)
+        hit = gene_term(v, spelt, ctx)
         if hit is not None and hit.item >= 0:
             score = round(hit.score * AS_WRITTEN_FACTOR, 3)
             return v.result(name, GENE, Hit(GENE, hit.item, "respelled", score, (), spelt))
