@@ -1,8 +1,8 @@
-"""The vocabularies as the stages see them: HGNC's and MeSH's tables, loaded from the compact
-files :mod:`fastbmrag.vocab.building.compile` writes, and the lookups every stage makes in them (a name's
-MeSH keys, a code list read as a hit, the context picking among several descriptors), plus
-what the vocabularies say of an id (label, broader concepts, facts). A gene's names are looked
-up in :mod:`~fastbmrag.vocab.stages.genes`.
+"""The vocabularies as the stages see them: the loaded tables (:mod:`~fastbmrag.vocab.tables`)
+and what they say of an id (:mod:`~fastbmrag.vocab.facts`), with the lookups every stage makes
+in them: a MeSH term's keys, a code list read as a hit, the context picking among several
+descriptors, the trace of ``--explain`` and a hit as the answer. A gene's names are looked up in
+:mod:`~fastbmrag.vocab.stages.genes`.
 
 The stages are plain functions of a :class:`Vocabulary` (``stage(v, name, type, context) -> Hit
 | None``); two lookups run stages themselves and are the normaliser's
@@ -14,15 +14,10 @@ from __future__ import annotations
 
 import abc
 import functools
-import gzip
-import json
-import pickle
 import threading
 from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from fastbmrag.errors import VocabError
 from fastbmrag.vocab.base import GENE, PATHWAY, Normalized
 from fastbmrag.vocab.context import (
     ABBREVIATION_FACTOR,
@@ -37,19 +32,10 @@ from fastbmrag.vocab.context import (
     Hit,
     clean_name,
 )
-from fastbmrag.vocab.layout import (
-    FORMAT_VERSION,
-    GROUP_PREFIX,
-    MANIFEST,
-    Descriptor,
-    Gene,
-)
-from fastbmrag.vocab.rules.candidates import Spellings, WordWeights
-from fastbmrag.vocab.rules.keys import (
-    BAG_STOP,
-    term_key,
-    tokens,
-)
+from fastbmrag.vocab.facts import Facts
+from fastbmrag.vocab.layout import Descriptor, Gene
+from fastbmrag.vocab.rules.candidates import WordWeights
+from fastbmrag.vocab.rules.keys import BAG_STOP, term_key, tokens
 from fastbmrag.vocab.rules.language import (
     DISEASE_HEADS,
     bag_key_of,
@@ -62,94 +48,14 @@ from fastbmrag.vocab.rules.language import (
 # Contexts whose facts are kept (a document's names are normalised together).
 CONTEXTS_KEPT = 256
 
-V = TypeVar("V", bound="Vocabulary")
 
-
-def read_data(path: Path) -> Any:
-    """A vocabulary data file: a gzipped pickle."""
-    return pickle.loads(gzip.decompress(path.read_bytes()))  # noqa: S301 - written by the build into the package or the user's own cache
-
-
-class Vocabulary(abc.ABC):
+class Vocabulary(Facts, abc.ABC):
     """HGNC and MeSH, loaded, with the lookups the stages share. Thread-safe after loading."""
 
     def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
-        self.manifest = manifest
-        # Code tables: a code, or ~p for the code list at position p of "multi".
-        self.gene_multi: Sequence[Sequence[int]] = genes["multi"]
-        self.mesh_multi: Sequence[Sequence[int]] = mesh["multi"]
-        # the tables' rows as stored (sequences); read them as named rows with gene_row(i),
-        # descriptor(i), process_row(i) (layout.Gene, layout.Descriptor)
-        self.genes: list[Sequence[str]] = genes["genes"]
-        self.gene_index: dict[str, int | Sequence[int]] = genes["index"]
-        self.desc: list[Sequence[str]] = mesh["descriptors"]
-        self.mesh_index: dict[str, int | Sequence[int]] = mesh["index"]
-        self.mesh_bag: dict[str, int | Sequence[int]] = mesh["bag"]
-        # Every word of a bag key (and the stop words bag keys leave out): a phrase with any
-        # other word cannot be a bag key, so its key need not be built.
-        self.bag_words: frozenset[str] = frozenset(mesh["bag_words"]) | BAG_STOP
-        self.completions: dict[str, int] = mesh["completions"]
-        self.bag_completions: dict[str, int] = mesh["bag_completions"]
-        self.mesh_exact: dict[str, int | Sequence[int]] = mesh["exact"]
-        self.mesh_extend: dict[str, int | Sequence[int]] = mesh["extend"]
-        self.mesh_head: dict[str, int] = mesh["head"]
-        self.head_partners: dict[str, list[list[Any]]] = mesh["head_partners"]
-        self.drug_induced: dict[str, int] = mesh["drug_induced"]
-        self.induced_child: dict[int, int] = mesh["induced_child"]
-        self.superset: dict[str, int | Sequence[int]] = mesh["superset"]
-        self.processes: frozenset[int] = frozenset(mesh["processes"])
-        self.mesh_ancestors: dict[int, list[str]] = mesh["ancestors"]
-        self.common_words: dict[str, float] = mesh["common_words"]
-        self.word_weight_table: dict[str, Any] = mesh["word_weights"]
-        # biological processes (the "pathway" type), apart from the tables the stages read
-        self.processes_desc: list[Sequence[str]] = mesh["process_descriptors"]
-        self.process_index: dict[str, int | Sequence[int]] = mesh["process_index"]
-        self.process_above: dict[int, list[str]] = mesh["process_ancestors"]
-        self.entrez: dict[str, int] = genes["entrez"]
-        # MeSH supplementary concepts (C id -> [name, heading descriptors]), where a vocab update
-        # read NLM's supp20XX.xml; the bundled copy has none
-        self.supplementary: dict[str, list[Any]] = mesh.get("supplementary", {})
-        self.gene_groups: dict[int, list[str]] = genes["groups"]
-        self.group_names: dict[str, str] = genes["group_names"]
-        keys: dict[str, list[str]] = {}
-        for group_id, group_name in self.group_names.items():
-            keys.setdefault(term_key(group_name), []).append(group_id)
-        # a gene group's name as a key, where it names one group only
-        self.group_keys: dict[str, str] = {k: v[0] for k, v in keys.items() if len(v) == 1}
-        self.stem_groups: dict[str, str] = genes["stem_groups"]
-        # the spelling index (15 ms): part of loading, as nearly every batch has a misspelling
-        self.spellings = Spellings(self.mesh_index)
-        # built as names need them
-        self._labels: dict[str, str] | None = None
-        self._ids: dict[str, int] | None = None
-        self._process_rows: dict[str, int] | None = None
-        self._covered: dict[str, int] | None = None
-        self._members: dict[str, tuple[int, ...]] | None = None
-        self._contexts: dict[str, Context] = {}
+        super().__init__(genes, mesh, manifest)
+        self._contexts: dict[str, Context] = {}  # the facts of the texts last normalised in
         self._lock = threading.Lock()
-
-    @classmethod
-    def from_dir(cls: type[V], path: Path) -> V:
-        """Load manifest.json and the two data files it names from ``path``."""
-        try:
-            manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
-            built = int(manifest.get("format", 1))
-            if built != FORMAT_VERSION:
-                which = "a newer" if built > FORMAT_VERSION else "an older"
-                raise VocabError(
-                    f"The vocabularies in {path} were built by {which} fastbmrag (format "
-                    f"{built}, this one reads {FORMAT_VERSION}); run `fastbmrag vocab update` to "
-                    "rebuild them" + (", or upgrade fastbmrag." if built > FORMAT_VERSION else ".")
-                )
-            files = manifest["files"]
-            genes = read_data(path / files["genes"])
-            mesh = read_data(path / files["mesh"])
-        except (OSError, ValueError, KeyError, EOFError, pickle.UnpicklingError) as err:
-            raise VocabError(
-                f"Cannot load the vocabularies in {path} ({err}); "
-                "run `fastbmrag vocab update` to rebuild them, or reinstall fastbmrag."
-            ) from err
-        return cls(genes, mesh, manifest)
 
     # ---- the normaliser's own stages, which some stages run on a rewritten name ------------
 
@@ -374,15 +280,6 @@ class Vocabulary(abc.ABC):
                 trace.append(f"{t}: {stage}: {row.id} {row.canonical} ({hit.matched_by}{via})")
         return hit
 
-    def gene_row(self, i: int) -> Gene:
-        return Gene(*self.genes[i])
-
-    def descriptor(self, i: int) -> Descriptor:
-        return Descriptor(*self.desc[i])
-
-    def process_row(self, i: int) -> Descriptor:
-        return Descriptor(*self.processes_desc[i])
-
     def row(self, hit: Hit) -> Gene | Descriptor:
         """The table row a hit names."""
         if hit.type == GENE:
@@ -403,118 +300,3 @@ class Vocabulary(abc.ABC):
         return Normalized(
             name, type_, row.canonical, row.id, hit.matched_by, hit.score, ids, via=hit.via
         )
-
-    # ---- what the vocabularies say of an id ------------------------------------------------
-
-    def label(self, ontology_id: str) -> str | None:
-        """A readable name for an HGNC or MeSH id: "IL1B (interleukin 1 beta)", "Endometriosis"."""
-        if self._labels is None:
-            labels = {hgnc: f"{symbol} ({name})" for hgnc, symbol, name, _ in self.genes}
-            labels.update((ui, name) for ui, name, _categories in self.desc)
-            labels.update((ui, name) for ui, name in self.processes_desc)
-            labels.update(self.group_names)
-            self._labels = labels
-        found = self._labels.get(ontology_id)
-        if found is None and ontology_id in self.supplementary:
-            return str(self.supplementary[ontology_id][0])
-        return found
-
-    def ancestors(self, ontology_id: str) -> tuple[str, ...]:
-        """What a concept belongs to: a MeSH descriptor's ancestors in its trees, an HGNC gene's
-        gene groups (families). Edges carry them, so a filter on a broad concept finds its
-        narrower ones."""
-        i = self._id_index().get(ontology_id)
-        if i is None and ontology_id in self.supplementary:  # its headings, and theirs
-            heads = self.supplementary[ontology_id][1]
-            return tuple(dict.fromkeys(a for h in heads for a in (h, *self.ancestors(h))))
-        if i is None:
-            p = self._process_ids().get(ontology_id)
-            return () if p is None else tuple(self.process_above.get(p, ()))
-        if ontology_id.startswith("HGNC:"):
-            return tuple(self.gene_groups.get(i, ()))
-        return tuple(self.mesh_ancestors.get(i, ()))
-
-    def covers(self, ontology_id: str) -> int:
-        """How many concepts a filter on ``ontology_id`` covers: itself and every descriptor
-        below it, or every gene of a gene group."""
-        if self._covered is None:
-            counts: dict[str, int] = {}
-            above = (*self.mesh_ancestors.values(), *self.gene_groups.values())
-            for ids in (*above, *self.process_above.values()):
-                for a in ids:
-                    counts[a] = counts.get(a, 0) + 1
-            self._covered = counts
-        if ontology_id.startswith(GROUP_PREFIX):
-            return self._covered.get(ontology_id, 0)
-        return 1 + self._covered.get(ontology_id, 0)
-
-    def group_name(self, group_id: str) -> str | None:
-        return self.group_names.get(group_id)
-
-    def group_members(self, group_id: str) -> tuple[int, ...]:
-        """The genes of an HGNC gene group, those of the groups below it included."""
-        if self._members is None:
-            members: dict[str, list[int]] = {}
-            for i, groups in self.gene_groups.items():
-                for g in groups:
-                    members.setdefault(g, []).append(i)
-            self._members = {g: tuple(m) for g, m in members.items()}
-        return self._members.get(group_id, ())
-
-    def _process_ids(self) -> dict[str, int]:
-        if self._process_rows is None:
-            self._process_rows = {ui: i for i, (ui, _name) in enumerate(self.processes_desc)}
-        return self._process_rows
-
-    def _id_index(self) -> dict[str, int]:
-        if self._ids is None:
-            ids = {hgnc_id: i for i, (hgnc_id, *_) in enumerate(self.genes)}
-            ids.update((ui, i) for i, (ui, *_) in enumerate(self.desc))
-            self._ids = ids
-        return self._ids
-
-    def facts(self, ontology_id: str) -> dict[str, str]:
-        """What the vocabulary says of an id: an HGNC gene's symbol, name, locus group and gene
-        groups; a MeSH descriptor's name, categories (disease, chemical) and broader
-        descriptors."""
-        if ontology_id in self.group_names:
-            return {"source": "HGNC gene group", "name": self.group_names[ontology_id],
-                    "genes": str(self.covers(ontology_id))}  # fmt: skip
-        i = self._id_index().get(ontology_id)
-        above = [self.label(a) or a for a in self.ancestors(ontology_id)]
-        if i is None:
-            p = self._process_ids().get(ontology_id)
-            if p is None:
-                return {}
-            return {"source": "MeSH", "name": self.process_row(p).name,
-                    "categories": "biological process", "broader": "; ".join(sorted(above))}  # fmt: skip
-        if ontology_id.startswith("HGNC:"):
-            g = self.gene_row(i)
-            return {"source": "HGNC", "symbol": g.symbol, "name": g.name, "locus_group": g.locus_group,
-                    "groups": "; ".join(above)}  # fmt: skip
-        d = self.descriptor(i)
-        kinds = {"C": "disease", "F": "mental disorder", "D": "chemical"}
-        return {"source": "MeSH", "name": d.name,
-                "categories": ", ".join(kinds[c] for c in d.categories if c in kinds),
-                "broader": "; ".join(sorted(above))}  # fmt: skip
-
-    def gene_of_ncbi(self, ncbi_id: str) -> str | None:
-        """The HGNC id of a human NCBI Gene id, by HGNC's cross-reference ("7124" -> "HGNC:11892")."""
-        i = self.entrez.get(ncbi_id)
-        return None if i is None else self.gene_row(i).id
-
-    def name_of(self, ontology_id: str) -> str | None:
-        """The name an edge carries for an id: an HGNC gene's symbol, a MeSH descriptor's name."""
-        i = self._id_index().get(ontology_id)
-        if i is not None:
-            row = self.gene_row(i) if ontology_id.startswith("HGNC:") else self.descriptor(i)
-            return row.canonical
-        if ontology_id in self.supplementary:
-            return str(self.supplementary[ontology_id][0])
-        p = self._process_ids().get(ontology_id)
-        return None if p is None else self.process_row(p).name
-
-    def gene(self, hgnc_id: str) -> tuple[str, str] | None:
-        """(symbol, name) of an HGNC id, e.g. "HGNC:5992" -> ("IL1B", "interleukin 1 beta")."""
-        i = self._id_index().get(hgnc_id) if hgnc_id.startswith("HGNC:") else None
-        return None if i is None else (self.gene_row(i).symbol, self.gene_row(i).name)

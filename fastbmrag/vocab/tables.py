@@ -1,0 +1,109 @@
+"""HGNC's and MeSH's tables, loaded from the compact files
+:mod:`fastbmrag.vocab.building.compile` writes (their layout: :mod:`fastbmrag.vocab.layout`), with
+their rows read by name."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import pickle
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from fastbmrag.errors import VocabError
+from fastbmrag.vocab.layout import FORMAT_VERSION, MANIFEST, Descriptor, Gene
+from fastbmrag.vocab.rules.candidates import Spellings
+from fastbmrag.vocab.rules.keys import BAG_STOP, term_key
+
+T = TypeVar("T", bound="Tables")
+
+
+def read_data(path: Path) -> Any:
+    """A vocabulary data file: a gzipped pickle."""
+    return pickle.loads(gzip.decompress(path.read_bytes()))  # noqa: S301 - written by the build into the package or the user's own cache
+
+
+class Tables:
+    """The tables, as loaded: code tables (a code, or ~p for the code list at position p of a
+    ``multi`` table) and rows (:class:`~fastbmrag.vocab.layout.Gene`,
+    :class:`~fastbmrag.vocab.layout.Descriptor`). Read-only once loaded."""
+
+    def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
+        self.manifest = manifest
+        # Code tables: a code, or ~p for the code list at position p of "multi".
+        self.gene_multi: Sequence[Sequence[int]] = genes["multi"]
+        self.mesh_multi: Sequence[Sequence[int]] = mesh["multi"]
+        # the tables' rows as stored (sequences); read them as named rows with gene_row(i),
+        # descriptor(i), process_row(i) (layout.Gene, layout.Descriptor)
+        self.genes: list[Sequence[str]] = genes["genes"]
+        self.gene_index: dict[str, int | Sequence[int]] = genes["index"]
+        self.desc: list[Sequence[str]] = mesh["descriptors"]
+        self.mesh_index: dict[str, int | Sequence[int]] = mesh["index"]
+        self.mesh_bag: dict[str, int | Sequence[int]] = mesh["bag"]
+        # Every word of a bag key (and the stop words bag keys leave out): a phrase with any
+        # other word cannot be a bag key, so its key need not be built.
+        self.bag_words: frozenset[str] = frozenset(mesh["bag_words"]) | BAG_STOP
+        self.completions: dict[str, int] = mesh["completions"]
+        self.bag_completions: dict[str, int] = mesh["bag_completions"]
+        self.mesh_exact: dict[str, int | Sequence[int]] = mesh["exact"]
+        self.mesh_extend: dict[str, int | Sequence[int]] = mesh["extend"]
+        self.mesh_head: dict[str, int] = mesh["head"]
+        self.head_partners: dict[str, list[list[Any]]] = mesh["head_partners"]
+        self.drug_induced: dict[str, int] = mesh["drug_induced"]
+        self.induced_child: dict[int, int] = mesh["induced_child"]
+        self.superset: dict[str, int | Sequence[int]] = mesh["superset"]
+        self.processes: frozenset[int] = frozenset(mesh["processes"])
+        self.mesh_ancestors: dict[int, list[str]] = mesh["ancestors"]
+        self.common_words: dict[str, float] = mesh["common_words"]
+        self.word_weight_table: dict[str, Any] = mesh["word_weights"]
+        # biological processes (the "pathway" type), apart from the tables the stages read
+        self.processes_desc: list[Sequence[str]] = mesh["process_descriptors"]
+        self.process_index: dict[str, int | Sequence[int]] = mesh["process_index"]
+        self.process_above: dict[int, list[str]] = mesh["process_ancestors"]
+        self.entrez: dict[str, int] = genes["entrez"]
+        # MeSH supplementary concepts (C id -> [name, heading descriptors]), where a vocab update
+        # read NLM's supp20XX.xml; the bundled copy has none
+        self.supplementary: dict[str, list[Any]] = mesh.get("supplementary", {})
+        self.gene_groups: dict[int, list[str]] = genes["groups"]
+        self.group_names: dict[str, str] = genes["group_names"]
+        keys: dict[str, list[str]] = {}
+        for group_id, group_name in self.group_names.items():
+            keys.setdefault(term_key(group_name), []).append(group_id)
+        # a gene group's name as a key, where it names one group only
+        self.group_keys: dict[str, str] = {k: v[0] for k, v in keys.items() if len(v) == 1}
+        self.stem_groups: dict[str, str] = genes["stem_groups"]
+        # the spelling index (15 ms): part of loading, as nearly every batch has a misspelling
+        self.spellings = Spellings(self.mesh_index)
+
+    @classmethod
+    def from_dir(cls: type[T], path: Path) -> T:
+        """Load manifest.json and the two data files it names from ``path``."""
+        try:
+            manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+            built = int(manifest.get("format", 1))
+            if built != FORMAT_VERSION:
+                which = "a newer" if built > FORMAT_VERSION else "an older"
+                raise VocabError(
+                    f"The vocabularies in {path} were built by {which} fastbmrag (format "
+                    f"{built}, this one reads {FORMAT_VERSION}); run `fastbmrag vocab update` to "
+                    "rebuild them" + (", or upgrade fastbmrag." if built > FORMAT_VERSION else ".")
+                )
+            files = manifest["files"]
+            genes = read_data(path / files["genes"])
+            mesh = read_data(path / files["mesh"])
+        except (OSError, ValueError, KeyError, EOFError, pickle.UnpicklingError) as err:
+            raise VocabError(
+                f"Cannot load the vocabularies in {path} ({err}); "
+                "run `fastbmrag vocab update` to rebuild them, or reinstall fastbmrag."
+            ) from err
+        return cls(genes, mesh, manifest)
+
+    def gene_row(self, i: int) -> Gene:
+        return Gene(*self.genes[i])
+
+    def descriptor(self, i: int) -> Descriptor:
+        return Descriptor(*self.desc[i])
+
+    def process_row(self, i: int) -> Descriptor:
+        return Descriptor(*self.processes_desc[i])
