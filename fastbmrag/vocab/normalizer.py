@@ -147,7 +147,7 @@ import weakref
 from collections.abc import Container, Iterable, Sequence
 from typing import Any
 
-from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY, Normalized
+from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, Normalized
 from fastbmrag.vocab.context import (
     ALL_TYPES,
     AUTO,
@@ -260,11 +260,6 @@ class DictionaryNormalizer(Vocabulary):
             return Normalized(name, hint, clean, None, "none", 0.0)
         if kind is None and hint != AUTO:
             return Normalized(name, hint, clean, None, "none", 0.0)
-        if kind == PATHWAY:  # a biological process: its MeSH term as written
-            hit = self.tried(PATHWAY, "the name as written", self.process(clean, ctx))
-            if hit is None:
-                return Normalized(name, hint, clean, None, "none", 0.0)
-            return self.result(name, hint, hit)
         types = ALL_TYPES if kind is None else (kind,)
         if (
             DISEASE in types

@@ -22,7 +22,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE
+from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY
 from fastbmrag.vocab.context import Context, Hit
 from fastbmrag.vocab.stages.abbreviations import defined_long_form, expanded, short_form
 from fastbmrag.vocab.stages.completions import completed, head_of_longer, head_word, one_word_short
@@ -36,7 +36,13 @@ from fastbmrag.vocab.stages.fallback import (
     rewritten,
 )
 from fastbmrag.vocab.stages.sites import site
-from fastbmrag.vocab.stages.written import as_written, formula, formula_parts, misspelling
+from fastbmrag.vocab.stages.written import (
+    as_written,
+    formula,
+    formula_parts,
+    misspelling,
+    process_term,
+)
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 MAIN = "main"
@@ -100,6 +106,7 @@ PIPELINE: dict[str, tuple[Step, ...]] = {
         _COMPLETED,
         _PART,
     ),
+    PATHWAY: (Step("the name as written", process_term),),  # a biological process: MeSH's term
 }
 
 

@@ -20,7 +20,6 @@ from typing import Any
 
 from fastbmrag.vocab.base import GENE, PATHWAY, Normalized
 from fastbmrag.vocab.context import (
-    ABBREVIATION_FACTOR,
     AMBIGUOUS_SCORE,
     CATEGORY,
     MESH_MATCHED,
@@ -35,7 +34,7 @@ from fastbmrag.vocab.context import (
 from fastbmrag.vocab.facts import Facts
 from fastbmrag.vocab.layout import Descriptor, Gene
 from fastbmrag.vocab.rules.candidates import WordWeights
-from fastbmrag.vocab.rules.keys import BAG_STOP, term_key, tokens
+from fastbmrag.vocab.rules.keys import BAG_STOP, tokens
 from fastbmrag.vocab.rules.language import (
     DISEASE_HEADS,
     bag_key_of,
@@ -98,28 +97,6 @@ class Vocabulary(Facts, abc.ABC):
                 if hit is None and joined != "".join(toks):
                     hit = self.mesh_codes(self.mesh_index.get(joined), t, ctx, 0)
         return hit
-
-    def process(self, clean: str, ctx: Context | None) -> Hit | None:
-        """A biological process's term as written, or the long form the text defines for it
-        (``item``: a row of :attr:`processes_desc`)."""
-        names = [clean]
-        if ctx is not None and clean in ctx.abbreviations:
-            names.append(ctx.abbreviations[clean])
-        for n, name in enumerate(names):
-            codes = self.process_index.get(term_key(name))
-            if codes is None:
-                continue
-            if isinstance(codes, int):
-                codes = self.mesh_multi[~codes] if codes < 0 else (codes,)
-            kind = codes[0] % 2
-            items = tuple(c // 2 for c in codes if c % 2 == kind)
-            if len(items) > 1:
-                return Hit(PATHWAY, -1, "ambiguous", AMBIGUOUS_SCORE, items)
-            if n:
-                return Hit(PATHWAY, items[0], "abbreviation",
-                           round(MESH_SCORES[kind] * ABBREVIATION_FACTOR, 3), (), name)  # fmt: skip
-            return Hit(PATHWAY, items[0], MESH_MATCHED[kind], MESH_SCORES[kind])
-        return None
 
     def mesh_codes(
         self,

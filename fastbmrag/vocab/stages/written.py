@@ -1,10 +1,21 @@
-"""The steps of a name as written: the name itself (unless the text disowns it), a chemical
-formula written as its names, a formula's parts, a misspelling."""
+"""The steps of a name as written: the name itself (unless the text disowns it), a biological
+process's term, a chemical formula written as its names, a formula's parts, a misspelling."""
 
 from __future__ import annotations
 
-from fastbmrag.vocab.context import FORMULA_SCORE, NO_ID, Context, Hit
+from fastbmrag.vocab.base import PATHWAY
+from fastbmrag.vocab.context import (
+    ABBREVIATION_FACTOR,
+    AMBIGUOUS_SCORE,
+    FORMULA_SCORE,
+    MESH_MATCHED,
+    MESH_SCORES,
+    NO_ID,
+    Context,
+    Hit,
+)
 from fastbmrag.vocab.rules.chemistry import formula_names, is_formula
+from fastbmrag.vocab.rules.keys import term_key
 from fastbmrag.vocab.stages.abbreviations import disowned
 from fastbmrag.vocab.stages.exact import direct
 from fastbmrag.vocab.stages.parts import spelling
@@ -40,3 +51,26 @@ def formula_parts(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit
 def misspelling(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
     """A misspelt term (:class:`~fastbmrag.vocab.rules.candidates.Spellings`)."""
     return spelling(v, clean, t)
+
+
+def process_term(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
+    """A biological process's MeSH term as written, or the long form the text defines for it
+    (``item``: a row of the process table)."""
+    names = [clean]
+    if ctx is not None and clean in ctx.abbreviations:
+        names.append(ctx.abbreviations[clean])
+    for n, name in enumerate(names):
+        codes = v.process_index.get(term_key(name))
+        if codes is None:
+            continue
+        if isinstance(codes, int):
+            codes = v.mesh_multi[~codes] if codes < 0 else (codes,)
+        kind = codes[0] % 2
+        items = tuple(c // 2 for c in codes if c % 2 == kind)
+        if len(items) > 1:
+            return Hit(PATHWAY, -1, "ambiguous", AMBIGUOUS_SCORE, items)
+        if n:
+            score = round(MESH_SCORES[kind] * ABBREVIATION_FACTOR, 3)
+            return Hit(PATHWAY, items[0], "abbreviation", score, (), name)
+        return Hit(PATHWAY, items[0], MESH_MATCHED[kind], MESH_SCORES[kind])
+    return None
