@@ -1,10 +1,14 @@
-"""Entity types, relationship types and their opposites are declared once (fastbmrag.prompts);
-every other spelling of them is tied to that declaration here."""
+"""Entity types, relationship types and their opposites are declared once (fastbmrag.prompts),
+and the ways a name can match once (fastbmrag.vocab.context.MATCHED_BY); every other spelling
+of them is tied to that declaration here."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from typing import get_args
 
+import pytest
 from click.testing import CliRunner
 
 from fastbmrag.cli import cli
@@ -19,7 +23,10 @@ from fastbmrag.prompts import (
 )
 from fastbmrag.query.filters import PAYLOAD_FILTERS
 from fastbmrag.query.understand import GROUNDED_TYPES as LINKED_TYPES
+from fastbmrag.vocab import load_normalizer
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY
+from fastbmrag.vocab.context import MATCHED_BY, MESH_MATCHED
+from fastbmrag.vocab.layout import GENE_KINDS
 
 
 def test_the_schema_types_are_the_declared_tables() -> None:
@@ -42,3 +49,30 @@ def test_the_command_line_offers_the_declared_entity_types() -> None:
     assert spec.choices == tuple(ENTITY_TYPES)
     out = CliRunner().invoke(cli, ["query", "--help"]).output
     assert "[" + "|".join(ENTITY_TYPES) + "]" in out.replace("\n", "").replace(" ", "")
+
+
+def test_every_way_of_matching_is_declared_with_an_example_that_matches_so() -> None:
+    norm = load_normalizer()
+    for kind, match in MATCHED_BY.items():
+        got = norm.normalize(*match.example)
+        assert got.matched_by == kind, (kind, match.example, got)
+        if isinstance(match.score, float):
+            assert got.score == pytest.approx(match.score), kind
+
+
+def test_the_normaliser_writes_only_declared_ways_of_matching() -> None:
+    """Every matched_by the code spells (a Hit's third argument, a Normalized's fifth, a
+    gene index kind, a MeSH term kind) is a row of MATCHED_BY."""
+    written = {*GENE_KINDS, *MESH_MATCHED}
+    vocab = Path(__file__).resolve().parents[1] / "fastbmrag" / "vocab"
+    for path in vocab.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            called = getattr(node.func, "id", getattr(node.func, "attr", None))
+            at = {"Hit": 2, "Normalized": 4}.get(str(called))
+            args = [node.args[at]] if at is not None and len(node.args) > at else []
+            args += [k.value for k in node.keywords if k.arg == "matched_by"]
+            written |= {a.value for a in args if isinstance(a, ast.Constant)}
+    assert written - MATCHED_BY.keys() == set()
+    assert len(written) > 20  # the search found the code's spellings

@@ -37,7 +37,7 @@ TYPE_ALIASES = {
 AUTO = "auto"
 ALL_TYPES = (GENE, DISEASE, CHEMICAL)
 
-# The score of each way a name can match (see the table in fastbmrag.vocab.normalizer).
+# The score of each way a name can match (:data:`MATCHED_BY` below says what each means).
 GENE_SCORES = {
     "symbol": 1.0,
     "prev_symbol": 0.9,
@@ -69,11 +69,201 @@ TRACE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
     "normaliser_trace", default=None
 )
 
-# The stages whose hit a context can change: a fallback may pass over an ambiguous step the
-# context would have decided.
-CONTEXT_SENSITIVE = frozenset(
-    ["derived", "rewrite", "completion", "organ", "site", "conjunct", "partial", "extend", "head"]
-)
+
+class Match(NamedTuple):
+    """One way a name can match: a result's ``matched_by``, its score and what it means, with
+    an example name (type, context text) that matches so (a test normalises each)."""
+
+    score: (
+        float | str
+    )  # a fixed score, or how it is found ("x0.95": that of the match it rests on, times 0.95)
+    meaning: str
+    example: tuple[str, str, str]
+    # a context can change the hit (a fallback may pass over an ambiguous step the context
+    # would have decided): a call with a context does not reuse the context-free memo
+    context_sensitive: bool = False
+
+
+def _x(factor: float) -> str:
+    return f"x{factor}"
+
+
+MATCHED_BY: dict[str, Match] = {
+    "symbol": Match(
+        GENE_SCORES["symbol"],
+        "HGNC approved symbol (case, punctuation, Greek letters folded)",
+        ("IL-1 beta", GENE, ""),
+    ),
+    "name": Match(
+        MESH_SCORES[0],
+        "HGNC approved name, or the MeSH descriptor's own name",
+        ("interleukin 1 beta", GENE, ""),
+    ),
+    "prev_symbol": Match(GENE_SCORES["prev_symbol"], "HGNC previous symbol", ("PARK1", GENE, "")),
+    "entry_term": Match(
+        MESH_SCORES[1],
+        "a MeSH entry term (synonym, permuted form, spelling variant)",
+        ("tumour", DISEASE, ""),
+    ),
+    "alias": Match(GENE_SCORES["alias"], "HGNC alias symbol", ("IL1F2", GENE, "")),
+    "prev_name": Match(
+        GENE_SCORES["prev_name"],
+        "HGNC previous name",
+        ("caspase 3 apoptosis-related cysteine peptidase", GENE, ""),
+    ),
+    "alias_name": Match(
+        GENE_SCORES["alias_name"], "HGNC alias name", ("alpha-synuclein", GENE, "")
+    ),
+    "protein_name": Match(
+        GENE_SCORES["protein_name"],
+        "a protein name NCBI Gene lists for the gene",
+        ("hepcidin", GENE, ""),
+    ),
+    "ncbi_synonym": Match(
+        GENE_SCORES["ncbi_synonym"],
+        "a synonym NCBI Gene lists and HGNC does "
+        "not; neither kind when the name begins other genes' names (a family "
+        "stem)",
+        ("TIPE2", GENE, ""),
+    ),
+    "isoform": Match(
+        _x(AS_WRITTEN_FACTOR),
+        "an isoform or variant after an approved symbol: the symbol's gene",
+        ("TP63 gamma", GENE, ""),
+    ),
+    "respelled": Match(
+        _x(AS_WRITTEN_FACTOR),
+        "a gene name written beyond its dictionary forms; via holds the form that matched",
+        ("CEBPalpha", GENE, ""),
+    ),
+    "gene_group": Match(
+        GROUP_SCORE,
+        "an HGNC gene group's name or its members' shared stem: the family's node, never a member",
+        ("caspases", GENE, ""),
+    ),
+    "group_member": Match(
+        GROUP_MEMBER_SCORE,
+        "a family's name in the singular (an HGNC gene "
+        "group's, or the stem its symbols share) in a text that writes the "
+        "symbol of exactly one of its genes: that gene",
+        ("estrogen receptor", GENE, "The estrogen receptor binds; ESR1 expression rose."),
+    ),
+    "formula": Match(
+        FORMULA_SCORE, "a chemical formula written as its names", ("NaHCO3", CHEMICAL, "")
+    ),
+    "word_order": Match(
+        WORD_ORDER_SCORE,
+        "the same words as a MeSH term in another order",
+        ("insufficiency renal", DISEASE, ""),
+    ),
+    "abbreviation": Match(
+        _x(ABBREVIATION_FACTOR),
+        "a short form the context defines whose long "
+        "form matched (x0.9 inside a longer name, x0.7 undefined but spelt "
+        "out by words of the text); a defined short form is no gene whose "
+        "name shares no word with its long form",
+        ("ALF", DISEASE, "Patients with acute liver failure (ALF) were seen."),
+    ),
+    "drug_induced": Match(
+        _x(DRUG_INDUCED_FACTOR),
+        "the drug-induced descriptor of the condition "
+        "found, when the name or its sentence speaks of a drug's effects; "
+        "never when the name states another cause",
+        ("hepatitis", DISEASE, "Hepatitis induced by isoniazid was seen."),
+    ),
+    "derived": Match(
+        REWRITE_SCORE,
+        "a derived form of the last word",
+        ("hypotensive", DISEASE, ""),
+        context_sensitive=True,
+    ),
+    "rewrite": Match(
+        REWRITE_SCORE,
+        "a rewrite towards MeSH's wording; the name without a "
+        "parenthesised aside; a combining form split",
+        ("liver tumors", DISEASE, ""),
+        context_sensitive=True,
+    ),
+    "completion": Match(
+        REWRITE_SCORE,
+        "a disease name one word short of a term: a word for "
+        "disease added, or the word the term has besides",
+        ("bipolar", DISEASE, ""),
+        context_sensitive=True,
+    ),
+    "organ": Match(
+        REWRITE_SCORE,
+        "an organ's damage as the organ's disease",
+        ("nephrotoxicity", DISEASE, ""),
+        context_sensitive=True,
+    ),
+    "site": Match(
+        REWRITE_SCORE,
+        "a head that only says its site is diseased as the site's disease",
+        ("bladder inflammation", DISEASE, ""),
+        context_sensitive=True,
+    ),
+    "conjunct": Match(
+        REWRITE_SCORE,
+        "one conjunct of a coordination whose parts are not all terms",
+        ("pulmonary and renal insufficiency", DISEASE, ""),
+        context_sensitive=True,
+    ),
+    "head": Match(
+        HEAD_SCORE,
+        "one disease word completed to the most general descriptor with a "
+        "two-word term holding it; 0.55 for the head word of a longer name no part "
+        "of which is a term",
+        ("diabetes", DISEASE, ""),
+        context_sensitive=True,
+    ),
+    "partial": Match(
+        "0.50+",
+        "the longest part of the name that is a MeSH term: 0.5 + 0.3 x "
+        "the share of the name's word weight the part carries",
+        ("severe hypotension", DISEASE, ""),
+        context_sensitive=True,
+    ),
+    "coordination": Match(
+        "min",
+        "several genes or diseases, each part its own result in parts; "
+        "a disease coordination only when every part is a term as written",
+        ("breast and ovarian cancer", DISEASE, ""),
+    ),
+    "ambiguous": Match(
+        AMBIGUOUS_SCORE,
+        "the name fits several entries equally well and the "
+        "context does not decide, or joins two chemicals: no id, candidates "
+        "lists the ids",
+        ("iron dextran", CHEMICAL, ""),
+    ),
+    "spelling": Match(
+        SPELLING_SCORE,
+        "the one descriptor of the type whose term the name "
+        "misspells by a letter or two (one edit per ten letters, six letters or "
+        "more, the first two as written)",
+        ("epirubicine", CHEMICAL, ""),
+    ),
+    "extend": Match(
+        EXTEND_SCORE,
+        "a one-word chemical name completed to the only two-word "
+        "chemical term holding it, one that names its form or kind",
+        ("Ecstasy", CHEMICAL, ""),
+        context_sensitive=True,
+    ),
+    "abstained": Match(
+        "<0.71",
+        "a name whose only term is a part carrying too little of its "
+        "word weight, a code's letters without its number, or a disease's one "
+        "word whose only term adds a word: no id, candidates lists the "
+        "descriptor",
+        ("forestomach tumors", DISEASE, ""),
+    ),
+    "none": Match(
+        0.0, "unknown, or a type with no vocabulary: the cleaned name, no id", ("zzqx", DISEASE, "")
+    ),
+}
+CONTEXT_SENSITIVE = frozenset(k for k, m in MATCHED_BY.items() if m.context_sensitive)
 
 
 def clean_name(name: str) -> str:

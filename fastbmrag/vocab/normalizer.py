@@ -5,11 +5,14 @@ The steps of each type and their order are one table, :data:`~fastbmrag.vocab.pi
 ``normalize --explain`` prints them as tried.
 
 Each step is a plain function of the vocabulary with one signature (``step(v, name, type,
-context) -> Hit | None``), in a module of its own kind: :mod:`~fastbmrag.vocab.vocabulary` (the
-tables, the exact lookups every step makes, what the vocabularies say of an id), this module
-(the decision), :mod:`~fastbmrag.vocab.stages.written` (the name as written, formulae, a
+context) -> Hit | None``), in a module of its own kind: :mod:`~fastbmrag.vocab.tables` (the
+loaded tables), :mod:`~fastbmrag.vocab.facts` (what the vocabularies say of an id),
+:mod:`~fastbmrag.vocab.vocabulary` (the MeSH lookups every step makes, the context's picks),
+this module (the decision), :mod:`~fastbmrag.vocab.stages.exact` (a name's exact lookups),
+:mod:`~fastbmrag.vocab.stages.written` (the name as written, a biological process, formulae, a
 misspelling), :mod:`~fastbmrag.vocab.stages.abbreviations` (short
-forms), :mod:`~fastbmrag.vocab.stages.genes` (gene families, isoforms, coordinations of genes),
+forms), :mod:`~fastbmrag.vocab.stages.genes` (a gene's names: symbol, aliases, synonyms; gene
+families, isoforms, coordinations of genes),
 :mod:`~fastbmrag.vocab.stages.fallback` (the stages for a name that is no term as written, and the
 rewrites), :mod:`~fastbmrag.vocab.stages.completions` (a name one word short of a term, a word
 completed), :mod:`~fastbmrag.vocab.stages.sites` (the disease of a site),
@@ -26,100 +29,10 @@ scores), :mod:`~fastbmrag.vocab.rules.keys` (text keys shared with the build),
 :mod:`~fastbmrag.vocab.building.mesh_tables`, :mod:`~fastbmrag.vocab.building.gene_families`,
 :mod:`~fastbmrag.vocab.building.download`; :mod:`~fastbmrag.vocab.loading` finds and loads them.
 
-``matched_by`` values (how the returned id was found), with their scores:
-
-===============  =====  ===============================================================
-matched_by       score  meaning
-===============  =====  ===============================================================
-``symbol``       1.00   HGNC approved symbol (case, punctuation, Greek letters folded)
-``name``         0.95   HGNC approved name, or the MeSH descriptor's own name
-``prev_symbol``  0.90   HGNC previous symbol
-``entry_term``   0.90   a MeSH entry term (synonym, permuted form, spelling variant)
-``alias``        0.85   HGNC alias symbol
-``prev_name``    0.85   HGNC previous name
-``alias_name``   0.80   HGNC alias name
-``protein_name`` 0.75   a protein name NCBI Gene lists for the gene ("hepcidin" -> HAMP)
-``ncbi_synonym`` 0.70   a synonym NCBI Gene lists and HGNC does not ("TIPE2" -> TNFAIP8L2);
-                        neither kind when the name begins other genes' names (a family stem)
-``isoform``      x0.95  an isoform or variant after an approved symbol ("CD44v6", "TP63
-                        gamma"): the symbol's gene
-``respelled``    x0.95  a gene name written beyond its dictionary forms ("CEBPalpha",
-                        "Toll-like receptor (TLR) 4"); ``via`` holds the form that matched
-``gene_group``   0.80   an HGNC gene group's name or its members' shared stem ("caspases",
-                        "matrix metalloproteinases"): the family's node, never a member
-``group_member`` 0.70   a family's name in the singular (an HGNC gene group's, or the stem
-                        its symbols share: "Ras" of HRAS, KRAS ...; "DOCK" of DOCK1 ...) in a
-                        text that writes the symbol of exactly one of its genes ("the
-                        estrogen receptor" beside "ESR1"): that gene
-``formula``      0.85   a chemical formula written as its names ("Ca2+", "NaHCO3")
-``word_order``   0.80   the same words as a MeSH term in another order
-``abbreviation`` x0.95  a short form defined in the context ("... (HNF-6) ...") whose long
-                        form matched; score is the long form's score times 0.95 (x0.9 for
-                        a defined short form inside a longer name, "HBV infection"; x0.7
-                        for an undefined one spelt out by words of the text, "acute liver
-                        failure ... ALF patients"); a defined short form is no gene whose
-                        name shares no word with its long form ("analysis of variance
-                        (ANOVA)" is no NOVA2)
-``drug_induced`` x0.95  the drug-induced descriptor of the condition found, when the name
-                        says "X-induced" or the sentence of the context that names it
-                        speaks of a drug's effects ("X-induced", "toxicity", "adverse
-                        effects", "overdose" ...; a cue in another sentence does not count):
-                        "hepatitis" -> Chemical and Drug Induced Liver Injury (MeSH's own
-                        entry term "Hepatitis, Drug-Induced"); also the drug-induced
-                        form of the descriptor found ("dyskinetic" -> Dyskinesias ->
-                        Dyskinesia, Drug-Induced); never when the name states another
-                        cause ("viral hepatitis", "radiation-induced"); see ``compile_mesh``
-``derived``      0.70   a derived form of the last word: "hypotensive" -> hypotension,
-                        "psychotic" -> psychosis, "contrast medium" -> contrast media
-``rewrite``      0.70   a rewrite towards MeSH's wording: "extrapyramidal symptoms" ->
-                        extrapyramidal disorder, "liver tumors" -> liver neoplasm, "gastric"
-                        -> stomach, "D-glucarates" -> glucaric acid, "decreased renal
-                        function" -> renal insufficiency; the name without a parenthesised
-                        aside; a combining form split ("myonecrosis" -> muscular necrosis)
-``completion``   0.70   a disease name one word short of a term: a word for disease added
-                        ("bipolar" -> bipolar disorder, "sickle cell" -> sickle cell
-                        disease), or the word the term has besides ("variant angina" ->
-                        Angina Pectoris, Variant)
-``organ``        0.70   an organ's damage as the organ's disease: "nephrotoxicity",
-                        "renal damage" -> Kidney Diseases
-``site``         0.70   a head that only says its site is diseased as the site's disease:
-                        "bladder inflammation" -> Urinary Bladder Diseases
-``conjunct``     0.70   one conjunct of a coordination whose parts are not all terms:
-                        "pulmonary and renal insufficiency" -> Renal Insufficiency
-``head``         0.60   one disease word completed to the most general descriptor with a
-                        two-word term holding it (largest MeSH subtree): "diabetes" ->
-                        Diabetes Mellitus, "overdosage" -> Drug Overdose; a tree sibling
-                        instead when the context uses its other term word
-                        ("hyperactivity" + "locomotor" -> Hyperkinesis); ambiguous when
-                        another disease not below it completes the word too and the context
-                        picks none ("rigidity": Muscle Rigidity, Decerebrate State); 0.55 for
-                        the head word of a longer name no part of which is a term, to a
-                        name that adds only a word for disease ("impaired overnight memory"
-                        -> Memory Disorders; "axonal degeneration" is no Retinal
-                        Degeneration)
-``partial``      0.50+  the longest part of the name that is a MeSH term ("severe
-                        hypotension" -> Hypotension); 0.5 + 0.3 x the share of the name's
-                        word weight the part carries (:mod:`fastbmrag.vocab.rules.candidates`)
-``coordination`` min    several genes or diseases, each part its own result in ``parts``
-                        ("SMAD2/3", "breast and ovarian cancer": the shared head restored);
-                        a disease coordination only when every part is a term as written
-``ambiguous``    0.50   the name fits several entries equally well and the context does not
-                        decide, or joins two chemicals ("iron dextran": a complex of both);
-                        ``ontology_id`` is None and ``candidates`` lists the ids
-``spelling``     0.65   the one descriptor of the type whose term the name misspells, by a
-                        letter or two ("epirubicine", "dysguesia"): one edit per ten letters,
-                        six letters or more, the first two as written
-                        (:class:`~fastbmrag.vocab.rules.candidates.Spellings`)
-``extend``       0.60   a one-word chemical name completed to the only two-word chemical term
-                        holding it, one that names its form or kind ("Ecstasy (Drug)")
-``abstained``    <0.71  a name whose only term is a part carrying less of its word weight
-                        than 70 % for a disease ("forestomach tumors" is not Neoplasms), 40 %
-                        for a chemical ("sodium 3-sulfanylpropanesulfonate" is not Sodium);
-                        a code's letters without its number ("PBDE-47"); or, for a disease,
-                        the only two-word term holding its one word ("weakness"): no id,
-                        ``candidates`` lists the descriptor
-``none``         0.00   unknown, or a type with no vocabulary: the cleaned name, no id
-===============  =====  ===============================================================
+``matched_by`` values (how the returned id was found), with their scores, meanings and an example
+each that a test normalises: :data:`~fastbmrag.vocab.context.MATCHED_BY`. A rewrite, a completion
+or a part of the name is context-sensitive there: a call with a context does not reuse its
+context-free result.
 
 Before the lookup, "gene", "protein", "mRNA", "expression", "levels" words are dropped from
 gene names, and plural, British spellings (anaemia, tumour, sulphate), possessives and
