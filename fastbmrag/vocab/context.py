@@ -1,5 +1,6 @@
-"""What the stages share: the facts of one context text (the abbreviations it defines, its
-words) and a stage's hit."""
+"""What the stages share: the type names, the scores and the table of the ways a name can match
+(:data:`MATCHED_BY`), the facts of one context text (the abbreviations it defines, its words)
+and a stage's hit."""
 
 from __future__ import annotations
 
