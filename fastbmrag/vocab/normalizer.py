@@ -60,7 +60,7 @@ import weakref
 from collections.abc import Container, Iterable, Sequence
 from typing import Any
 
-from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, Normalized
+from fastbmrag.vocab.base import CHEMICAL, DISEASE, Normalized
 from fastbmrag.vocab.context import (
     ALL_TYPES,
     AUTO,
@@ -74,23 +74,20 @@ from fastbmrag.vocab.context import (
     clean_name,
 )
 from fastbmrag.vocab.mentions import find_mention_spans
-from fastbmrag.vocab.pipeline import FALLBACK, MAIN, steps
+from fastbmrag.vocab.pipeline import AFTER, BEFORE, FALLBACK, MAIN, decisions, steps
 from fastbmrag.vocab.rules.candidates import withheld
 from fastbmrag.vocab.rules.chemistry import formula_names
 from fastbmrag.vocab.rules.keys import word_forms
 from fastbmrag.vocab.rules.language import (
     AND_OR_CAPITALS,
     AND_OR_RE,
-    CONJ_RE,
     FREE_CACHE_SIZE,
     condition_key,
     name_forms,
     organ_phrases_of,
     suffix_variants,
 )
-from fastbmrag.vocab.stages.coordinations import coordination
 from fastbmrag.vocab.stages.drug_induced import induced_form
-from fastbmrag.vocab.stages.genes import gene_as_written, gene_group
 from fastbmrag.vocab.vocabulary import Vocabulary
 
 
@@ -161,9 +158,10 @@ class DictionaryNormalizer(Vocabulary):
     # ---- the decision ----------------------------------------------------------------------
 
     def resolve(self, name: str, type_hint: str, ctx: Context | None) -> Normalized:
-        """The decision: each type's match (``auto``: the best score of the three), then, for a gene
-        with none, the name as written (isoform, coordination) or a family; a disease's
-        weak part or one-word completion is offered, not given."""
+        """The decision: the whole-name decisions before the steps (:data:`~fastbmrag.vocab.pipeline.DECISIONS`),
+        each type's match (``auto``: the best score of the three), where none matched the
+        decisions after them (a gene's name as written, a family); a disease's weak part or
+        one-word completion is offered, not given."""
         clean = clean_name(name)
         kind = TYPE_ALIASES.get(type_hint)  # as written, most often
         hint = type_hint if kind is not None else (type_hint or AUTO).strip().lower()
@@ -174,24 +172,18 @@ class DictionaryNormalizer(Vocabulary):
         if kind is None and hint != AUTO:
             return Normalized(name, hint, clean, None, "none", 0.0)
         types = ALL_TYPES if kind is None else (kind,)
-        if (
-            DISEASE in types
-            and CONJ_RE.search(clean)
-            and self.mesh_term(clean, DISEASE, ctx) is None
-            and (parts := coordination(self, name, clean, ctx)) is not None
-        ):
-            self.tried(DISEASE, "a coordination", None, f"one id per part ({len(parts.parts)})")
-            return parts
+        for decision in decisions(types, BEFORE):
+            if (whole := decision.run(self, name, clean, ctx)) is not None:
+                return whole
         best: Hit | None = None
         for t in types:
             hit = self._match(clean, t, ctx)
             if hit is not None and (best is None or hit.score > best.score):
                 best = hit
-        if best is None and GENE in types:
-            written = gene_as_written(self, name, clean, ctx) or gene_group(self, name, clean, ctx)
-            if written is not None:
-                return written
         if best is None:
+            for decision in decisions(types, AFTER):
+                if (whole := decision.run(self, name, clean, ctx)) is not None:
+                    return whole
             return Normalized(name, hint, clean, None, "none", 0.0)
         if withheld(best, clean):
             offered = tuple(dict.fromkeys((best.item, *best.candidates)))

@@ -11,9 +11,12 @@ answers a hit, None (it does not apply: the next step is tried) or :data:`~fastb
   main step "the fallbacks" (and by the steps that try a rewritten name, through
   ``Vocabulary.fallback``); with no word to work on, only the first.
 
-Around the steps, :meth:`~fastbmrag.vocab.normalizer.DictionaryNormalizer.resolve` decides: a
-coordination of diseases before them, a gene's name as written or its family after, a
-drug-induced form and the abstention from a weak part last.
+Around the steps, the whole name is decided (:data:`DECISIONS`, one signature
+``decision(vocabulary, name as given, cleaned name, context or None) -> Normalized | None``):
+``before`` the steps of any type (a coordination of diseases, one id per part), and ``after``
+them where no type's steps found anything (a gene's name as written beyond the dictionary, a
+gene family). :meth:`~fastbmrag.vocab.normalizer.DictionaryNormalizer.resolve` runs both, and
+then gives a disease's drug-induced form and abstains from a weak part.
 """
 
 from __future__ import annotations
@@ -22,11 +25,11 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY
+from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY, Normalized
 from fastbmrag.vocab.context import Context, Hit
 from fastbmrag.vocab.stages.abbreviations import defined_long_form, expanded, short_form
 from fastbmrag.vocab.stages.completions import completed, head_of_longer, head_word, one_word_short
-from fastbmrag.vocab.stages.coordinations import one_conjunct
+from fastbmrag.vocab.stages.coordinations import coordination, one_conjunct
 from fastbmrag.vocab.stages.fallback import (
     a_part,
     adjective_as_noun,
@@ -35,6 +38,7 @@ from fastbmrag.vocab.stages.fallback import (
     fallbacks,
     rewritten,
 )
+from fastbmrag.vocab.stages.genes import gene_as_written, gene_group
 from fastbmrag.vocab.stages.sites import site
 from fastbmrag.vocab.stages.written import (
     as_written,
@@ -47,8 +51,11 @@ from fastbmrag.vocab.vocabulary import Vocabulary
 
 MAIN = "main"
 FALLBACK = "fallback"
+BEFORE = "before"  # whole-name decisions, before the steps of any type
+AFTER = "after"  # ... and after them, where no type's steps found anything
 
 StepFunction = Callable[[Vocabulary, str, str, "Context | None"], "Hit | None"]
+DecisionFunction = Callable[[Vocabulary, str, str, "Context | None"], "Normalized | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +115,27 @@ PIPELINE: dict[str, tuple[Step, ...]] = {
     ),
     PATHWAY: (Step("the name as written", process_term),),  # a biological process: MeSH's term
 }
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    name: str
+    run: DecisionFunction
+    type: str  # run when this type is asked for (or auto)
+    phase: str  # BEFORE or AFTER
+
+
+DECISIONS: tuple[Decision, ...] = (
+    Decision("a coordination of diseases", coordination, DISEASE, BEFORE),
+    Decision("a gene's name as written", gene_as_written, GENE, AFTER),
+    Decision("a gene family", gene_group, GENE, AFTER),
+)
+
+
+@functools.cache
+def decisions(types: tuple[str, ...], phase: str) -> tuple[Decision, ...]:
+    """The whole-name decisions of ``phase`` for a name of one of ``types``, in order."""
+    return tuple(d for d in DECISIONS if d.phase == phase and d.type in types)
 
 
 @functools.cache

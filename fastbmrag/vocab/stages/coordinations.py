@@ -53,9 +53,12 @@ def conjunct(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | No
 
 def coordination(v: Vocabulary, name: str, clean: str, ctx: Context | None) -> Normalized | None:
     """A coordination of diseases, one result per part: "breast and ovarian cancer" ->
-    Breast Neoplasms + Ovarian Neoplasms, "type 1 and type 2 diabetes" -> both types. Every
-    part must name its own condition (the shared head restored: "breast" -> "breast
-    cancer"), each a different one; otherwise the name is read whole."""
+    Breast Neoplasms + Ovarian Neoplasms, "type 1 and type 2 diabetes" -> both types. Only a
+    name with a conjunction that is no term as written; every part must name its own
+    condition (the shared head restored: "breast" -> "breast cancer"), each a different one;
+    otherwise the name is read whole."""
+    if not CONJ_RE.search(clean) or v.mesh_term(clean, DISEASE, ctx) is not None:
+        return None
     resolved = []
     for phrases in conjuncts(clean):
         for phrase in phrases:
@@ -69,6 +72,7 @@ def coordination(v: Vocabulary, name: str, clean: str, ctx: Context | None) -> N
     if len(resolved) < 2 or len(set(ids)) < len(ids):
         return None
     score = min(r.score for r in resolved)
+    v.tried(DISEASE, "a coordination", None, f"one id per part ({len(resolved)})")
     return Normalized(name, DISEASE, clean, None, "coordination", score, ids, tuple(resolved))
 
 
