@@ -471,44 +471,35 @@ def build_from_files(
         mesh_name = f"{mesh_terms.name} + {mesh_trees.name}"
     else:
         raise VocabError("Give the MeSH descriptor XML, or both MeSH TSVs (terms and trees).")
+    day = r"(\d{4}-\d{2}(?:-\d{2})?)"
     sources = {
-        "hgnc": {
-            "name": "HGNC complete set (genenames.org)",
-            "file": hgnc.name,
-            "version": hgnc_version
-            or version_from_name(hgnc, r"(\d{4}-\d{2}(?:-\d{2})?)")
-            or "unknown",
-            "source": hgnc_source or str(hgnc),
-        },
-        "mesh": {
-            "name": "NLM Medical Subject Headings (MeSH) descriptors",
-            "file": mesh_name,
-            "version": mesh_version
-            or version_from_name(mesh_xml or mesh_terms or "", r"(\d{4})")
-            or "unknown",
-            "source": mesh_source or str(mesh_xml or mesh_terms),
-        },
-    }
+        "hgnc": _source("HGNC complete set (genenames.org)", hgnc, hgnc.name, day,
+                        hgnc_version, hgnc_source),
+        "mesh": _source("NLM Medical Subject Headings (MeSH) descriptors", mesh_xml or mesh_terms,
+                        mesh_name, r"(\d{4})", mesh_version, mesh_source),
+    }  # fmt: skip
     genes: Iterable[GeneRecord] = parse_hgnc_tsv(hgnc)
     if gene_info is not None:
         genes = with_gene_info(genes, parse_gene_info(gene_info))
-        sources["ncbi_gene"] = {
-            "name": "NCBI Gene gene_info (Synonyms, Other_designations)",
-            "file": gene_info.name,
-            "version": gene_info_version
-            or version_from_name(gene_info, r"(\d{4}-\d{2}(?:-\d{2})?)")
-            or "unknown",
-            "source": gene_info_source or str(gene_info),
-        }
+        sources["ncbi_gene"] = _source(
+            "NCBI Gene gene_info (Synonyms, Other_designations)", gene_info, gene_info.name,
+            day, gene_info_version, gene_info_source,
+        )  # fmt: skip
     supplementary = None
     if mesh_supplementary is not None:
         supplementary = parse_mesh_supplementary(mesh_supplementary)
-        sources["mesh_supplementary"] = {
-            "name": "NLM MeSH supplementary concept records (names, heading descriptors)",
-            "file": mesh_supplementary.name,
-            "version": mesh_supplementary_version
-            or version_from_name(mesh_supplementary, r"(\d{4})")
-            or "unknown",
-            "source": mesh_supplementary_source or str(mesh_supplementary),
-        }
+        sources["mesh_supplementary"] = _source(
+            "NLM MeSH supplementary concept records (names, heading descriptors)",
+            mesh_supplementary, mesh_supplementary.name, r"(\d{4})",
+            mesh_supplementary_version, mesh_supplementary_source,
+        )  # fmt: skip
     return build_vocab(genes, mesh, out_dir, sources, supplementary)
+
+
+def _source(
+    name: str, path: Path | None, file: str, pattern: str, version: str | None, source: str | None
+) -> dict[str, str]:
+    """A source file's entry in the manifest: its version as given, else as its file name
+    says (``pattern``), else "unknown"."""
+    found = version or version_from_name(path or "", pattern) or "unknown"
+    return {"name": name, "file": file, "version": found, "source": source or str(path)}
