@@ -323,8 +323,11 @@ class RAG:
         from fastbmrag.papers.io import PaperFiles, as_papers
 
         opts = self._update_options(options)
-        records = papers if isinstance(papers, PaperFiles) else as_papers(papers)
-        read: Callable[[], Any] = records.read if isinstance(records, PaperFiles) else _nothing
+        if isinstance(papers, PaperFiles):  # files: read once the checks are done
+            records: Iterable[Paper] = papers
+            read: Callable[[], Any] = papers.read
+        else:
+            records, read = as_papers(papers), _nothing
 
         def run(coll: Collection | None, first: Any) -> RunSummary:
             total = getattr(first, "read", None)  # the first pass's count of the papers
