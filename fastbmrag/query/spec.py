@@ -11,6 +11,7 @@ from fastbmrag.query.entities import Entity, Parse, closest_entities, resolve_en
 from fastbmrag.query.filters import PAYLOAD_FILTERS, payload_conditions
 from fastbmrag.query.options import QueryOptions
 from fastbmrag.store.base import Filter, Match, Range
+from fastbmrag.util.wording import counted
 
 RETRACTED = Match("retracted", value=1)  # an edge of a retracted paper
 
@@ -182,7 +183,7 @@ def no_evidence(
     closest: list[dict[str, Any]] = []
     if matched:
         reason = (
-            f"{matched:,} edges passed the filters ({describe(used)}) but none is similar enough "
+            f"{counted(matched, 'edge')} passed the filters ({describe(used)}) but none is similar enough "
             f"to the question (--min-score {min_score}; -1 keeps every edge)"
         )
     else:
