@@ -89,6 +89,8 @@ def build(wd: Path, n: int, dim: int) -> None:
                             "target_key": "D004715" if endo else "D062788",
                             "target_ancestors": ["D005831", "D052776"] if endo else ["D014591"],
                             "relationship_type": RELS[i % len(RELS)],
+                            "names": [GENES[g], "Endometriosis" if endo else "Adenomyosis",
+                                      "endometriosis" if endo else "adenomyosis"],  # fmt: skip
                             "description": f"{GENES[g]} is altered in lesions; " * 8,
                             "description_source": "refined" if i % 2 else "cited",
                             "evidence": [

@@ -171,3 +171,33 @@ def test_bench_pubtator_grounds_served_annotations_and_replays_saved_replies(
     assert replayed["requests"] == 0 and "saved in" in replayed["annotations from"]
     by = replayed["gold names"]["pubtator on"]["by"]
     assert by.get("pubtator", 0) < on["by"]["pubtator"] and by.get("dictionary", 0) > 0
+
+
+def test_bench_retrieval_asks_real_questions_of_their_abstracts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    bench = script("bench_retrieval")
+    sample = ROOT / "tests" / "data" / "pubmedqa" / "pqal_first15.json"
+    assert bench.main(["--pqa", str(sample), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    every = out["all"]
+    assert (every["questions"], every["indexed"], every["held_back"]) == (15, 12, 3)
+    assert every["hit@50 understood"] >= every["hit@50 plain"] > 0
+    assert every["no evidence (indexed)"] <= 1 / 12 and every["unrelated (held back)"] == 0
+    # the stand-in reader names noun phrases as written, typed by their own words
+    assert bench.noun_phrases("Serum IL6 was raised in chronic tinnitus.") == [
+        "Serum IL6", "raised", "chronic tinnitus"
+    ]  # fmt: skip
+    assert bench.phrase_type(["breast", "cancer"]) == "disease"
+    assert bench.phrase_type(["usual", "care"]) == "other"
+
+
+def test_bench_retype_grounds_names_typed_other(capsys: pytest.CaptureFixture[str]) -> None:
+    bench = script("bench_retype")
+    assert bench.main(["--biored", str(BIORED / "train_first3.PubTator"), "--gene-info",
+                       str(BIORED / "gene_info_first3.tsv"), "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    rows = {k: v for half in out.values() for k, v in half.items()}
+    other = [v for k, v in rows.items() if k.endswith("typed other") and "not" not in k]
+    right, wrong = sum(r["right"] for r in other), sum(r["wrong"] for r in other)
+    assert right > 10 and right >= 5 * wrong

@@ -202,7 +202,8 @@ def test_an_answer_states_the_disagreement_and_proposes_follow_ups(collection: A
     prompt = call.json["messages"][-1]["content"]
     assert "IL1B -> Endometriosis: downregulated in in 1 item [" in prompt
     assert "(papers disagree)" in prompt
-    assert "What is the relation between IL1B and CYP19A1?" in out["follow_ups"]
+    # the follow-ups come from the graph: the disagreement the answer rests on
+    assert "Do papers agree on how IL1B relates to Endometriosis?" in out["follow_ups"]
     assert len(fake.requests_to("/api/chat")) == 2  # parse + answer: the graph costs no call
 
 

@@ -593,8 +593,9 @@ def test_a_relaxed_search_is_in_the_json_warnings(papers_csv: Path) -> None:
                      "How do IL1B and TNF interact?")  # fmt: skip
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    assert out["filters"]["fallback"].startswith("no edge matched the filters (HGNC:5992 and ")
-    assert out["warnings"] == [out["filters"]["fallback"]]
+    # no edge joins the two: the edges of each answer, ranked, and the warning says so
+    assert out["warnings"] == ["no edge joins IL1B and TNF: answered from the edges of each"]
+    assert {"IL1B", "TNF"} <= {e[end] for e in out["edges"] for end in ("source", "target")}
     assert out["answer"] and not out["answer"].startswith("Note:")
 
 

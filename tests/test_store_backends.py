@@ -29,7 +29,7 @@ from fastbmrag.store.edge import (
     readahead,
     readahead_files,
 )
-from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS
+from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
 from fastbmrag.store.server import ServerStore
 
 
@@ -258,7 +258,8 @@ def test_embedded_reopen_keeps_everything(tmp_path: Path) -> None:
         kinds = again.indexed_fields()
         assert {k: kinds[k] for k in KEYWORD_FIELDS} == dict.fromkeys(KEYWORD_FIELDS, "Keyword")
         assert {k: kinds[k] for k in INTEGER_FIELDS} == dict.fromkeys(INTEGER_FIELDS, "Integer")
-        assert kinds.keys() == {*KEYWORD_FIELDS, *INTEGER_FIELDS}  # no index no filter reads
+        assert {k: kinds[k] for k in TEXT_FIELDS} == dict.fromkeys(TEXT_FIELDS, "Text")
+        assert kinds.keys() == {*KEYWORD_FIELDS, *INTEGER_FIELDS, *TEXT_FIELDS}  # no index no filter reads
     finally:
         again.close()
 
@@ -370,7 +371,8 @@ def test_embedded_shard_of_an_earlier_layout_gets_on_disk_indexes(tmp_path: Path
         s.ensure_collection(DIM)
         kinds = s.indexed_fields()
         assert kinds == {**dict.fromkeys(KEYWORD_FIELDS, "Keyword"),
-                         **dict.fromkeys(INTEGER_FIELDS, "Integer")}  # fmt: skip
+                         **dict.fromkeys(INTEGER_FIELDS, "Integer"),
+                         **dict.fromkeys(TEXT_FIELDS, "Text")}  # fmt: skip
         assert s.count() == 57
         assert s.count(Filter(must=(Match("pmid", "2696505"),))) == 3
         assert s.count(Filter(must=(Range("year", gte=1990),))) == 57
@@ -381,6 +383,6 @@ def test_embedded_shard_of_an_earlier_layout_gets_on_disk_indexes(tmp_path: Path
         memory = {
             k: getattr(v.params, "memory", None) for k, v in again.info().payload_schema.items()
         }
-        assert memory == dict.fromkeys(KEYWORD_FIELDS + INTEGER_FIELDS, INDEX_MEMORY)
+        assert memory == dict.fromkeys(KEYWORD_FIELDS + INTEGER_FIELDS + TEXT_FIELDS, INDEX_MEMORY)
     finally:
         again.close()

@@ -615,7 +615,9 @@ def test_a_full_volume_is_one_line_and_loses_nothing(
     assert run("update", "-c", "demo", "--working-dir", str(built), "--ollama-host", fake.url,
                papers).exit_code == 0  # fmt: skip
     (small_volume / "filler").unlink()
-    shutil.copytree(built / "demo", small_volume / "home" / "demo")
+    shutil.copytree(built / "demo", small_volume / "home" / "demo",  # its files' holes kept
+                    copy_function=lambda src, dst: subprocess.run(
+                        ["cp", "--sparse=always", src, dst], check=True))  # fmt: skip
     fill(4 << 20)
     status = cli_run("status", "-c", "demo")
     assert status.returncode == 0, status.stderr

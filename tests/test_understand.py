@@ -138,7 +138,7 @@ def test_a_present_and_an_absent_entity_answer_from_the_present_one(
     assert understood(out) == [("IL1B", IL1B, "filter"), ("Alzheimer disease", ALZHEIMER, "absent")]
     assert out["answer"] and out["references"]
     assert out["edges"] and all(IL1B in (e["source_id"], e["target_id"]) for e in out["edges"])
-    assert {e["kept_by"] for e in out["edges"]} == {"entity"}
+    assert {e["kept_by"] for e in out["edges"]} == {"id"}
     assert any(
         "holds no edge about Alzheimer Disease (D000544); searched with IL1B (HGNC:5992)" in w
         for w in out["warnings"]
@@ -187,8 +187,16 @@ def test_programmed_cell_death_is_apoptosis_not_death(wd: Path, fake: FakeOllama
         ("programmed cell death", "pathway", "D017209", "absent")
     ]
     assert "D003643" not in json.dumps(out)  # Death
+    # the finder alone finds the process too: "programmed" is no everyday word ...
     _, out = ask(wd, fake, question, "--json", "--no-llm-parse")
-    assert out["understood"] == []
+    assert [(u["id"], u["origin"], u["used_as"]) for u in out["understood"]] == [
+        ("D017209", "finder", "absent")
+    ]
+    # ... nor is "apoptosis", which a question about neoplasms names beside them; processes of
+    # ordinary words ("gene expression") are read in their everyday sense
+    _, out = ask(wd, fake, "What is the role of apoptosis in gene expression?", "--json",
+                 "--no-llm-parse")  # fmt: skip
+    assert [(u["text"], u["id"]) for u in out["understood"]] == [("apoptosis", "D017209")]
 
 
 def test_a_process_a_paper_names_is_grounded_when_indexed() -> None:

@@ -5,8 +5,9 @@ an edge is stored as (:func:`edge_point`), each end's fields written once for bo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fastbmrag.index.extract import Relation
@@ -17,6 +18,7 @@ from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
 from fastbmrag.store.payload import EdgePayload
 from fastbmrag.text.sentences import Sentence
 from fastbmrag.vocab.base import Normalized, Normalizer
+from fastbmrag.vocab.mentions import GENE_CUES, SECONDARY_GENE
 
 
 @dataclass(frozen=True)
@@ -97,8 +99,11 @@ class Edge:
 
 # The types a name the model typed wrongly may take instead ("COVID-19" typed gene), and the
 # matches that may retype it: the other type's own symbol, name or term, never an alias (an
-# alias is often another field's acronym).
+# alias is often another field's acronym). A name typed as one of the types no vocabulary
+# grounds (``other``, ``cell``) is retyped by the same rule: "Tinnitus" typed other is the
+# disease the vocabularies name so.
 GROUNDED_TYPES = ("gene", "disease", "chemical")
+RETYPED_TYPES = (*GROUNDED_TYPES, "other", "cell")
 RETYPING_MATCHES = frozenset({"symbol", "name", "entry_term"})
 
 
@@ -112,24 +117,60 @@ def name_ends(
 ) -> list[EdgeEnd]:
     """The entities a name stands for: one, or one per part of a coordination ("SMAD2/3",
     "breast and ovarian cancer"). With the ``paper``'s PubTator3 annotations, the entity they
-    give the name comes first (:mod:`fastbmrag.index.grounding`). A gene, disease or chemical
-    name that its type matches nothing for, and exactly one other of the three by its own name
-    or term, takes that type: the vocabularies know the name, the model mistyped it."""
+    give the name comes first (:mod:`fastbmrag.index.grounding`). A gene, disease, chemical,
+    other or cell name that its type matches nothing for, and exactly one other of gene, disease
+    and chemical by its own symbol, name or term, takes that type: the vocabularies know the
+    name, the model mistyped it."""
     if paper is not None and (found := paper.ground(name, etype, cited)) is not None:
         return [EdgeEnd(name, found, etype, by=PUBTATOR)]
     norm = normalizer.normalize(name, etype, context)
+    if etype == "gene" and _unsupported_alias(name, norm, context):
+        norm = replace(norm, ontology_id=None, matched_by="none", score=0.0, normalized_name=name)
     if paper is not None:
         norm = paper.prior(norm)
         if norm.ontology_id is None and (other := paper.retype(name, cited)) is not None:
             return [EdgeEnd(name, other, other.type, PUBTATOR, PUBTATOR)]
     if norm.parts:
         return [EdgeEnd(name, part, etype) for part in norm.parts]
-    if etype in GROUNDED_TYPES and norm.ontology_id is None and norm.matched_by == "none":
+    if etype in RETYPED_TYPES and norm.ontology_id is None and norm.matched_by == "none":
         others = [normalizer.normalize(name, t, context) for t in GROUNDED_TYPES if t != etype]
-        grounded = [o for o in others if o.ontology_id and o.matched_by in RETYPING_MATCHES]
+        grounded = [o for o in others if o.ontology_id and _retypes(name, o)]
         if len(grounded) == 1:
             return [EdgeEnd(name, grounded[0], grounded[0].type, "vocabulary")]
     return [EdgeEnd(name, norm, etype)]
+
+
+def _unsupported_alias(name: str, norm: Normalized, context: str) -> bool:
+    """Whether a gene's id rests on a short form of capital letters alone that HGNC lists as
+    another symbol of it (an alias, a previous symbol) with nothing in the paper for that gene:
+    no gene word in a sentence that writes the name and no approved symbol of the gene in its
+    text. Such a short form is as often a method's or a procedure's acronym ("IVF" is an alias
+    of SCN5A); a gene's other symbols mostly carry its number ("PS1", "IL-8"), which acronyms
+    do not."""
+    if norm.matched_by not in SECONDARY_GENE or not re.fullmatch(r"[A-Z]+", name):
+        return False
+    words = [w.lower() for w in _WORD.findall(context)]
+    if norm.normalized_name.lower() in words:
+        return False
+    for sentence in _SENTENCE.split(context):
+        said = {w.lower() for w in _WORD.findall(sentence)}
+        if name.lower() in said and not said.isdisjoint(GENE_CUES):
+            return False
+    return True
+
+
+_WORD = re.compile(r"[\w-]+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
+
+
+def _retypes(name: str, other: Normalized) -> bool:
+    """Whether another type's match may retype a name: its own name or term, or its symbol
+    written as a symbol is (not a lowercase word, "mice" is no MICE; nothing but the symbol's
+    letters, digits and hyphens, "T>G" is no TG)."""
+    if other.matched_by == "symbol":
+        written = re.sub(r"[\s-]", "", name)
+        return not name.islower() and written.upper() == other.normalized_name.replace("-", "")
+    return other.matched_by in RETYPING_MATCHES
 
 
 def build_edges(
@@ -199,6 +240,7 @@ def edge_point(
         **src.payload("source", ancestors),
         **tgt.payload("target", ancestors),
         relationship_type=rel,
+        names=list({n.casefold(): n for n in (src.raw, src.name, tgt.raw, tgt.name)}.values()),
         **described,
         retracted=int(paper.retraction == "retracted"),
         extra=meta,

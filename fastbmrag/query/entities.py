@@ -32,6 +32,9 @@ class Entity:
     origin: str  # "question" | "flag"
     role: str = "either"  # "either" | "source" | "target"
     expanded_to: int = 1  # concepts the filter covers: itself and those below it (or members)
+    # the names it also selects edges by, in their ends' names as written or normalised (a
+    # question's entity: its wording and its concept's name; a flag selects by id alone)
+    names: tuple[str, ...] = ()
 
     def node_keys(self) -> tuple[str, ...]:
         """Node keys this entity can have in the store (see store.base.node_key)."""
@@ -50,6 +53,7 @@ class Entity:
             "origin": self.origin,
             "role": self.role,
             "expanded_to": self.expanded_to,
+            "names": list(self.names),
         }
 
 

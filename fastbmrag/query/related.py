@@ -78,16 +78,26 @@ def related(
     return [replace(e, n=i, kept_by="word") for i, e in enumerate(kept, 1)]
 
 
+def uncommon_words(question: str, normalizer: Normalizer | None) -> list[str]:
+    """The question's content words that are no common English word, as written, once each:
+    the words a name of the collection can be searched by ("fluoridation", "INR")."""
+    common = _common(normalizer)
+    return list(
+        dict.fromkeys(
+            w for w in _WORD_RE.findall(question)
+            if not function_word(w, common) and w.lower() not in common and not w.isdigit()
+        )
+    )  # fmt: skip
+
+
 def unrelated_evidence(
     collection: Collection, question: str, normalizer: Normalizer | None
 ) -> dict[str, Any]:
     """Why nothing answers a question none of whose names was recognised, and the entities whose
     names come closest to its uncommon content words."""
-    common = _common(normalizer)
     closest: list[dict[str, Any]] = []
-    for w in _WORD_RE.findall(question):
-        if not function_word(w, common) and w.lower() not in common and not w.isdigit():
-            closest += closest_entities(collection, w)
+    for w in uncommon_words(question, normalizer):
+        closest += closest_entities(collection, w)
     closest = list({(c["name"], c["type"]): c for c in closest}.values())[:8]
     return {
         "reason": "no entity of the question was recognised, and no edge of the collection "

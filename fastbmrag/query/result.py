@@ -136,8 +136,14 @@ def understood_line(result: dict[str, Any]) -> str | None:
     if not result["understood"]:
         return None
     notes = {"absent": ", not in this collection", None: ", not used: entity flags given"}
+
+    def note(u: dict[str, Any]) -> str:
+        if u["used_as"] == "broader" and u.get("broader"):
+            return f", not in this collection: answered from {u['broader']['name']}"
+        return notes.get(u["used_as"], "")
+
     return "Understood: " + ", ".join(
-        f"{u['name']} ({u['id']}{notes.get(u['used_as'], '')})" for u in result["understood"]
+        f"{u['name']} ({u['id']}{note(u)})" for u in result["understood"]
     )
 
 
@@ -158,10 +164,9 @@ def render_text(result: dict[str, Any]) -> str:
         if result["follow_ups"]:
             out += ["Follow-up questions:", *(f"  - {q}" for q in result["follow_ups"]), ""]
     elif result["no_evidence"] is None:
-        out.append(
-            f"{counted(len(result['edges']), 'edge')} "
-            f"({result['filters']['matched']:,} passed the filters):"
-        )
+        matched = result["filters"]["matched"]
+        passed = "ranked by the question" if matched is None else f"{matched:,} passed the filters"
+        out.append(f"{counted(len(result['edges']), 'edge')} ({passed}):")
         for e in result["edges"]:
             p = e["payload"]
             out.append(

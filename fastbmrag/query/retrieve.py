@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.query.options import QueryOptions
 from fastbmrag.store.base import Filter, Hit
 
 if TYPE_CHECKING:
@@ -17,20 +16,23 @@ def retrieve(
     vector: Any,
     flt: Filter | None,
     *,
-    matched: int,
-    options: QueryOptions,
+    limit: int | None,
+    min_score: float | None,
 ) -> list[Hit]:
-    """Vector search (``vector`` None: filter order via scroll, no score)."""
+    """The ``limit`` edges passing ``flt`` most similar to ``vector`` (None: every one), above
+    ``min_score``; with no vector, in filter order via scroll, with no score."""
     if vector is None:
         hits: list[Hit] = []
         for hit in collection.scroll(flt):
             hits.append(hit)
-            if not options.all and len(hits) >= options.top_k:
+            if limit is not None and len(hits) >= limit:
                 break
         return hits
-    limit = max(matched, 1) if options.all else options.top_k
-    hits = collection.search(vector, flt, limit=limit, score_threshold=options.min_score)
-    if options.all and options.min_score is None and len(hits) < matched:
+    matched = collection.count(flt) if limit is None else limit
+    if matched == 0:
+        return []
+    hits = collection.search(vector, flt, limit=matched, score_threshold=min_score)
+    if limit is None and min_score is None and len(hits) < matched:
         seen = {h.id for h in hits}
         hits += [h for h in collection.scroll(flt) if h.id not in seen]
     return hits

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from fastbmrag.errors import InputError
 from fastbmrag.llm.base import LLMClient
 from fastbmrag.query.answer import Calls, check_answer, consensus_of, references_for, synthesize
-from fastbmrag.query.entities import Parse, parse_question
+from fastbmrag.query.entities import Entity, Parse, parse_question
 from fastbmrag.query.options import QueryOptions
-from fastbmrag.query.related import related, unrelated_evidence
+from fastbmrag.query.related import related, uncommon_words, unrelated_evidence
 from fastbmrag.query.result import EdgeResult, QueryResult
 from fastbmrag.query.retrieve import retrieve
 from fastbmrag.query.spec import (
@@ -25,12 +25,15 @@ from fastbmrag.query.spec import (
     build_spec,
     collection_name,
     describe,
+    named,
     no_evidence,
     relaxations,
 )
 from fastbmrag.query.understand import Mention, understand, with_presence
-from fastbmrag.store.base import Hit
+from fastbmrag.store.base import Filter, HasId, Hit, Words
+from fastbmrag.store.payload import TEXT_FIELDS
 from fastbmrag.text import citations
+from fastbmrag.util.wording import counted
 
 MAX_LEFT_OUT_EDGES = 10_000  # edges of retracted papers looked at to name them
 
@@ -81,25 +84,46 @@ async def aquery(
     if vector is not None:
         collection.check_vector_size(len(vector))
     with steps.timed("link_s"):
-        mentions = [] if empty else _understood(question, collection, normalizer, parse, opts)
+        by_name = not empty and _names_indexed(collection, steps.warnings)
+        mentions = (
+            [] if empty else understood(question, collection, normalizer, parse, opts, by_name)
+        )
     linked = [m.entity for m in mentions if m.used_as == "filter"]
-    spec = _hierarchical(build_spec(opts, linked, parse, normalizer), collection, steps.warnings)
+    broader = [m.broader for m in mentions if m.used_as == "broader" and m.broader is not None]
+    spec = build_spec(opts, linked, parse, normalizer)
+    spec = _hierarchical(replace(spec, by_name=by_name), collection, steps.warnings)
     hide = not opts.include_retracted and bool(collection.ledger.retracted())
     spec = replace(spec, hide_retracted=hide)
     absent = [m for m in mentions if m.used_as == "absent"]
-    if absent and not linked:  # all the question names is absent: nothing to search
+    # the question ranks the search (its entities, then its words), unless entity flags or, in
+    # a question that names no entity, other flags say what to search: those are hard filters
+    asked = all(e.origin == "question" for e in spec.entities) and (
+        bool(linked or broader) or not _flag_filters(spec)
+    )
+    if absent and not (linked or broader or asked):  # all it names is absent, flags narrow it
         edges: list[EdgeResult] = []
         missing: dict[str, Any] | None = absent_evidence(collection, absent)
         used, matched, relaxed = spec, 0, list[str]()
     else:
+        for m in mentions:
+            if m.used_as == "broader" and m.broader is not None:
+                steps.warnings.append(
+                    f"the collection '{collection_name(collection)}' holds no edge about "
+                    f"{m.label}; {counted(m.broader_edges, 'edge')} about {m.broader.name} "
+                    f"({m.broader.id}), the broader concept, answer after the others"
+                )
+        used_names = [m.label for m in mentions if m.used_as in ("filter", "broader")]
         if absent:
             steps.warnings.append(
                 f"the collection '{collection_name(collection)}' holds no edge about "
                 f"{' or '.join(m.label for m in absent)}; searched with "
-                f"{', '.join(m.label for m in mentions if m.used_as == 'filter')}"
+                f"{', '.join(used_names) or 'the words of the question'}"
             )
         with steps.timed("filter_s"):
-            used, matched, relaxed = _first_matching(spec, collection, opts.fallback)
+            first = (
+                replace(spec, match="any", entities=[*spec.entities, *broader]) if asked else spec
+            )
+            used, matched, relaxed = _first_matching(first, collection, opts.fallback, exists=asked)
             if hide and (left_out := _retracted_left_out(collection, used)):
                 steps.warnings.append(
                     f"{len(left_out)} retracted paper{'s' if len(left_out) > 1 else ''} left "
@@ -107,17 +131,37 @@ async def aquery(
                     "); --include-retracted shows their edges, marked"
                 )
         with steps.timed("search_s"):
-            flt = used.to_filter() or None
-            hits = (
-                retrieve(collection, vector, flt, matched=matched, options=opts) if matched else []
-            )
-        edges = _edges(collection, hits)
+            if asked:
+                used = replace(used, entities=used.entities[: len(spec.entities)])
+                edges = _ranked(question, collection, vector, used, broader, opts, normalizer)
+                if len(linked) > 1 and edges and not any(e.kept_by == "all" for e in edges):
+                    steps.warnings.append(
+                        f"no edge joins {' and '.join(e.name for e in linked)}: answered from "
+                        "the edges of each"
+                    )
+                edges = [replace(e, kept_by=_kept_by(e, used.entities)) for e in edges]
+            else:
+                flt = used.to_filter() or None
+                hits = (
+                    retrieve(collection, vector, flt, limit=None if opts.all else opts.top_k,
+                             min_score=opts.min_score)
+                    if matched else []
+                )  # fmt: skip
+                edges = _edges(collection, hits)
+        if not edges and asked and matched:  # how many passed, for the reason below
+            matched = collection.count(used.to_filter() or None)
         missing = None if edges else no_evidence(collection, spec, used, matched, opts.min_score)
-        if edges and not spec.entities and not _flag_filters(spec):
-            edges = related(question, edges, normalizer)
-            if not edges:
-                missing = unrelated_evidence(collection, question, normalizer)
-        else:
+        if not edges and asked and absent and not (linked or broader):
+            missing = absent_evidence(collection, absent)  # the warning above says it again
+            steps.warnings.pop()
+        elif (
+            not edges
+            and asked
+            and not (linked or broader)
+            and _above_floor(collection, vector, used, opts.min_score)
+        ):  # similar edges there were, none sharing a word with the question
+            missing = unrelated_evidence(collection, question, normalizer)
+        elif not asked:
             edges = [replace(e, kept_by="entity" if spec.entities else "filter") for e in edges]
 
     answer: str | None = None
@@ -157,7 +201,9 @@ async def aquery(
         understood=[m.to_dict() for m in mentions],
         filters={
             **spec.to_dict(),
-            "matched": matched,
+            # edges passing the filters used; where the question ranked the search, none counted (with
+            # --all: the edges returned)
+            "matched": (len(edges) if opts.all else None) if asked else matched,
             "fallback": fallback,
             "used": used.to_dict() if relaxed else None,
         },
@@ -216,15 +262,17 @@ async def _parse_and_embed(
     return parse, vector
 
 
-def _understood(
+def understood(
     question: str,
     collection: Collection,
     normalizer: Normalizer | None,
     parse: Parse,
     opts: QueryOptions,
+    by_name: bool = True,
 ) -> list[Mention]:
-    """The question's mentions, each a filter if the collection has an edge about it, else
-    absent; none used where entity flags were given."""
+    """The question's mentions, each a filter if an edge of the collection is about it (its id,
+    a concept below it, or one of its names), else answered from the nearest broader concept the
+    collection holds, else absent; none used where entity flags were given."""
     if not opts.link:
         return []
     mentions = understand(question, normalizer, collection.ledger, parse.entities)
@@ -236,19 +284,136 @@ def _understood(
         ]
     indexed = collection.indexed_fields()
     exact = opts.exact or (indexed is not None and "source_ancestors" not in indexed)
-    # a node of the graph is there (the ledger says so at once); a broader concept is there if
-    # an edge is about a concept below it (a count in the store)
+    # a node of the graph is there (the ledger says so at once); else an edge about a concept
+    # below it, else one that writes one of its names (each asked of the store apart: one
+    # condition of ids and names together is slower to answer than the two)
     degrees = collection.ledger.degrees(k for e in entities for k in e.node_keys())
     present = [
         any(degrees.get(k, 0) > 0 for k in e.node_keys())
         or (
             e.expanded_to > 1
             and not exact
-            and collection.count(FilterSpec(entities=[e], match="any").to_filter()) > 0
+            and collection.holds(FilterSpec(entities=[e], match="any", by_name=False).to_filter())
         )
+        or (by_name and bool(e.names) and collection.holds(named([e])))
         for e in entities
     ]
-    return with_presence(mentions, present, used=not flagged)
+    broader = [
+        None if p or e.id is None or normalizer is None else _broader(e, collection, normalizer)
+        for e, p in zip(entities, present, strict=True)
+    ]
+    return with_presence(mentions, present, used=not flagged, broader=broader)
+
+
+def _broader(
+    entity: Entity, collection: Collection, normalizer: Normalizer
+) -> tuple[Entity, int] | None:
+    """The concept just above ``entity`` (in one of its MeSH trees, its gene group) that the
+    collection holds edges about, and how many; the smallest where several are."""
+    above = [a for a in normalizer.ancestors(entity.id or "") if a != entity.id]
+    parents = [a for a in above if not any(a in normalizer.ancestors(b) for b in above)]
+    degrees = collection.ledger.degrees(parents)
+    held = [a for a in parents if degrees.get(a, 0) > 0]
+    if not held:
+        return None
+    nearest = min(held, key=lambda a: (normalizer.covers(a), parents.index(a)))
+    name = normalizer.name_of(nearest) or nearest
+    found = Entity(name, name, nearest, entity.type, "question", names=(name,))
+    return found, collection.count(FilterSpec(entities=[found], exact=True).to_filter())
+
+
+def _names_indexed(collection: Collection, warnings: list[str]) -> bool:
+    """Whether the collection's edges carry their ends' names with a full-text index: edges
+    stored by an earlier version are selected by id alone until re-indexed."""
+    indexed = collection.indexed_fields()
+    if indexed is not None and not all(f in indexed for f in TEXT_FIELDS):
+        warnings.append(
+            "this collection was indexed before entity names were searchable: a question's "
+            "entities select edges by id only (`fastbmrag update --force` on its input adds them)"
+        )
+        return False
+    if older := collection.ledger.outdated_papers():
+        warnings.append(
+            f"{counted(older, 'paper')} of this collection {'was' if older == 1 else 'were'} "
+            "indexed before entity names were searchable: their edges are selected by id only "
+            "(`fastbmrag update --force` on their input adds the names)"
+        )
+    return True
+
+
+def _ranked(
+    question: str,
+    collection: Collection,
+    vector: Any,
+    used: FilterSpec,
+    broader: list[Entity],
+    opts: QueryOptions,
+    normalizer: Normalizer | None,
+) -> list[EdgeResult]:
+    """The question ranks the search, each tier by similarity: the edges about every entity of
+    it ("all"), about some ("some": by an id or a concept below one, then by a name), about a
+    broader concept of an absent one ("broader"); then
+    the edges whose names write an uncommon content word of the question ("word"); then the
+    most similar edges (above ``min_score``) that share a content word with it ("word").
+    ``kept_by`` holds the tier."""
+    base = replace(used, entities=[]).to_filter()
+    each = [used.about([e]) for e in used.entities]
+    tiers: list[tuple[str, Filter, float | None]] = []
+    if len(each) > 1:
+        tiers.append(("all", base.and_(*each), None))
+    if each:  # by id first: surer, and a keyword index answers it faster than the names'
+        by_id = replace(used, by_name=False).about(used.entities)
+        tiers.append(("some", base.and_(by_id), None))
+        if used.by_name:
+            tiers.append(("some", base.and_(named(used.entities)), None))
+    if broader:
+        tiers.append(("broader", base.and_(replace(used, exact=True).about(broader)), None))
+    if used.by_name and (words := uncommon_words(question, normalizer)):
+        tiers.append(
+            ("word", base.and_(Filter(should=tuple(Words("names", w) for w in words))), None)
+        )
+    tiers.append(("similar", base, opts.min_score))
+    hits: list[tuple[Hit, str]] = []
+    seen: set[str] = set()
+    for tier, flt, min_score in tiers:
+        left = None if opts.all else opts.top_k - len(hits)
+        if left is not None and left <= 0:
+            break
+        if seen:
+            flt = Filter(flt.must, flt.should, (*flt.must_not, HasId(tuple(seen))))
+        found = retrieve(collection, vector, flt or None, limit=left, min_score=min_score)
+        if tier == "similar":
+            kept = {e.id for e in related(question, _edges(collection, found), normalizer)}
+            found = [h for h in found if h.id in kept]
+        hits += [(h, "word" if tier == "similar" else tier) for h in found]
+        seen.update(h.id for h in found)
+    edges = _edges(collection, [h for h, _ in hits])
+    return [replace(e, kept_by=tier) for e, (_, tier) in zip(edges, hits, strict=True)]
+
+
+def _above_floor(
+    collection: Collection, vector: Any, used: FilterSpec, min_score: float | None
+) -> bool:
+    """Whether an edge passing ``used`` reaches ``min_score`` (without a vector: any edge)."""
+    flt = used.to_filter() or None
+    return bool(retrieve(collection, vector, flt, limit=1, min_score=min_score))
+
+
+def _kept_by(edge: EdgeResult, linked: list[Entity]) -> str:
+    """Why an edge of a ranked search is evidence: an entity's ``id``, a concept ``below`` it, a
+    ``name`` of it, a ``broader`` concept of an absent one, or a shared ``word``."""
+    if edge.kept_by == "word":
+        return "word"
+    p = edge.payload
+    keys = {p.get("source_key"), p.get("target_key")}
+    above = {*(p.get("source_ancestors") or ()), *(p.get("target_ancestors") or ())}
+    if edge.kept_by == "broader":
+        return "broader"
+    if any(e.id in keys or any(k in keys for k in e.node_keys()) for e in linked):
+        return "id"
+    if any(e.id in above for e in linked if e.id):
+        return "below"
+    return "name"
 
 
 def _flag_filters(spec: FilterSpec) -> bool:
@@ -274,14 +439,16 @@ def _hierarchical(spec: FilterSpec, collection: Collection, warnings: list[str])
 
 
 def _first_matching(
-    spec: FilterSpec, collection: Collection, fallback: bool
+    spec: FilterSpec, collection: Collection, fallback: bool, *, exists: bool = False
 ) -> tuple[FilterSpec, int, list[str]]:
     """The first of ``spec``'s relaxations that matches an edge (else the last), how many edges
-    it matches, and what was relaxed."""
+    it matches (``exists``: 1 if any, which a ranked search needs, at no count of them all),
+    and what was relaxed."""
     used, matched, relaxed = spec, 0, []
     for note, candidate in relaxations(spec, fallback):
         used = candidate.resolve_weight(collection)
-        matched = collection.count(used.to_filter() or None)
+        flt = used.to_filter() or None
+        matched = collection.count(flt) if not exists else int(collection.holds(flt))
         if note is not None:
             relaxed.append(note)
         if matched > 0:

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from fastbmrag.query.entities import Entity, Parse, closest_entities, resolve_entity
 from fastbmrag.query.filters import PAYLOAD_FILTERS, payload_conditions
 from fastbmrag.query.options import QueryOptions
-from fastbmrag.store.base import Filter, Match, Range
+from fastbmrag.store.base import Condition, Filter, Match, Words
 from fastbmrag.util.wording import counted
+from fastbmrag.vocab.rules.keys import in_both_numbers
 
 RETRACTED = Match("retracted", value=1)  # an edge of a retracted paper
 
@@ -37,6 +38,9 @@ class FilterSpec:
     pmids: tuple[str, ...] = ()
     min_weight: float | None = None
     exact: bool = False
+    # an entity with names also selects the edges whose ends write one (the collection has
+    # the names' full-text index)
+    by_name: bool = True
     include_retracted: bool = False
     # set from the collection: it holds retracted papers, and they are to be left out
     hide_retracted: bool = False
@@ -67,31 +71,34 @@ class FilterSpec:
     def to_filter(self) -> Filter:
         if self.min_weight is not None and self.weight_filter is None:
             raise ValueError("min_weight needs resolve_weight(collection) before to_filter()")
-        must: list[Match | Range | Filter] = []
+        must: list[Condition] = []
         either = [e for e in self.entities if e.role == "either"]
         if either and self.effective_match == "all":
-            must += [self._about([e], ("source", "target")) for e in either]
+            must += [self.about([e]) for e in either]
         elif either:
-            must.append(self._about(either, ("source", "target")))
+            must.append(self.about(either))
         for role in ("source", "target"):
             chosen = [e for e in self.entities if e.role == role]
             if chosen:
-                must.append(self._about(chosen, (role,)))
+                must.append(self.about(chosen, (role,)))
         must += payload_conditions(self.payload_values())
         if self.weight_filter:
             must.append(self.weight_filter)
         hidden = (RETRACTED,) if self.hide_retracted and not self.include_retracted else ()
         return Filter(must=tuple(must), must_not=hidden)
 
-    def _about(self, entities: list[Entity], ends: tuple[str, ...]) -> Filter:
-        """Edges with one of ``entities`` at one of ``ends``: the entity itself, or (unless
-        ``exact``) a concept below it in MeSH or a gene of its HGNC gene group."""
+    def about(self, entities: list[Entity], ends: tuple[str, ...] = ("source", "target")) -> Filter:
+        """Edges with one of ``entities`` at one of ``ends``: the entity itself, (unless
+        ``exact``) a concept below it in MeSH or a gene of its HGNC gene group, or (``by_name``)
+        an end that writes all the words of one of its names."""
         keys = tuple(dict.fromkeys(k for e in entities for k in e.node_keys()))
         # only a concept with others below it needs the ancestors: a leaf costs no condition
         ids = tuple(dict.fromkeys(e.id for e in entities if e.id and e.expanded_to > 1))
-        should: list[Match | Range | Filter] = [Match(f"{end}_key", any_of=keys) for end in ends]
+        should: list[Condition] = [Match(f"{end}_key", any_of=keys) for end in ends]
         if ids and not self.exact:
             should += [Match(f"{end}_ancestors", any_of=ids) for end in ends]
+        if self.by_name:  # both ends' names (a question's entities are either end)
+            should += named(entities).should
         return Filter(should=tuple(should))
 
     def to_dict(self) -> dict[str, Any]:
@@ -108,6 +115,13 @@ class FilterSpec:
             "exact": self.exact,
             "include_retracted": self.include_retracted,
         }
+
+
+def named(entities: list[Entity]) -> Filter:
+    """Edges one of whose ends writes every word of a name of one of ``entities`` (the last
+    word in either number; case aside, as the full-text index reads them)."""
+    forms = {f.casefold(): f for e in entities for n in e.names for f in in_both_numbers(n)}
+    return Filter(should=tuple(Words("names", f) for f in forms.values()))
 
 
 def build_spec(
@@ -190,7 +204,9 @@ def no_evidence(
         missing = [
             e for e in spec.entities
             if collection.count(
-                FilterSpec(entities=[e], match="any", exact=spec.exact).to_filter()
+                FilterSpec(
+                    entities=[e], match="any", exact=spec.exact, by_name=spec.by_name
+                ).to_filter()
             )
             == 0
         ]  # fmt: skip

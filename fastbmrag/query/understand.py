@@ -8,10 +8,19 @@ Three sources, merged by span:
   D002289): a question that writes a name the way the papers write it finds it;
 * **model**: the entities the one parse call names, each normalised with the type the model
   gave; the model's type decides between readings of a span (IVF the procedure, not a gene);
-* **finder**: :meth:`~fastbmrag.vocab.normalizer.DictionaryNormalizer.find_mention_spans`.
+* **finder**: :meth:`~fastbmrag.vocab.normalizer.DictionaryNormalizer.find_mention_spans`, for
+  genes, diseases, chemicals and the biological processes MeSH names, a process only where one
+  of its words is no common English word ("apoptosis", "programmed cell death"; not "gene
+  expression", "growth", which questions use in their everyday sense).
 
 Overlapping spans: the longest wins, then collection > model > finder, then the higher score;
 one mention per node.
+
+A mention selects edges by its id, a concept below it, or one of its names (its wording, its
+concept's name) in an edge's entity names; it is used as a filter where an edge is so selected,
+else where the collection holds a broader concept of its MeSH tree or gene group it is answered
+from that one (``used_as`` "broader"), else it is absent. That decision is
+:func:`fastbmrag.query.run.understood`'s: it asks the collection.
 """
 
 from __future__ import annotations
@@ -29,9 +38,8 @@ if TYPE_CHECKING:
     from fastbmrag.vocab.base import Normalizer
 
 ORIGINS = ("collection", "model", "finder")  # which reading of one span wins
-# The types a name of the collection or of the parse call is grounded as: the finder's, and the
-# biological processes MeSH names ("programmed cell death" -> Apoptosis), which the finder
-# leaves alone (a process's name is most often ordinary words: "growth", "gene expression").
+# The types a name of the question is grounded as: genes, diseases, chemicals, and the
+# biological processes MeSH names ("programmed cell death" -> Apoptosis).
 GROUNDED_TYPES = (*LINK_TYPES, "pathway")
 MAX_WORDS = 10  # the longest name looked up in the collection's names
 _WORD_RE = re.compile(r"\w+(?:['’]\w+)?")
@@ -50,11 +58,16 @@ class Mention:
     origin: str  # "collection" | "model" | "finder"
     score: float = 1.0
     in_collection: bool | None = None  # None until the collection was asked
-    used_as: str | None = None  # "filter" | "absent" | None (entity flags were given instead)
+    # "filter" | "broader" (absent, answered from a broader concept) | "absent" | None (entity
+    # flags were given instead)
+    used_as: str | None = None
+    broader: Entity | None = None  # the broader concept the collection holds, when absent
+    broader_edges: int = 0
 
     @property
     def entity(self) -> Entity:
-        return Entity(self.text, self.name, self.id, self.type, "question")
+        names = tuple(dict.fromkeys(n for n in (self.text, self.name) if _names_something(n)))
+        return Entity(self.text, self.name, self.id, self.type, "question", names=names)
 
     @property
     def label(self) -> str:
@@ -71,7 +84,18 @@ class Mention:
             "origin": self.origin,
             "in_collection": self.in_collection,
             "used_as": self.used_as,
-        }
+            "broader": None if self.broader is None else {
+                "id": self.broader.id, "name": self.broader.name, "edges": self.broader_edges
+            },
+        }  # fmt: skip
+
+
+def _names_something(name: str) -> bool:
+    """Whether a name can select edges by its words: one of them is no function word (a name
+    of function words alone would select every edge that writes them)."""
+    from fastbmrag.vocab.mentions import function_word
+
+    return any(not function_word(w, {}) and not w.isdigit() for w in _WORD_RE.findall(name))
 
 
 def understand(
@@ -98,9 +122,14 @@ def understand(
                                 m.normalized_name, "model", m.score)
                     )  # fmt: skip
         holds = _Holds(ledger)
-        for s, e, m in normalizer.find_mention_spans(question, LINK_TYPES, known=holds):
+        common: dict[str, float] = getattr(normalizer, "common_words", {})
+        for s, e, m in normalizer.find_mention_spans(question, GROUNDED_TYPES, known=holds):
             if any(vs <= s and e <= ve and vt != m.type for vs, ve, vt in vetoes):
                 continue  # the model reads this span as another type
+            if m.type == "pathway" and all(
+                w.lower() in common for w in _WORD_RE.findall(question[s:e])
+            ):
+                continue  # ordinary words ("gene expression", "growth") in their everyday sense
             for part in m.parts or (m,):
                 if part.ontology_id:
                     found.append(
@@ -126,8 +155,25 @@ def _collection_names(
     for form, _key, name, type_, oid in ledger.named(spans):
         s, e = spans[form]
         if oid and type_ in GROUNDED_TYPES and (" " in form or form not in common):
+            if type_ == "gene" and _bare_short_form(question, s, e, name):
+                continue
             out.append(Mention(question[s:e], s, e, type_, oid, name, "collection"))
     return out
+
+
+def _bare_short_form(question: str, start: int, end: int, symbol: str) -> bool:
+    """Whether a gene's name as the papers wrote it is, here, a short form of capitals that is
+    not the gene's approved symbol, with no gene word beside it: as the finder, which reads such
+    a form as a method's or a procedure's acronym ("IVF"), a name of the collection is no gene
+    there."""
+    written = question[start:end]
+    if not written.isupper() or written.replace("-", "") == symbol.replace("-", ""):
+        return False
+    from fastbmrag.vocab.mentions import GENE_CUES
+
+    before = _WORD_RE.findall(question[:start])[-2:]
+    after = _WORD_RE.findall(question[end:])[:2]
+    return not any(w.lower() in GENE_CUES for w in (*before, *after))
 
 
 def _locate(question: str, text: str) -> tuple[int, int] | None:
@@ -171,10 +217,19 @@ class _Holds:
         return self.ledger.degrees([ontology_id]).get(ontology_id, 0) > 0
 
 
-def with_presence(mentions: list[Mention], present: list[bool], used: bool) -> list[Mention]:
-    """The mentions with ``in_collection`` and ``used_as`` set: a filter if present, else absent;
-    none used (``used`` False) where entity flags were given instead."""
-    return [
-        replace(m, in_collection=p, used_as=("filter" if p else "absent") if used else None)
-        for m, p in zip(mentions, present, strict=True)
-    ]
+def with_presence(
+    mentions: list[Mention],
+    present: list[bool],
+    used: bool,
+    broader: Sequence[tuple[Entity, int] | None] = (),
+) -> list[Mention]:
+    """The mentions with ``in_collection`` and ``used_as`` set: a filter if present, else
+    answered from the broader concept found for it (``broader``), else absent; none used
+    (``used`` False) where entity flags were given instead."""
+    above = list(broader) or [None] * len(mentions)
+    out = []
+    for m, p, b in zip(mentions, present, above, strict=True):
+        use = "filter" if p else "broader" if b is not None else "absent"
+        m = replace(m, in_collection=p, used_as=use if used else None)
+        out.append(m if b is None else replace(m, broader=b[0], broader_edges=b[1]))
+    return out

@@ -87,6 +87,15 @@ class Range:
 
 
 @dataclass(frozen=True, slots=True)
+class Words:
+    """Every word of ``text`` is in ``key``, a field with a full-text index (in any order; case
+    and English stop words aside where the backend's index says so)."""
+
+    key: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class HasId:
     """The point's id is one of ``ids``."""
 
@@ -97,15 +106,18 @@ class HasId:
 class Filter:
     """All of ``must``, at least one of ``should`` (when given), none of ``must_not``."""
 
-    must: tuple[Match | Range | Filter | HasId, ...] = ()
-    should: tuple[Match | Range | Filter | HasId, ...] = ()
-    must_not: tuple[Match | Range | Filter | HasId, ...] = ()
+    must: tuple[Condition, ...] = ()
+    should: tuple[Condition, ...] = ()
+    must_not: tuple[Condition, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.must or self.should or self.must_not)
 
-    def and_(self, *conditions: Match | Range | Filter | HasId) -> Filter:
+    def and_(self, *conditions: Condition) -> Filter:
         return Filter(self.must + tuple(conditions), self.should, self.must_not)
+
+
+Condition = Match | Range | Words | Filter | HasId
 
 
 @dataclass(slots=True)

@@ -374,6 +374,10 @@ class Collection(Closing):
         """Edges matching ``flt`` (all without)."""
         return self.store.count(flt)
 
+    def holds(self, flt: Filter | None) -> bool:
+        """Whether an edge matches ``flt`` (the first one found: no count of them all)."""
+        return next(iter(self.store.scroll(flt, batch_size=1)), None) is not None
+
     def scroll(self, flt: Filter | None = None) -> Iterator[Hit]:
         """Edges matching ``flt`` as stored (no degrees: :meth:`edges` adds them)."""
         return self.store.scroll(flt)

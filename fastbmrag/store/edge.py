@@ -20,16 +20,17 @@ import qdrant_edge as qe
 from fastbmrag.errors import DimensionMismatch, StoreBusy, StoreError
 from fastbmrag.store import pagecache
 from fastbmrag.store.base import (
+    Condition,
     Filter,
     HasId,
     Hit,
-    Match,
     Point,
     Range,
     Store,
+    Words,
     vector_list,
 )
-from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS
+from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
 
 CONFIG_FILE = "edge_config.json"
 UPSERT_BATCH = 512
@@ -104,6 +105,14 @@ def readahead(path: Path) -> Any:
 def _index_params(kind: str) -> Any:
     if kind == "keyword":
         return qe.KeywordIndexParams(memory=INDEX_MEMORY)
+    if kind == "text":  # names: words, lowercased, English stop words out; no stemmer (it
+        # makes "emergency" of "emerged"): a query spells a name's number itself
+        return qe.TextIndexParams(
+            tokenizer=qe.TokenizerType.Word,
+            lowercase=True,
+            stopwords=qe.StopwordsSet(languages={qe.Language.English}),
+            memory=INDEX_MEMORY,
+        )
     return qe.IntegerIndexParams(lookup=True, range=True, memory=INDEX_MEMORY)
 
 
@@ -111,12 +120,15 @@ def _index_params(kind: str) -> Any:
 INDEXES = {
     **dict.fromkeys(KEYWORD_FIELDS, "keyword"),
     **dict.fromkeys(INTEGER_FIELDS, "integer"),
+    **dict.fromkeys(TEXT_FIELDS, "text"),
 }
 
 
-def _condition(cond: Match | Range | Filter | HasId) -> Any:
+def _condition(cond: Condition) -> Any:
     if isinstance(cond, Filter):
         return to_edge_filter(cond)
+    if isinstance(cond, Words):
+        return qe.FieldCondition(cond.key, match=qe.MatchText(cond.text))
     if isinstance(cond, HasId):
         return qe.HasIdCondition(set(cond.ids))
     if isinstance(cond, Range):
@@ -340,6 +352,8 @@ class EdgeStore(Store):
     def count(self, flt: Filter | None = None) -> int:
         if self._shard is None:
             return 0
+        if flt is None or not flt:  # the shard keeps the number: no count of every point
+            return int(self._shard.info().points_count)
         return int(self._shard.count(qe.CountRequest(exact=True, filter=to_edge_filter(flt))))
 
     def paper_ids(self) -> set[str]:

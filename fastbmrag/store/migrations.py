@@ -116,4 +116,12 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             )""",
         ],
     ),
+    (
+        7,
+        [
+            # every query asks whether papers were stored by an earlier payload version (their
+            # edges lack the names a question selects by): an index answers without a scan
+            "CREATE INDEX papers_payload_version ON papers (payload_version)",
+        ],
+    ),
 ]

@@ -10,6 +10,9 @@ Payload versions: 1 had ``draft_description``, ``refined``, ``chunks`` and ``evi
 quote string; 2 has ``description_source`` and ``evidence`` as a list of sentences with their
 place in the paper; 3 adds ``source_ancestors`` / ``target_ancestors`` (what each end belongs
 to: its MeSH ancestors, its HGNC gene groups), which hierarchical filters match. A collection's ledger records the version each paper was stored with.
+
+4 adds ``names``: both ends' names as written and as normalised, with a full-text index, so
+that a question's entity selects the edges that write one of its names, grounded or not.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-PAYLOAD_VERSION = 3
+PAYLOAD_VERSION = 4
 
 CITED = "cited"  # the description is the relation's cited abstract sentences, verbatim
 REFINED = "refined"  # the description was written by stage 2 from main-text sentences
@@ -43,7 +46,8 @@ class EdgePayload:
     # and the node key behind degrees and weights (the ledger holds the degrees; shards written before
     # it did may still carry ``source_degree``/``target_degree``, which nothing reads). Only
     # the fields a filter reads are indexed: queries match an entity by its key (or its
-    # ancestors), never by its name or id alone, and every index costs each segment's open.
+    # ancestors) or by the words of its names (``names``), never by its id alone, and every
+    # index costs each segment's open.
     source: str = ""
     source_id: str = ""
     source_key: str = _index("keyword")
@@ -68,6 +72,9 @@ class EdgePayload:
     target_match: str = ""
     target_grounding: str = ""
     relationship_type: str = _index("keyword")
+    # both ends' names as written and as normalised, once each: a question's entity selects the
+    # edges that write all the words of one of its names (a full-text index)
+    names: list[str] = field(default_factory=list, metadata={"index": "text"})
     description: str = ""
     description_source: str = CITED
     # the sentences behind the description: [{text, where, passage, section, start, end}]
@@ -93,6 +100,7 @@ def _indexed(kind: str) -> tuple[str, ...]:
 # Payload fields with an index, by index kind (declared order; relationship_type last).
 KEYWORD_FIELDS = _indexed("keyword")
 INTEGER_FIELDS = _indexed("integer")
+TEXT_FIELDS = _indexed("text")  # names
 
 
 def evidence_of(payload: dict[str, Any]) -> list[dict[str, Any]]:

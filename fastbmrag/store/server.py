@@ -1,7 +1,8 @@
 """Qdrant server / cluster store through qdrant-client (same schema and indexes as embedded).
 
 Tests pass a ``QdrantClient(location=":memory:")``: qdrant-client's local mode stands in for a
-server there (it ignores payload indexes, which only changes speed).
+server there (it ignores payload indexes, which only changes speed; its full-text match
+keeps the stop words a server's text index drops).
 """
 
 from __future__ import annotations
@@ -15,24 +16,36 @@ from qdrant_client import QdrantClient, models
 
 from fastbmrag.errors import DimensionMismatch, StoreError
 from fastbmrag.store.base import (
+    Condition,
     Filter,
     HasId,
     Hit,
-    Match,
     Point,
     Range,
     Store,
+    Words,
     vector_list,
 )
-from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS
+from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
 
 UPSERT_BATCH = 256
 _LOCAL_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"
 
 
-def _condition(cond: Match | Range | Filter | HasId) -> Any:
+# the ends' names: as the embedded store indexes them (store/edge.py)
+TEXT_INDEX = models.TextIndexParams(
+    type=models.TextIndexType.TEXT,
+    tokenizer=models.TokenizerType.WORD,
+    lowercase=True,
+    stopwords=models.Language.ENGLISH,
+)
+
+
+def _condition(cond: Condition) -> Any:
     if isinstance(cond, Filter):
         return to_qdrant_filter(cond)
+    if isinstance(cond, Words):
+        return models.FieldCondition(key=cond.key, match=models.MatchText(text=cond.text))
     if isinstance(cond, HasId):
         return models.HasIdCondition(has_id=list(cond.ids))
     if isinstance(cond, Range):
@@ -117,6 +130,9 @@ class ServerStore(Store):
                     f"Qdrant collection {self.collection!r} holds {size}-d vectors, not "
                     f"{vector_size}-d: use the embedding model it was built with, or a new collection"
                 )
+            info = self._call("describe the collection", self.client.get_collection, self.collection)
+            have = set(info.payload_schema or {})
+            self._indexes([(f, TEXT_INDEX) for f in TEXT_FIELDS if f not in have] if have else [])
             return
         self._call(
             "create the collection",
@@ -124,9 +140,16 @@ class ServerStore(Store):
             self.collection,
             vectors_config=models.VectorParams(size=vector_size, distance=models.Distance.COSINE),
         )
-        kinds = [(f, models.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS] + [
-            (f, models.PayloadSchemaType.INTEGER) for f in INTEGER_FIELDS
+        kinds: list[tuple[str, Any]] = [
+            *[(f, models.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS],
+            *[(f, models.PayloadSchemaType.INTEGER) for f in INTEGER_FIELDS],
+            *[(f, TEXT_INDEX) for f in TEXT_FIELDS],
         ]
+        self._indexes(kinds)
+
+    def _indexes(self, kinds: list[tuple[str, Any]]) -> None:
+        """Create these payload indexes (a collection made by an earlier version gets those it
+        lacks)."""
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_LOCAL_INDEX_WARNING)
             for name, kind in kinds:

@@ -15,7 +15,9 @@ from how language works:
   symbol, NCBI Gene's synonym) rather than its approved symbol is also an acronym of methods,
   procedures and instruments ("IVF", "MRI", "CPAP"): it links only with a gene cue, a word of
   :data:`GENE_CUES` next to it, or where ``known`` (the ids of the collection asked) holds
-  that gene (a short form the text defines is read through its long form by the normaliser);
+  that gene and the form carries a number ("PS1"; a form of letters alone, "IVF", is an
+  acronym as often, whatever the collection holds); a short form the text defines is read
+  through its long form by the normaliser;
 * a MeSH protein or enzyme is a gene product, which the graph keys on its HGNC gene: the span's
   gene wins over the chemical ("tumor necrosis factor alpha" -> TNF);
 * the name of a biological process in several words is one name ("single nucleotide
@@ -143,7 +145,7 @@ def find_mention_spans(
                 best.type == GENE
                 and best.matched_by in SECONDARY_GENE
                 and span.isupper()
-                and not (_cued(lows, i, j) or best.ontology_id in known)
+                and not (_cued(lows, i, j) or (best.ontology_id in known and not span.isalpha()))
             ):
                 continue
             found.append((start, end, best))

@@ -158,6 +158,28 @@ def _singular(tok: str) -> str:
     return tok
 
 
+def in_both_numbers(name: str) -> tuple[str, ...]:
+    """A name as written and with its last word in the other number, when that is an English
+    plural or a singular that makes one ("hydatidiform moles" -> + "hydatidiform mole";
+    "fracture" -> + "fractures"; "cell death" -> + "cell deaths"). Case kept."""
+    head = name.rsplit(" ", 1)[-1]
+    low = head.lower()
+    if not low.isalpha() or len(low) < 4 or low in _INVARIANT or head.isupper():
+        return (name,)
+    single = _singular(low)
+    if single != low:
+        other = single
+    elif low.endswith("osis"):
+        other = low[:-4] + "oses"
+    elif low.endswith("y") and low[-2:-1] not in tuple("aeiou"):
+        other = low[:-1] + "ies"
+    elif low.endswith(("s", "x", "z", "ch", "sh")):
+        return (name,)  # a singular in -s or a sibilant: its plural is no safer guess
+    else:
+        other = low + "s"
+    return (name, name[: len(name) - len(head)] + other)
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def word_forms(tok: str) -> tuple[str, str]:
     spelled = _spelling(tok)

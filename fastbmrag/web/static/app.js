@@ -140,7 +140,9 @@ function showAnswer(res) {
     understood.forEach((u, i) => {
       if (i) line.append(", ");
       line.append(clickable(u.name, () => showEntity(u.id || u.name), "entity"));
-      line.append(" (" + u.id + (notes[u.used_as] || "") + ")");
+      const broader = u.used_as === "broader" && u.broader
+        ? ", not in this collection: answered from " + u.broader.name : "";
+      line.append(" (" + u.id + (broader || notes[u.used_as] || "") + ")");
     });
   }
   for (const w of res.warnings || []) {  // a relaxed search, retracted papers left out: apart
