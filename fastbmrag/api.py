@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import shlex
@@ -31,6 +32,7 @@ from fastbmrag import config
 from fastbmrag.errors import CollectionNotFound, ConfigError, InputError, StoreBusy
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection
+from fastbmrag.store.opening import check_not_updating
 from fastbmrag.store.places import (
     WRITE_FREE,
     check_name,
@@ -306,7 +308,7 @@ class RAG:
             PubTatorSettings,
         )
 
-        cache = AnnotationCache(self.working_dir / CACHE_FILENAME)
+        cache = AnnotationCache.open(self.working_dir / CACHE_FILENAME)
         return PubTatorClient(PubTatorSettings.resolve(), cache)
 
     def insert_paper(self, papers: Any, *, progress: bool = False, **options: Any) -> RunSummary:
@@ -458,9 +460,10 @@ class RAG:
         self.readahead()  # the disk reads the shard while the vocabularies load
         needs_names = opts.link or opts.entities or opts.sources or opts.targets
         normalizer = self.normalizer() if needs_names else None
+        if not self.settings.qdrant_url:  # an update holds the store: said before model calls
+            check_not_updating(self.working_dir, self.collection_name)
         llm = None if opts.no_answer and opts.no_llm_parse else self.llm(query=True)
-        with self.reader(command="query") as coll:
-            return run_query(question, coll, llm, normalizer, options=opts).to_dict()
+        return run_query(question, _QueryReading(self), llm, normalizer, options=opts).to_dict()
 
     def status(self, *, max_failed: int | None = 100) -> dict[str, Any]:
         """What the collection holds (from the ledger); finishes an operation a killed command
@@ -698,6 +701,20 @@ class RAG:
             spec = spec.resolve_weight(coll)
             for hit in coll.edges(spec.to_filter() or None):
                 yield hit.id, hit.payload
+
+
+@dataclasses.dataclass
+class _QueryReading:
+    """A query's collection, opened only while it reads (:class:`fastbmrag.query.run.Reading`):
+    the shared reader for the store, the ledger alone before and after."""
+
+    rag: RAG
+
+    def open_store(self) -> contextlib.AbstractContextManager[Collection]:
+        return self.rag.reader(command="query")
+
+    def open_ledger(self) -> contextlib.AbstractContextManager[Collection]:
+        return self.rag.ledger()
 
 
 def options_of(kind: Any, given: dict[str, Any]) -> Any:

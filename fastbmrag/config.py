@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastbmrag.errors import ConfigError
 
@@ -29,6 +30,7 @@ DEFAULT_NUM_CTX = 8192
 DEFAULT_LLM_BACKEND = "ollama"
 DEFAULT_OPENAI_BASE_URL = "http://localhost:8000/v1"  # vLLM's default
 DEFAULT_PREFLIGHT_TIMEOUT = 15.0  # seconds for each request of the preflight
+MAX_TOP_K = 100_000  # edges one query's search returns (--all: every one)
 # Indexing, documented in README ("Indexing"): ~300 tokens per chunk keeps the refine prompt of
 # a 10-relation paper (<= 30 chunks, most shared) well inside an 8k context.
 DEFAULT_CHUNK_CHARS = 1200
@@ -63,7 +65,7 @@ ENV_NCBI_API_KEY = "NCBI_API_KEY"
 ENV_EUTILS_URL = "FASTBMRAG_EUTILS_URL"
 ENV_FULLTEXT_URL = "FASTBMRAG_FULLTEXT_URL"
 ENV_PUBTATOR_URL = "FASTBMRAG_PUBTATOR_URL"
-ENV_PUBTATOR = "FASTBMRAG_PUBTATOR"  # "0": ground with the dictionaries only (--no-pubtator)
+ENV_PUBTATOR = "FASTBMRAG_PUBTATOR"  # 0/false/no/off: the dictionaries only (--no-pubtator)
 ENV_HGNC_URL = "FASTBMRAG_HGNC_URL"
 ENV_MESH_URL = "FASTBMRAG_MESH_URL"
 ENV_GENE_INFO_URL = "FASTBMRAG_GENE_INFO_URL"
@@ -91,6 +93,22 @@ def setting(value: str | None, env: str, default: str | None = None) -> str | No
     return value or os.environ.get(env) or default
 
 
+OFF_WORDS = frozenset({"0", "false", "no", "off"})
+ON_WORDS = frozenset({"1", "true", "yes", "on"})
+
+
+def pubtator_on() -> bool:
+    """Whether PubTator3 grounds papers with a PMID or PMCID: on unless ``FASTBMRAG_PUBTATOR``
+    says off (0, false, no, off); a word that is neither is refused."""
+    raw = (os.environ.get(ENV_PUBTATOR) or "").strip().lower()
+    if raw and raw not in OFF_WORDS | ON_WORDS:
+        raise ConfigError(
+            f"{ENV_PUBTATOR}={raw!r} is neither on nor off: set it to 0 (off) or 1 (on), or "
+            "unset it"
+        )
+    return raw not in OFF_WORDS
+
+
 def home() -> Path:
     """Where all state lives unless a command is given ``--working-dir``."""
     return Path(os.environ.get(ENV_HOME) or DEFAULT_HOME).expanduser()
@@ -98,6 +116,22 @@ def home() -> Path:
 
 def working_dir(value: str | os.PathLike[str] | None = None) -> Path:
     return Path(value).expanduser() if value else home()
+
+
+def checked_url(url: str, setting: str, example: str) -> str:
+    """``url`` if it is an http(s) URL with a host, else ConfigError naming the ``setting``."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is no number
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        why = "not an http(s) URL with a host"
+    except ValueError as err:
+        ok, why = False, str(err)
+    if not ok:
+        raise ConfigError(
+            f"{setting} is {url!r}, which is no URL ({why}): set it to, e.g., {example}"
+        )
+    return url
 
 
 def _each(value: str, one: Callable[[str], str]) -> str:
@@ -108,7 +142,7 @@ def _each(value: str, one: Callable[[str], str]) -> str:
 def _ollama_url(host: str) -> str:
     if "://" not in host:  # OLLAMA_HOST is often given as host:port
         host = "http://" + host
-    return host.rstrip("/")
+    return checked_url(host.rstrip("/"), f"--ollama-host / {ENV_OLLAMA_HOST}", DEFAULT_OLLAMA_HOST)
 
 
 def ollama_host(value: str | None = None) -> str:
@@ -140,7 +174,10 @@ def embed_model(value: str | None = None) -> str:
 
 
 def qdrant_url(value: str | None = None) -> str | None:
-    return value or os.environ.get(ENV_QDRANT_URL) or None
+    url = value or os.environ.get(ENV_QDRANT_URL) or None
+    if url is None or url == ":memory:":
+        return url
+    return checked_url(url, f"--qdrant-url / {ENV_QDRANT_URL}", "http://localhost:6333")
 
 
 def qdrant_api_key(value: str | None = None) -> str | None:
@@ -150,7 +187,8 @@ def qdrant_api_key(value: str | None = None) -> str | None:
 def _openai_url(url: str) -> str:
     url = url.rstrip("/")
     url = url if url.endswith("/v1") else url + "/v1"
-    return url if "://" in url else "http://" + url
+    url = url if "://" in url else "http://" + url
+    return checked_url(url, f"--openai-base-url / {ENV_OPENAI_BASE_URL}", DEFAULT_OPENAI_BASE_URL)
 
 
 def openai_base_url(value: str | None = None) -> str:
@@ -244,6 +282,8 @@ def resolve(**given: Any) -> Settings:
     if unknown:
         raise TypeError(f"unknown settings: {', '.join(sorted(unknown))}")
     flag = given.get
+    if os.environ.get(ENV_PUBTATOR_URL):  # read when a run starts grounding: checked here first
+        checked_url(os.environ[ENV_PUBTATOR_URL], ENV_PUBTATOR_URL, DEFAULT_PUBTATOR_URL)
     backend = flag("llm_backend") or DEFAULT_LLM_BACKEND
     openai = backend == "openai"
     return Settings(

@@ -5,7 +5,9 @@ the fake model server, request counts asserted."""
 from __future__ import annotations
 
 import csv
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from fastbmrag.cli import cli
+from fastbmrag.index import UpdateOptions
 from fastbmrag.index.grounding import PaperGrounding, fold
 from fastbmrag.papers.pubtator import (
     Annotation,
@@ -368,3 +371,70 @@ def test_sync_regrounds_a_paper_once_annotated_with_no_chat_call(
     assert {k: v for k, v in after.items() if not k.startswith(pmid)} == {
         k: v for k, v in before.items() if not k.startswith(pmid)
     }
+
+
+# --- a service or a cache that misbehaves ----------------------------------------------------
+
+
+def test_a_reply_that_trickles_is_given_up_at_the_deadline(tmp_path: Path) -> None:
+    with FakePubTator(BIORED) as fake:
+        fake.trickle(0.2)  # a byte every 0.2 s: each read is in time, the whole is not
+        slow = PubTatorClient(PubTatorSettings(url=fake.url, timeout=1.0))
+        started = time.monotonic()
+        with slow, pytest.raises(PubTatorUnavailable, match="did not send its reply within 1 s"):
+            slow.documents([Request("pmid", "10491763")])
+        assert time.monotonic() - started < 10 and fake.count() == 1  # no retry
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        b'{"PubTator3": [{"_id": "1", "passages": [null]}]}',
+        b'{"PubTator3": [{"_id": "1", "passages": [{"annotations": [{"text": "TNF", '
+        b'"infons": {"type": "Gene"}, "locations": [null]}]}]}]}',
+        b'{"PubTator3": [{"_id": "1", "passages": [{"infons": ["x"], "annotations": []}]}]}',
+        b'{"PubTator3": [{"_id": "1", "infons": ["x"], "passages": []}]}',
+        b'{"PubTator3": {"_id": "1"}}',
+    ],
+)
+def test_a_malformed_reply_is_unavailable_not_an_error(tmp_path: Path, reply: bytes) -> None:
+    with FakePubTator() as fake, client(fake, tmp_path) as c:
+        fake.answer_raw(reply)
+        with pytest.raises(PubTatorUnavailable, match="not BioC JSON as it writes it"):
+            c.documents([Request("pmid", "1")])
+
+
+def test_a_cache_that_cannot_be_read_is_set_aside_or_bypassed(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database at all" * 100)
+    cache = AnnotationCache.open(junk)
+    assert cache is not None and (tmp_path / "junk.sqlite.broken").is_file()
+    cache.close()
+    folder = tmp_path / "folder.sqlite"
+    folder.mkdir()
+    assert AnnotationCache.open(folder) is None
+    said = [r.getMessage() for r in caplog.records]
+    assert any("moved to" in m for m in said) and any("fetched without it" in m for m in said)
+    # a damaged row is fetched again, not an error
+    good = AnnotationCache(tmp_path / "rows.sqlite")
+    with good._conn:
+        good._conn.execute("INSERT INTO documents VALUES ('pmid:1', 'not a date', NULL)")
+        good._conn.execute("INSERT INTO documents VALUES ('pmid:2', '2026-01-01', '{bad')")
+    now = datetime.now(UTC)
+    assert good.get("pmid:1", now=now) == (False, None)
+    assert good.get("pmid:2", now=now) == (False, None)
+    good.close()
+
+
+def test_the_pubtator_setting_takes_the_usual_off_words(
+    tmp_path: Path, ollama: FakeOllama, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for word, is_on in (("0", False), ("false", False), ("No", False), ("off", False),
+                        ("1", True), ("yes", True)):  # fmt: skip
+        monkeypatch.setenv("FASTBMRAG_PUBTATOR", word)
+        assert UpdateOptions().pubtator is is_on
+    bad = update(tmp_path, ollama, env={"FASTBMRAG_PUBTATOR": "maybe"})
+    assert bad.exit_code == 2
+    assert "FASTBMRAG_PUBTATOR='maybe' is neither on nor off" in bad.output

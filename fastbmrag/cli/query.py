@@ -9,6 +9,7 @@ import click
 
 from fastbmrag import PAYLOAD_FILTERS, config
 from fastbmrag.cli.common import (
+    Finite,
     collection_option,
     llm_options,
     qdrant_options,
@@ -44,14 +45,15 @@ def payload_filter_options(f: F) -> F:
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option(
-    "--top-k", type=click.IntRange(1), default=50, show_default=True, help="Edges to retrieve."
+    "--top-k", type=click.IntRange(1, config.MAX_TOP_K), default=50, show_default=True,
+    help="Edges to retrieve (--all: every one)."
 )
 @click.option(
     "--all", "all_", is_flag=True, help="Every edge that passes the filters and --min-score."
 )
 @click.option(
     "--min-score",
-    type=float,
+    type=Finite(-1, 1),
     default=None,
     help="Cosine similarity an edge needs to be retrieved [default 0.3]; --min-score -1 keeps all.",
 )
@@ -81,7 +83,7 @@ def payload_filter_options(f: F) -> F:
 @payload_filter_options
 @click.option(
     "--min-weight",
-    type=float,
+    type=Finite(0, 1),
     default=None,
     help="Edge weight at least this (0-1), applied inside Qdrant.",
 )

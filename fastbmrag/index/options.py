@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from fastbmrag import config
@@ -28,7 +27,7 @@ class UpdateOptions:
     wait: float = config.DEFAULT_WRITE_WAIT
     # ground the names of papers with a PMID or PMCID on PubTator3's annotations first
     # (--no-pubtator, or FASTBMRAG_PUBTATOR=0, turns it off)
-    pubtator: bool = field(default_factory=lambda: os.environ.get(config.ENV_PUBTATOR) != "0")
+    pubtator: bool = field(default_factory=config.pubtator_on)
 
     def __post_init__(self) -> None:
         if not -1.0 <= self.min_similarity <= 1.0:  # NaN too

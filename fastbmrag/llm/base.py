@@ -39,6 +39,7 @@ class ChatResult(Generic[T]):
     completion_tokens: int = 0
     calls: int = 0  # requests actually sent (0 when served from the cache)
     cached: bool = False
+    timed_out: bool = False  # the server did not answer within the timeout
 
     @property
     def ok(self) -> bool:
@@ -102,6 +103,8 @@ class LLMClient(ABC):
     """Structured chat + batched embeddings against one model server."""
 
     accounting: Accounting
+    # seconds a request of the preflight may take; a question's parse call is bounded by it too
+    preflight_timeout: float
 
     @abstractmethod
     async def preflight(self, *, chat: bool = True, embed: bool = True) -> None:
@@ -119,8 +122,10 @@ class LLMClient(ABC):
         kind: str,
         model: str | None = None,
         options: dict[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> ChatResult[T]:
-        """Send ``messages`` asking for JSON matching ``schema``; validate into ``schema``."""
+        """Send ``messages`` asking for JSON matching ``schema``; validate into ``schema``.
+        ``timeout``: this request's bound, instead of the client's chat timeout."""
 
     @abstractmethod
     async def embed(self, texts: list[str], *, kind: str = KIND_EMBED) -> np.ndarray:
@@ -162,9 +167,10 @@ class RawEmbed:
 class Transient(Exception):
     """A failure worth retrying: connection refused/reset, HTTP 5xx, timeout."""
 
-    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+    def __init__(self, message: str, *, unreachable: bool = False, timed_out: bool = False) -> None:
         super().__init__(message)
         self.unreachable = unreachable
+        self.timed_out = timed_out
 
 
 class Permanent(Exception):

@@ -243,7 +243,7 @@ class BaseLLM(LLMClient):
                     # no retry: a server that did not answer in this long would not answer a
                     # retry sooner; the failures in a row decide what becomes of it
                     self.accounting.add(kind, calls=1, seconds=time.perf_counter() - started)
-                    failed = Transient(f"no answer within {timeout:g} s")
+                    failed = Transient(f"no answer within {timeout:g} s", timed_out=True)
                     raise RetriesExhausted(failed, attempt) from None
                 except BaseException:  # Permanent, ModelNotFound, cancellation: still a call
                     self.accounting.add(kind, calls=1, seconds=time.perf_counter() - started)
@@ -314,6 +314,7 @@ class BaseLLM(LLMClient):
         kind: str,
         model: str | None = None,
         options: dict[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> ChatResult[T]:
         """Structured chat: cache, send, validate, one repair attempt, account.
 
@@ -354,11 +355,12 @@ class BaseLLM(LLMClient):
                 )
 
             try:
-                raw, sent = await self._request(kind, self.chat_timeout, send)
+                raw, sent = await self._request(kind, timeout or self.chat_timeout, send)
             except RetriesExhausted as err:
                 self._raise_if_unreachable(err)
                 result.calls += err.attempts
                 result.error = f"{kind} request to {self.where} failed: {err}"
+                result.timed_out = err.last.timed_out
                 break
             except Permanent as err:
                 result.calls += 1

@@ -53,6 +53,7 @@ class ServerPool(LLMClient):
         for c in self.clients[1:]:
             c.accounting = self.accounting  # one accounting for the run summary
         self.cooldown = cooldown
+        self.preflight_timeout = max(c.preflight_timeout for c in self.clients)
         self._busy = [0] * len(self.clients)
         self._down_until = [0.0] * len(self.clients)
         self._requests = [0] * len(self.clients)
@@ -140,13 +141,18 @@ class ServerPool(LLMClient):
         kind: str,
         model: str | None = None,
         options: dict[str, Any] | None = None,
+        timeout: float | None = None,
     ) -> ChatResult[T]:
-        # An answer that failed on one server (unreachable, 5xx, or invalid JSON even after the
-        # repair attempt) is asked of another: servers differ in models and in health.
+        # An answer that failed on one server (unreachable, 5xx, no answer within ``timeout``,
+        # or invalid JSON even after the repair attempt) is asked of another: servers differ in
+        # models and in health.
         return await self._call(
-            lambda c: c.chat(messages, schema, kind=kind, model=model, options=options),
+            lambda c: c.chat(
+                messages, schema, kind=kind, model=model, options=options, timeout=timeout
+            ),
             lambda r: r.value is None,
         )
+
 
     async def embed(self, texts: list[str], *, kind: str = KIND_EMBED) -> np.ndarray:
         return await self._call(lambda c: c.embed(texts, kind=kind), lambda r: False)

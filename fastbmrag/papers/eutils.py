@@ -115,6 +115,9 @@ class FetchSettings:
                 f"or set {config.ENV_NCBI_EMAIL}"
             )
         eutils = config.setting(eutils_url, config.ENV_EUTILS_URL, config.DEFAULT_EUTILS_URL)
+        config.checked_url(
+            eutils or "", f"--eutils-url / {config.ENV_EUTILS_URL}", config.DEFAULT_EUTILS_URL
+        )
         eutils = (eutils or "").rstrip("/")
         fulltext = (
             config.setting(fulltext_url, config.ENV_FULLTEXT_URL, config.DEFAULT_FULLTEXT_URL) or ""

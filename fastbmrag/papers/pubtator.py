@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import socket
 import sqlite3
 import threading
@@ -212,6 +213,7 @@ class AnnotationCache(Closing):
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self._said = False  # a write failure, warned once
         path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
         with self._conn:
@@ -220,29 +222,62 @@ class AnnotationCache(Closing):
                 "document TEXT)"
             )
 
+    @classmethod
+    def open(cls, path: Path) -> AnnotationCache | None:
+        """The cache at ``path``. A file that is no cache is moved aside (``.broken``) and a new
+        one made; where none can be made (a folder there, no permission), annotations are
+        fetched without one. Each with one warning."""
+        try:
+            return cls(path)
+        except (sqlite3.Error, OSError) as err:
+            why = f"{type(err).__name__}: {err}"
+        if path.is_file():
+            aside = path.with_name(path.name + ".broken")
+            try:
+                os.replace(path, aside)
+                cache = cls(path)
+            except (sqlite3.Error, OSError):
+                pass
+            else:
+                log.warning("The PubTator3 cache %s could not be read (%s): moved to %s, and a "
+                            "new one made", path, why, aside)  # fmt: skip
+                return cache
+        log.warning("The PubTator3 cache %s cannot be used (%s): annotations are fetched "
+                    "without it", path, why)  # fmt: skip
+        return None
+
     def close(self) -> None:
         self._conn.close()
 
     def get(self, key: str, *, now: datetime) -> tuple[bool, Document | None]:
         """(known, document): known is False when the key was never fetched, or fetched without
-        a document longer ago than :data:`NOT_YET_RECHECK`."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT fetched, document FROM documents WHERE key = ?", (key,)
-            ).fetchone()
-        if row is None:
+        a document longer ago than :data:`NOT_YET_RECHECK`, or its row cannot be read."""
+        try:
+            with self._lock:
+                row = self._conn.execute(
+                    "SELECT fetched, document FROM documents WHERE key = ?", (key,)
+                ).fetchone()
+            if row is None:
+                return False, None
+            if row[1] is None:
+                return now - datetime.fromisoformat(row[0]) < NOT_YET_RECHECK, None
+            return True, document_from_json(row[1])
+        except (sqlite3.Error, ValueError, TypeError, KeyError):  # a damaged row: fetch it again
             return False, None
-        if row[1] is None:
-            return now - datetime.fromisoformat(row[0]) < NOT_YET_RECHECK, None
-        return True, document_from_json(row[1])
 
     def put(self, items: Iterable[tuple[str, Document | None]], *, now: datetime) -> None:
         stamp = now.isoformat(timespec="seconds")
-        with self._lock, self._conn:
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO documents (key, fetched, document) VALUES (?, ?, ?)",
-                [(k, stamp, None if d is None else document_json(d)) for k, d in items],
-            )
+        try:
+            with self._lock, self._conn:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO documents (key, fetched, document) VALUES (?, ?, ?)",
+                    [(k, stamp, None if d is None else document_json(d)) for k, d in items],
+                )
+        except sqlite3.Error as err:  # a full disk, a read-only file: the run goes on uncached
+            if not self._said:
+                log.warning("The PubTator3 cache %s cannot be written (%s): annotations are not "
+                            "kept for the next run", self.path, err)  # fmt: skip
+                self._said = True
 
 
 @dataclass
@@ -255,6 +290,7 @@ class PubTatorSettings:
     @classmethod
     def resolve(cls, url: str | None = None) -> PubTatorSettings:
         base = config.setting(url, config.ENV_PUBTATOR_URL, config.DEFAULT_PUBTATOR_URL) or ""
+        config.checked_url(base, config.ENV_PUBTATOR_URL, config.DEFAULT_PUBTATOR_URL)
         return cls(url=base.rstrip("/"))
 
 
@@ -325,10 +361,10 @@ class PubTatorClient(Closing):
         data = self.reply(kind, ids)
         try:
             docs = parse_documents(json.loads(data) if data.strip() else {"PubTator3": []})
-        except ValueError as err:
+        except (ValueError, TypeError, AttributeError) as err:  # not JSON, or not its shape
             raise PubTatorUnavailable(
-                f"PubTator3 answered something that is not BioC JSON ({data[:60]!r}); check "
-                f"{config.ENV_PUBTATOR_URL} ({base})"
+                f"PubTator3 answered something that is not BioC JSON as it writes it "
+                f"({data[:60]!r}: {err}); check {config.ENV_PUBTATOR_URL} ({base})"
             ) from err
         return {(d.pmcid if kind == "pmcid" else d.pmid): d for d in docs}
 
@@ -341,7 +377,7 @@ class PubTatorClient(Closing):
             _throttle()
             self.report.requests += 1
             try:
-                resp = self._http.get(url, params=params)
+                status, headers, body = self._get_once(url, params)
             except httpx.ConnectError as err:  # nobody there, or no such host: not transient
                 if isinstance(err.__cause__ or err.__context__, socket.gaierror) or (
                     "Name or service not known" in str(err)
@@ -351,15 +387,15 @@ class PubTatorClient(Closing):
             except httpx.TransportError as err:  # a timeout, a dropped connection
                 reason = f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
             else:
-                if resp.status_code == 200:
-                    return resp.content
-                if resp.status_code not in _RETRY_STATUS:
+                if status == 200:
+                    return body
+                if status not in _RETRY_STATUS:
                     raise PubTatorUnavailable(
-                        f"PubTator3 answered HTTP {resp.status_code} at {url}; check "
+                        f"PubTator3 answered HTTP {status} at {url}; check "
                         f"{config.ENV_PUBTATOR_URL}"
                     )
-                reason = f"HTTP {resp.status_code}"
-                wait = _retry_after(resp.headers.get("Retry-After"))
+                reason = f"HTTP {status}"
+                wait = _retry_after(headers.get("Retry-After"))
             if attempt == s.max_tries:
                 break
             pause = min(wait if wait is not None else s.backoff * 2 ** (attempt - 1), MAX_BACKOFF)
@@ -367,6 +403,22 @@ class PubTatorClient(Closing):
             log.info("PubTator3 %s: %s; retry %d in %.1f s", host, reason, attempt, pause)
             self.sleep(pause)
         raise PubTatorUnavailable(f"{host} failed {s.max_tries} times ({reason})")
+
+    def _get_once(self, url: str, params: dict[str, str]) -> tuple[int, httpx.Headers, bytes]:
+        """One request, whole within the timeout (connect and every read together): a server
+        that trickles its reply is given up at the deadline, not kept while each byte comes in
+        time. Not retried: a server that did not answer in that long would not sooner."""
+        deadline = time.monotonic() + self.settings.timeout
+        with self._http.stream("GET", url, params=params) as resp:
+            body = bytearray()
+            for chunk in resp.iter_bytes():
+                body += chunk
+                if time.monotonic() > deadline:
+                    raise PubTatorUnavailable(
+                        f"{urlsplit(url).netloc} did not send its reply within "
+                        f"{self.settings.timeout:g} s"
+                    )
+            return resp.status_code, resp.headers, bytes(body)
 
 
 def _retry_after(value: str | None) -> float | None:

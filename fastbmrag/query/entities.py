@@ -93,6 +93,7 @@ class Parse:
     answer_type: str | None = None
     error: str | None = None
     calls: int = 0
+    timed_out: bool = False  # the model server did not answer within the bound
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -105,10 +106,15 @@ class Parse:
 
 
 async def parse_question(question: str, llm: LLMClient, model: str | None = None) -> Parse:
-    """One structured call; a failure is reported and the query goes on without it."""
-    result = await llm.chat(parse_messages(question), QuestionParse, kind=KIND_QUERY, model=model)
+    """One structured call, bounded as a preflight request is (a server that does not answer in
+    that time is left for the next one of a pool); a failure is reported and the query goes on
+    without it."""
+    result = await llm.chat(
+        parse_messages(question), QuestionParse, kind=KIND_QUERY, model=model,
+        timeout=llm.preflight_timeout,
+    )  # fmt: skip
     if result.value is None:
-        return Parse(True, error=result.error, calls=result.calls)
+        return Parse(True, error=result.error, calls=result.calls, timed_out=result.timed_out)
     ans = result.value.ans
     return Parse(
         True,

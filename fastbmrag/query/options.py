@@ -66,8 +66,15 @@ class QueryOptions:
         self.relationship_types = tuple(
             r.lower().replace("-", "_").replace(" ", "_") for r in self.relationship_types
         )
-        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1:
-            raise InputError(f"--top-k must be a whole number of at least 1, got {self.top_k!r}")
+        if (
+            isinstance(self.top_k, bool)
+            or not isinstance(self.top_k, int)
+            or not 1 <= self.top_k <= config.MAX_TOP_K
+        ):
+            raise InputError(
+                f"--top-k must be a whole number from 1 to {config.MAX_TOP_K:,} (--all: every edge), "
+                f"got {self.top_k!r}"
+            )
         for name in ("since", "until"):
             year = getattr(self, name)
             if year is not None and (

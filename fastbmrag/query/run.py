@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from fastbmrag.errors import InputError
 from fastbmrag.llm.base import LLMClient
@@ -59,18 +59,44 @@ class _Steps:
             self.timings[name] = time.perf_counter() - t
 
 
+@runtime_checkable
+class Reading(Protocol):
+    """How a query opens its collection: the store (with the ledger) for the reads, the ledger
+    alone before and after them. Each is held only while the query reads, never across a model
+    call, so that an update waiting for the store is not kept out by a question in flight."""
+
+    def open_store(self) -> AbstractContextManager[Collection]: ...
+
+    def open_ledger(self) -> AbstractContextManager[Collection]: ...
+
+
+@dataclass
+class Opened:
+    """A collection the caller holds open: both readings are it."""
+
+    collection: Collection
+
+    def open_store(self) -> AbstractContextManager[Collection]:
+        return nullcontext(self.collection)
+
+    def open_ledger(self) -> AbstractContextManager[Collection]:
+        return nullcontext(self.collection)
+
+
 async def aquery(
     question: str,
-    collection: Collection,
+    collection: Collection | Reading,
     llm: LLMClient | None,
     normalizer: Normalizer | None,
     *,
     options: QueryOptions | None = None,
 ) -> QueryResult:
-    """Answer ``question`` from ``collection``. Does not close ``llm``.
+    """Answer ``question`` from ``collection`` (an open collection, or a :class:`Reading` that
+    opens it only while the query reads). Does not close ``llm``.
 
     ``llm`` None: no parse, no embedding (edges in filter order, score None), no answer.
     """
+    reading = collection if isinstance(collection, Reading) else Opened(collection)
     opts = options or QueryOptions()
     question = " ".join(question.split())
     if not question:
@@ -79,8 +105,116 @@ async def aquery(
         )
     started = time.perf_counter()
     steps = _Steps()
-    empty = collection.count() == 0  # nothing to answer from: no model call either
+    with reading.open_ledger() as led:  # nothing to answer from: no model call either
+        empty = led.ledger.edge_count() == 0
     parse, vector = (Parse(), None) if empty else await _parse_and_embed(question, llm, opts, steps)
+    with reading.open_store() as coll:
+        name = collection_name(coll)
+        found = _gather(question, coll, normalizer, parse, vector, opts, steps, empty)
+    mentions, spec, used, edges, missing = (
+        found.mentions, found.spec, found.used, found.edges, found.missing
+    )  # fmt: skip
+
+    answer: str | None = None
+    references: list[dict[str, Any]] = []
+    removed: list[int] = []
+    uncited: list[str] = []
+    if parse.timed_out and not opts.no_answer and edges:  # the answer would wait as long
+        steps.warnings.append(
+            "the model server did not answer the question's parse in time: it hangs, so the "
+            "evidence is listed with no answer (restart it, or --no-answer)"
+        )
+    elif not opts.no_answer and llm is not None and edges:
+        with steps.timed("answer_s"):
+            raw = await synthesize(question, edges, llm, opts, steps.calls, steps.warnings)
+            answer, cited, removed = citations.keep(raw, len(edges))
+            if removed:
+                steps.warnings.append(
+                    f"removed {len(removed)} citation(s) to evidence that does not exist: "
+                    + ", ".join(f"[{k}]" for k in removed)
+                )
+            if cited:
+                references = references_for(edges, cited)
+                answer, uncited = check_answer(answer)
+            else:
+                answer, missing = None, _uncited_answer(spec, len(edges))
+    fallback = None
+    if found.relaxed:  # a relaxed search is a warning whether or not it found an answer
+        fallback = (
+            f"no edge matched the filters ({describe(spec)}); searched with {describe(used)} "
+            f"({'; '.join(found.relaxed)})"
+        )
+        steps.warnings.append(fallback)
+    follow: list[str] = []
+    if answer is not None:
+        with reading.open_ledger() as led:
+            follow = _follow_ups(led, spec, edges, normalizer)
+    steps.timings["total_s"] = time.perf_counter() - started
+
+    return QueryResult(
+        question=question,
+        collection=name,
+        answer=answer,
+        references=references,
+        edges=edges,
+        understood=[m.to_dict() for m in mentions],
+        filters={
+            **spec.to_dict(),
+            # edges passing the filters used; where the question ranked the search, none counted (with
+            # --all: the edges returned)
+            "matched": (len(edges) if opts.all else None) if found.asked else found.matched,
+            "fallback": fallback,
+            "used": used.to_dict() if found.relaxed else None,
+        },
+        parse=parse.to_dict(),
+        retrieval={
+            "top_k": None if opts.all else opts.top_k,
+            "all": opts.all,
+            "min_score": opts.min_score,
+            "retrieved": len(edges),
+            "removed_citations": removed,
+        },
+        timings={k: round(v, 4) for k, v in steps.timings.items()},
+        llm={
+            "chat_calls": steps.calls.chat,
+            "embed_requests": 0 if llm is None else 1,
+            "usage": llm.accounting.to_dict() if llm is not None else {},
+        },
+        warnings=steps.warnings,
+        no_evidence=missing,
+        uncited_sentences=uncited,
+        consensus=consensus_of(edges),
+        follow_ups=follow,
+    )
+
+
+@dataclass
+class _Found:
+    """What a query read from the collection: the question's mentions, the filters, the evidence
+    (payloads copied: they outlive the reader), or why there is none."""
+
+    mentions: list[Mention]
+    spec: FilterSpec
+    used: FilterSpec
+    matched: int
+    relaxed: list[str]
+    asked: bool
+    edges: list[EdgeResult]
+    missing: dict[str, Any] | None
+
+
+def _gather(
+    question: str,
+    collection: Collection,
+    normalizer: Normalizer | None,
+    parse: Parse,
+    vector: Any,
+    opts: QueryOptions,
+    steps: _Steps,
+    empty: bool,
+) -> _Found:
+    """The reads of one query: the question understood against the collection, the evidence
+    ranked (or filtered, with flags), and why there is none. No model call."""
     if vector is not None:
         collection.check_vector_size(len(vector))
     with steps.timed("link_s"):
@@ -163,70 +297,7 @@ async def aquery(
             missing = unrelated_evidence(collection, question, normalizer)
         elif not asked:
             edges = [replace(e, kept_by="entity" if spec.entities else "filter") for e in edges]
-
-    answer: str | None = None
-    references: list[dict[str, Any]] = []
-    removed: list[int] = []
-    uncited: list[str] = []
-    if not opts.no_answer and llm is not None and edges:
-        with steps.timed("answer_s"):
-            raw = await synthesize(question, edges, llm, opts, steps.calls, steps.warnings)
-            answer, cited, removed = citations.keep(raw, len(edges))
-            if removed:
-                steps.warnings.append(
-                    f"removed {len(removed)} citation(s) to evidence that does not exist: "
-                    + ", ".join(f"[{k}]" for k in removed)
-                )
-            if cited:
-                references = references_for(edges, cited)
-                answer, uncited = check_answer(answer)
-            else:
-                answer, missing = None, _uncited_answer(spec, len(edges))
-    fallback = None
-    if relaxed:  # a relaxed search is a warning whether or not it found an answer
-        fallback = (
-            f"no edge matched the filters ({describe(spec)}); searched with {describe(used)} "
-            f"({'; '.join(relaxed)})"
-        )
-        steps.warnings.append(fallback)
-    follow = _follow_ups(collection, spec, edges, normalizer) if answer is not None else []
-    steps.timings["total_s"] = time.perf_counter() - started
-
-    return QueryResult(
-        question=question,
-        collection=collection_name(collection),
-        answer=answer,
-        references=references,
-        edges=edges,
-        understood=[m.to_dict() for m in mentions],
-        filters={
-            **spec.to_dict(),
-            # edges passing the filters used; where the question ranked the search, none counted (with
-            # --all: the edges returned)
-            "matched": (len(edges) if opts.all else None) if asked else matched,
-            "fallback": fallback,
-            "used": used.to_dict() if relaxed else None,
-        },
-        parse=parse.to_dict(),
-        retrieval={
-            "top_k": None if opts.all else opts.top_k,
-            "all": opts.all,
-            "min_score": opts.min_score,
-            "retrieved": len(edges),
-            "removed_citations": removed,
-        },
-        timings={k: round(v, 4) for k, v in steps.timings.items()},
-        llm={
-            "chat_calls": steps.calls.chat,
-            "embed_requests": 0 if llm is None else 1,
-            "usage": llm.accounting.to_dict() if llm is not None else {},
-        },
-        warnings=steps.warnings,
-        no_evidence=missing,
-        uncited_sentences=uncited,
-        consensus=consensus_of(edges),
-        follow_ups=follow,
-    )
+    return _Found(mentions, spec, used, matched, relaxed, asked, edges, missing)
 
 
 async def _parse_and_embed(
@@ -505,7 +576,7 @@ def _follow_ups(
 
 def query(
     question: str,
-    collection: Collection,
+    collection: Collection | Reading,
     llm: LLMClient | None,
     normalizer: Normalizer | None,
     *,

@@ -213,13 +213,28 @@ def take_shard(directory: Path, name: str, info: dict[str, Any], timeout: float)
     while not lock.try_acquire(info):
         holder = lock.holder()
         if holder.get("mode") == "write" or time.monotonic() >= deadline:
-            doing = "being updated" if holder.get("mode") == "write" else "open"
-            busy = StoreBusy(
-                f"Collection '{name}' is {doing} by {holder_line(holder)}, and its embedded store "
-                "can be open in one process at a time: wait for it to finish, or run a "
-                "Qdrant server and use --qdrant-url / QDRANT_URL to query during updates"
-            )
-            busy.holder = holder_line(holder)
-            raise busy
+            raise _busy(name, holder)
         time.sleep(0.1)
     return lock
+
+
+def check_not_updating(working_dir: Path, name: str) -> None:
+    """StoreBusy where an update holds the embedded store of collection ``name`` now: asked
+    before a question's model calls, which a reader waiting for the store would spend for
+    nothing. Nothing is opened or written."""
+    lock = FileLock(Path(working_dir).expanduser() / name / SHARD_LOCK_FILE)
+    if lock.path.parent.is_dir() and lock.taken():
+        holder = lock.holder()
+        if holder.get("mode") == "write":
+            raise _busy(name, holder)
+
+
+def _busy(name: str, holder: dict[str, Any]) -> StoreBusy:
+    doing = "being updated" if holder.get("mode") == "write" else "open"
+    busy = StoreBusy(
+        f"Collection '{name}' is {doing} by {holder_line(holder)}, and its embedded store "
+        "can be open in one process at a time: wait for it to finish, or run a "
+        "Qdrant server and use --qdrant-url / QDRANT_URL to query during updates"
+    )
+    busy.holder = holder_line(holder)
+    return busy

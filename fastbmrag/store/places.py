@@ -160,6 +160,18 @@ class FileLock:
     def held(self) -> bool:
         return self._fd is not None
 
+    def taken(self) -> bool:
+        """Whether a process (this one included, by another open) holds the lock now; nothing
+        is written."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
 
 def holder_line(holder: dict[str, Any]) -> str:
     pid = holder.get("pid", "?")

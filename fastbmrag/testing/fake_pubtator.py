@@ -16,7 +16,8 @@ a gene's id is ``"5609"`` with ``normalized_id`` an integer, a disease's and che
 annotation text ASCII-folded (``TNF-a`` for ``TNF-α``).
 
 Faults (:meth:`fail`): the next N requests answer a status (429 with ``Retry-After``, 500 ...)
-or drop the connection. :attr:`requests` logs every request (path, params); :meth:`withhold`
+or drop the connection; :meth:`answer_raw` answers a body as given (a malformed reply),
+:meth:`trickle` sends the reply a byte at a time. :attr:`requests` logs every request (path, params); :meth:`withhold`
 makes a paper "not yet annotated" until :meth:`release`.
 """
 
@@ -189,7 +190,28 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(status, b'{"detail":"fake fault"}', wait)
             return
         logged.status, body = owner._answer(url.path, params)
+        with owner._lock:
+            shaped = owner._shaped.popleft() if owner._shaped else None
+        if shaped is not None and shaped[0] == "raw":
+            body = shaped[1]
+        if shaped is not None and shaped[0] == "trickle":
+            self._trickle(logged.status, body, shaped[1], owner.closing)
+            return
         self._send(logged.status, body)
+
+    def _trickle(self, status: int, body: bytes, seconds: float, stop: threading.Event) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        for i in range(len(body)):
+            if stop.wait(seconds):
+                return
+            try:
+                self.wfile.write(body[i : i + 1])
+                self.wfile.flush()
+            except OSError:  # the client gave up
+                return
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
@@ -214,6 +236,8 @@ class FakePubTator(LocalServer):
         self.requests: list[Logged] = []
         self.withheld: set[str] = set()
         self._faults: deque[tuple[int, float | None]] = deque()
+        self._shaped: deque[tuple[str, Any]] = deque()  # ("raw", body) | ("trickle", seconds)
+        self.closing = threading.Event()
         self._lock = threading.Lock()
         for f in files:
             self.add_file(f)
@@ -253,6 +277,18 @@ class FakePubTator(LocalServer):
         """The next ``times`` requests answer ``status`` (0: the connection is dropped), with a
         ``Retry-After`` header when given."""
         self._faults.extend([(status, retry_after)] * times)
+
+    def answer_raw(self, body: bytes, times: int = 1) -> None:
+        """The next ``times`` requests answer HTTP 200 with ``body`` as it is (a malformed reply)."""
+        self._shaped.extend([("raw", body)] * times)
+
+    def trickle(self, seconds: float, times: int = 1) -> None:
+        """The next ``times`` requests get their reply one byte every ``seconds``."""
+        self._shaped.extend([("trickle", seconds)] * times)
+
+    def close(self) -> None:
+        self.closing.set()  # a reply trickling out stops
+        super().close()
 
     def count(self) -> int:
         return len(self.requests)

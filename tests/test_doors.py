@@ -1,0 +1,72 @@
+"""Settings and options at every door: a malformed URL in any setting, a number out of its range
+or not a number at all, is one line naming the setting and exit 2 (HTTP 400 on the page), never
+an internal error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from starlette.testclient import TestClient
+
+from fastbmrag.api import RAG
+from fastbmrag.cli import cli
+from fastbmrag.web import create_app
+
+PAPERS = Path(__file__).parent / "data" / "query" / "papers.csv"
+BAD_URL = "http://[::1"
+
+
+def one_line_error(result: object, *words: str) -> None:
+    """Exit 2 and one line of error (after click's usage lines, for an option's value)."""
+    code, output = result.exit_code, result.output  # type: ignore[attr-defined]
+    assert code == 2, output
+    lines = output.strip().splitlines()
+    assert "Traceback" not in output and lines[-1].startswith("Error:"), output
+    assert len(lines) == 1 or lines[0].startswith("Usage:"), output
+    for w in words:
+        assert w in lines[-1], lines[-1]
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "named"),
+    [
+        (["update", "-c", "x", str(PAPERS)], {"OLLAMA_HOST": BAD_URL}, "OLLAMA_HOST"),
+        (["update", "-c", "x", "--ollama-host", BAD_URL, str(PAPERS)], {}, "--ollama-host"),
+        (["update", "-c", "x", "--llm-backend", "openai", "--openai-base-url", "http://h:port",
+          str(PAPERS)], {}, "--openai-base-url"),  # fmt: skip
+        (["update", "-c", "x", str(PAPERS)],
+         {"FASTBMRAG_PUBTATOR": "1", "FASTBMRAG_PUBTATOR_URL": BAD_URL},
+         "FASTBMRAG_PUBTATOR_URL"),  # fmt: skip
+        (["fetch", "--query", "IL1B", "-o", "out.xml", "--email", "a@b.org", "--eutils-url",
+          BAD_URL], {},
+         "--eutils-url"),  # fmt: skip
+        (["query", "IL1B?", "--qdrant-url", BAD_URL], {}, "--qdrant-url"),
+    ],
+)
+def test_a_malformed_url_in_any_setting_is_one_line(
+    tmp_path: Path, args: list[str], env: dict[str, str], named: str
+) -> None:
+    result = CliRunner().invoke(cli, args, env=env)
+    one_line_error(result, named, "which is no URL")
+
+
+def test_numbers_beyond_their_range_or_not_numbers_are_refused(tmp_path: Path) -> None:
+    huge = CliRunner().invoke(cli, ["query", "IL1B?", "--top-k", "99999999999999999999"])
+    one_line_error(huge, "--top-k")
+    for flag in ("--wait",):
+        nan = CliRunner().invoke(cli, ["update", "-c", "x", flag, "nan", str(PAPERS)])
+        one_line_error(nan, flag, "not a number")
+    for flag in ("--min-score", "--min-weight"):
+        nan = CliRunner().invoke(cli, ["query", "IL1B?", flag, "nan"])
+        one_line_error(nan, flag, "not a number")
+
+
+def test_the_page_refuses_a_top_k_beyond_its_range(tmp_path: Path) -> None:
+    (tmp_path / "c").mkdir()
+    client = TestClient(create_app(RAG(tmp_path, "c")))
+    for value in (10**23, 1e23, 0):
+        r = client.post("/api/query", json={"question": "IL1B?", "top_k": value})
+        assert r.status_code == 400, r.text
+        assert "top_k" in r.json()["error"] or "--top-k" in r.json()["error"]
