@@ -70,3 +70,32 @@ def test_the_page_refuses_a_top_k_beyond_its_range(tmp_path: Path) -> None:
         r = client.post("/api/query", json={"question": "IL1B?", "top_k": value})
         assert r.status_code == 400, r.text
         assert "top_k" in r.json()["error"] or "--top-k" in r.json()["error"]
+
+
+def test_a_collection_name_a_working_dir_file_takes_is_refused() -> None:
+    for name in ("llm_cache.sqlite-wal", "pubtator_cache.sqlite", "x.SQLITE-shm", "logs"):
+        result = CliRunner().invoke(cli, ["update", "-c", name, str(PAPERS)])
+        one_line_error(result, repr(name))
+
+
+def test_one_path_given_as_a_string_is_one_path(tmp_path: Path) -> None:
+    from fastbmrag import PaperFiles
+
+    files = PaperFiles(str(PAPERS))
+    assert files.inputs == (str(PAPERS),)
+    assert files.read().read == 5  # the five papers of the file, not one per character
+    assert PaperFiles(PAPERS).inputs == (PAPERS,)
+
+
+def test_markdown_escapes_the_markup_of_paper_fields() -> None:
+    from fastbmrag.query.result import render_markdown
+
+    edge = {"n": 1, "score": 0.5, "payload": {"source": "IL1B", "relationship_type": "causes",
+            "target": "<img src=x onerror=alert(1)>", "paper_id": "P<b>1</b>", "year": 2020}}  # fmt: skip
+    ref = {"citations": [1], "paper_id": "P1", "title": "<script>alert(1)</script> IL1B",
+           "journal": "J & <i>K</i>", "year": 2020}  # fmt: skip
+    result = {"question": "IL1B <b>?</b>", "understood": [], "no_evidence": None, "warnings": [],
+              "answer": "IL1B <script>x</script> [1].", "references": [ref], "edges": [edge]}  # fmt: skip
+    out = render_markdown(result)
+    assert "<" not in out.replace("&lt;", "")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; IL1B" in out and "J &amp; &lt;i&gt;K" in out

@@ -199,8 +199,11 @@ class PaperFiles:
     second pass: each citation in its latest version, deletions kept.
     """
 
-    def __init__(self, inputs: Iterable[str | os.PathLike[str]]) -> None:
-        self.inputs = tuple(inputs)
+    def __init__(self, inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]]) -> None:
+        # one path given as it is, not as the characters of its name
+        self.inputs: tuple[str | os.PathLike[str], ...] = (
+            (inputs,) if isinstance(inputs, str | os.PathLike) else tuple(inputs)
+        )
         self.report: ReadReport | None = None  # the first pass's, once read
 
     def read(self) -> ReadReport:

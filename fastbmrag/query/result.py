@@ -3,6 +3,7 @@ written for people: text and Markdown."""
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +107,10 @@ def _ref_line(ref: dict[str, Any]) -> str:
     return ". ".join(parts) + (" [retracted]" if ref.get("retracted") else "")
 
 
+def _html_escaped(text: str) -> str:
+    return html.escape(text, quote=False)
+
+
 def _score(edge: dict[str, Any]) -> str:
     return "  -  " if edge["score"] is None else f"{edge['score']:.3f}"
 
@@ -180,24 +185,28 @@ def render_text(result: dict[str, Any]) -> str:
 
 
 def render_markdown(result: dict[str, Any]) -> str:
+    """Markdown, its text HTML-escaped (a paper's title, a journal, the model's answer may hold
+    markup that a Markdown viewer would render: escaped, as the page does)."""
+    md = _html_escaped
     line = understood_line(result)
-    out = [f"## {result['question']}", "", *([line, ""] if line else [])]
-    out += _no_evidence_lines(result)
-    out += [f"> Note: {w}." for w in result["warnings"]] + ([""] if result["warnings"] else [])
+    out = [f"## {md(result['question'])}", "", *([md(line), ""] if line else [])]
+    out += [md(x) for x in _no_evidence_lines(result)]
+    out += [f"> Note: {md(w)}." for w in result["warnings"]] + ([""] if result["warnings"] else [])
     if result["answer"] is not None:
-        out += [result["answer"], ""]
+        out += [md(result["answer"]), ""]
         if result["references"]:
             out += ["### References", ""]
             for ref in result["references"]:
                 nums = ", ".join(str(k) for k in ref["citations"])
-                out.append(f"- [{nums}] {_ref_line(ref)}")
+                out.append(f"- [{nums}] {md(_ref_line(ref))}")
             out.append("")
     out += ["### Evidence", "", "| n | score | relation | paper | year |", "|---|---|---|---|---|"]
     for e in result["edges"]:
         p = e["payload"]
-        statement = _statement(e).replace("|", "\\|")
+        statement = md(_statement(e)).replace("|", "\\|")
+        paper = md(str(p.get("paper_id", ""))).replace("|", "\\|")
         out.append(
-            f"| {e['n']} | {_score(e).strip()} | {statement} | {p.get('paper_id', '')} | {p.get('year') or ''} |"
+            f"| {e['n']} | {_score(e).strip()} | {statement} | {paper} | {p.get('year') or ''} |"
         )
     out.append("")
     return "\n".join(out).rstrip() + "\n"

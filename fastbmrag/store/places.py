@@ -118,6 +118,12 @@ def check_name(name: str) -> str:
             f"The collection name {name!r} is taken by the working dir's own {name.lower()}/ "
             "folder: choose another (e.g. --collection endometriosis)"
         )
+    if re.search(r"\.sqlite(?:-wal|-shm|-journal)?$", name, re.I):
+        raise InputError(
+            f"The collection name {name!r} is a name the working dir's own databases take (its "
+            "caches, llm_cache.sqlite and pubtator_cache.sqlite, and their -wal, -shm and "
+            "-journal files): choose another (e.g. --collection endometriosis)"
+        )
     return name
 
 
