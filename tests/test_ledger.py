@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from test_store_support import cid_papers, paper_edges
+from store_support import cid_papers, paper_edges
 
 from fastbmrag.errors import StoreError
 from fastbmrag.store.base import EdgeRef

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from lxml import etree
-from test_store_support import cid_papers, paper_edges
+from store_support import cid_papers, paper_edges
 
 from fastbmrag.cli import cli
 from fastbmrag.store import Collection, Filter, Match, PaperEdges

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from qdrant_client import QdrantClient
-from test_store_support import DIM, cid_rows, vec
+from store_support import DIM, cid_rows, vec
 
 from fastbmrag.errors import DimensionMismatch
 from fastbmrag.store.base import (

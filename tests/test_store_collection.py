@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from test_store_support import cid_papers, paper_edges, vec
+from store_support import cid_papers, paper_edges, vec
 
 from fastbmrag.errors import (
     EXIT_LOCKED,
@@ -166,7 +166,7 @@ def test_reader_waits_for_another_reader_then_gives_up(tmp_path: Path) -> None:
 CRASH_CHILD = """
 import os, signal
 from pathlib import Path
-from test_store_support import cid_papers, paper_edges
+from store_support import cid_papers, paper_edges
 from fastbmrag.store import Collection
 from fastbmrag.store.edge import EdgeStore
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from qdrant_client import QdrantClient
-from test_store_support import cid_papers, expected_degrees, paper_edges
+from store_support import cid_papers, expected_degrees, paper_edges
 
 from fastbmrag.store.base import Filter, Point, Store
 from fastbmrag.store.collection import Collection, PaperEdges
