@@ -32,7 +32,7 @@ from fastbmrag import config
 from fastbmrag.errors import CollectionNotFound, ConfigError, InputError, StoreBusy
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection
-from fastbmrag.store.opening import check_not_updating
+from fastbmrag.store.opening import check_no_writer_waits
 from fastbmrag.store.places import (
     WRITE_FREE,
     check_name,
@@ -156,6 +156,8 @@ class RAG:
                 self._shared = Collection.reader(
                     self.working_dir, self.collection_name, command=command, **self._where()
                 )
+            elif not self.settings.qdrant_url:  # an update waits for the store: no new reader
+                check_no_writer_waits(self.working_dir / self.collection_name, self.collection_name)
             self._readers += 1
             shared = self._shared
         try:
@@ -460,8 +462,12 @@ class RAG:
         self.readahead()  # the disk reads the shard while the vocabularies load
         needs_names = opts.link or opts.entities or opts.sources or opts.targets
         normalizer = self.normalizer() if needs_names else None
-        if not self.settings.qdrant_url:  # an update holds the store: said before model calls
-            check_not_updating(self.working_dir, self.collection_name)
+        if not self.settings.qdrant_url and (running := self.update_running()):
+            raise StoreBusy(  # an update holds the embedded store: said before any model call
+                f"{running}, and its embedded store can be open in one process at a time: wait "
+                "for it to finish, or run a Qdrant server and use --qdrant-url / QDRANT_URL to "
+                "query during updates"
+            )
         llm = None if opts.no_answer and opts.no_llm_parse else self.llm(query=True)
         return run_query(question, _QueryReading(self), llm, normalizer, options=opts).to_dict()
 

@@ -124,12 +124,13 @@ def checked_url(url: str, setting: str, example: str) -> str:
         parts = urlsplit(url)
         _ = parts.port  # a port that is no number
         ok = parts.scheme in ("http", "https") and bool(parts.hostname)
-        why = "not an http(s) URL with a host"
+        why = "no http(s) scheme and host"
     except ValueError as err:
         ok, why = False, str(err)
     if not ok:
         raise ConfigError(
-            f"{setting} is {url!r}, which is no URL ({why}): set it to, e.g., {example}"
+            f"{setting} is {url!r}, which is not an http(s) URL ({why}): set it to, e.g., "
+            f"{example}"
         )
     return url
 

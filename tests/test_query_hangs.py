@@ -117,3 +117,33 @@ def test_a_pool_leaves_a_server_that_hangs_for_the_next_one_at_once(
     assert result["answer"] and result["references"]  # the healthy server parsed and answered
     assert result["parse"]["error"] is None
     assert [schema_title(r.json) for r in hung.requests_to("/api/chat")] == ["QuestionParse"]
+
+
+def test_readers_that_keep_arriving_do_not_keep_a_waiting_update_out(tmp_path: Path) -> None:
+    from fastbmrag.api import RAG
+    from fastbmrag.errors import StoreBusy
+    from fastbmrag.store.collection import Collection
+
+    home = tmp_path / "home"
+    with FakeOllama(responder=responder) as fake:
+        assert index(home, fake.url).exit_code == 0
+    rag = RAG(home, "demo")
+    got: dict[str, Any] = {}
+
+    def update_waiting() -> None:  # the nightly update, waiting up to 10 s for the store
+        try:
+            with Collection.writer(home, "demo", command="update", busy_timeout=10) as coll:
+                got["papers"] = coll.ledger.paper_counts()["done"]
+        except StoreBusy as err:
+            got["error"] = str(err)
+
+    with rag.reader(command="query") as first:  # a page request in flight
+        writer = threading.Thread(target=update_waiting)
+        writer.start()
+        time.sleep(0.5)  # the update now waits for the store
+        # a new request does not join the open reader
+        with pytest.raises(StoreBusy, match="being updated by"), rag.reader(command="query"):
+            pass
+        assert first.count() > 0  # the request in flight reads on
+    writer.join(timeout=15)
+    assert got == {"papers": 5}  # the update had the store once the request was done

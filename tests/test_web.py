@@ -76,7 +76,7 @@ def test_query_api_answers_with_citations(client: TestClient) -> None:
         ({"question": "x", "since": "soon"}, "'since' must be a whole number"),
         ({"question": "x", "since": 2019.5}, "'since' must be a whole number"),
         ({"question": "x", "min_score": 7}, "'min_score' must be a cosine similarity between"),
-        ({"question": "x", "top_k": 0}, "'top_k' must be a whole number of at least 1"),
+        ({"question": "x", "top_k": 0}, "'top_k' must be a whole number from 1 to 100,000"),
         ({"question": "x", "entities": "IL1B"}, "'entities' must be a list of texts"),
         ({"question": "x", "password": "1"}, "Unknown field(s): password"),
         # the server's settings are not a request's to change

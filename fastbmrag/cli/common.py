@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
-import math
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -62,15 +61,6 @@ class FastbmragGroup(click.Group):
             sys.exit(EXIT_INTERNAL)
 
 
-
-class Finite(click.FloatRange):
-    """A number of a range, NaN refused (a FloatRange lets it through: it compares with nothing)."""
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        number = super().convert(value, param, ctx)
-        if isinstance(number, float) and math.isnan(number):
-            self.fail(f"{value!r} is not a number.", param, ctx)
-        return number
 
 def path_error(err: OSError) -> str:
     """One line for a path that cannot be used: the path, the reason and the fix."""
@@ -286,7 +276,7 @@ def index_options(f: F) -> F:
         ),
         click.option(
             "--min-similarity",
-            type=Finite(-1, 1),
+            type=click.FloatRange(-1, 1),
             default=config.DEFAULT_MIN_SIMILARITY,
             show_default=True,
             help="Cosine floor for a chunk to refine a relation.",
@@ -312,7 +302,7 @@ def index_options(f: F) -> F:
         ),
         click.option(
             "--wait",
-            type=Finite(0, 3600),
+            type=click.FloatRange(0, 3600),
             default=config.DEFAULT_WRITE_WAIT,
             show_default=True,
             help="Seconds to wait for a query or the web page reading the embedded store before "

@@ -9,7 +9,6 @@ import click
 
 from fastbmrag import PAYLOAD_FILTERS, config
 from fastbmrag.cli.common import (
-    Finite,
     collection_option,
     llm_options,
     qdrant_options,
@@ -53,7 +52,7 @@ def payload_filter_options(f: F) -> F:
 )
 @click.option(
     "--min-score",
-    type=Finite(-1, 1),
+    type=float,
     default=None,
     help="Cosine similarity an edge needs to be retrieved [default 0.3]; --min-score -1 keeps all.",
 )
@@ -83,7 +82,7 @@ def payload_filter_options(f: F) -> F:
 @payload_filter_options
 @click.option(
     "--min-weight",
-    type=Finite(0, 1),
+    type=float,
     default=None,
     help="Edge weight at least this (0-1), applied inside Qdrant.",
 )

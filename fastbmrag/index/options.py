@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from fastbmrag import config
 from fastbmrag.errors import InputError
 
+MAX_WAIT = 3600  # seconds a run may wait for the store (--wait)
+
 
 @dataclass
 class UpdateOptions:
@@ -30,6 +32,8 @@ class UpdateOptions:
     pubtator: bool = field(default_factory=config.pubtator_on)
 
     def __post_init__(self) -> None:
+        if not 0 <= self.wait <= MAX_WAIT:  # NaN too
+            raise InputError(f"--wait must be seconds from 0 to {MAX_WAIT}, got {self.wait}")
         if not -1.0 <= self.min_similarity <= 1.0:  # NaN too
             raise InputError(
                 f"--min-similarity must be a cosine similarity between -1 and 1, got "

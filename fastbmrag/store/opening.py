@@ -21,6 +21,7 @@ from fastbmrag.store.places import (
     SHARD_DIR,
     SHARD_LOCK_FILE,
     WRITE_FREE,
+    WRITER_WAITING_FILE,
     FileLock,
     check_name,
     check_space,
@@ -208,25 +209,35 @@ def check_intact(coll: Opened, *, repair: bool = False) -> None:
 
 
 def take_shard(directory: Path, name: str, info: dict[str, Any], timeout: float) -> FileLock:
+    """The shard's lock, waiting up to ``timeout`` seconds for a reader to let it go. A writer
+    that waits says so (:data:`WRITER_WAITING_FILE`), and a reader does not take the shard
+    before a waiting writer: readers keep arriving, the writer would never get it."""
     lock = FileLock(directory / SHARD_LOCK_FILE)
     deadline = time.monotonic() + timeout
-    while not lock.try_acquire(info):
-        holder = lock.holder()
-        if holder.get("mode") == "write" or time.monotonic() >= deadline:
-            raise _busy(name, holder)
-        time.sleep(0.1)
+    writing = info.get("mode") == "write"
+    waiting = FileLock(directory / WRITER_WAITING_FILE)
+    if not writing:
+        check_no_writer_waits(directory, name)
+    else:  # writers are one at a time (the collection's lock): a reader's look holds this a moment
+        while not waiting.try_acquire(info) and time.monotonic() < deadline:
+            time.sleep(0.01)
+    try:
+        while not lock.try_acquire(info):
+            holder = lock.holder()
+            if holder.get("mode") == "write" or time.monotonic() >= deadline:
+                raise _busy(name, holder)
+            time.sleep(0.1)
+    finally:
+        waiting.release()
     return lock
 
 
-def check_not_updating(working_dir: Path, name: str) -> None:
-    """StoreBusy where an update holds the embedded store of collection ``name`` now: asked
-    before a question's model calls, which a reader waiting for the store would spend for
-    nothing. Nothing is opened or written."""
-    lock = FileLock(Path(working_dir).expanduser() / name / SHARD_LOCK_FILE)
-    if lock.path.parent.is_dir() and lock.taken():
-        holder = lock.holder()
-        if holder.get("mode") == "write":
-            raise _busy(name, holder)
+def check_no_writer_waits(directory: Path, name: str) -> None:
+    """StoreBusy where a writer waits for the shard of collection ``name``: a reader arriving
+    now would keep it waiting."""
+    waiting = FileLock(directory / WRITER_WAITING_FILE)
+    if directory.is_dir() and waiting.taken():
+        raise _busy(name, {**waiting.holder(), "mode": "write"})
 
 
 def _busy(name: str, holder: dict[str, Any]) -> StoreBusy:

@@ -28,6 +28,9 @@ LEDGER_FILE = "ledger.sqlite"
 SHARD_DIR = "shard"
 LOCK_FILE = "lock"
 SHARD_LOCK_FILE = "shard.lock"
+# held by a writer while it waits for the shard: readers that arrive meanwhile do not take the
+# shard before it (a page under load would otherwise keep an update out)
+WRITER_WAITING_FILE = "shard.waiting"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
