@@ -106,7 +106,7 @@ async def aquery(
     started = time.perf_counter()
     steps = _Steps()
     with reading.open_ledger() as led:  # nothing to answer from: no model call either
-        empty = led.ledger.edge_count() == 0
+        empty = not led.ledger.has_edges()
     parse, vector = (Parse(), None) if empty else await _parse_and_embed(question, llm, opts, steps)
     with reading.open_store() as coll:
         name = collection_name(coll)

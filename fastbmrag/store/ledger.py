@@ -401,6 +401,10 @@ class Ledger:
     def edge_count(self) -> int:
         return int(self._query("SELECT COUNT(*) FROM edges")[0][0])
 
+    def has_edges(self) -> bool:
+        """Whether any edge is stored (no count of them all)."""
+        return bool(self._query("SELECT 1 FROM edges LIMIT 1"))
+
     def distinct_edge_count(self) -> int:
         return int(self._query("SELECT COUNT(*) FROM triples")[0][0])
 
