@@ -537,6 +537,11 @@ class RAG:
         changes)."""
         if isinstance(paper_ids, str):  # one id, not its characters
             paper_ids = [paper_ids]
+        if not isinstance(paper_ids, Sequence) or not all(isinstance(i, str) for i in paper_ids):
+            raise InputError(
+                f"paper_ids must be a paper id or a list of them, as text (\"PMID:12345\"), got "
+                f"{paper_ids!r}"
+            )
         ids = list(dict.fromkeys(str(i).strip() for i in paper_ids))
         if not all(ids):
             raise InputError("An empty paper id was given: pass the ids `fastbmrag export` lists")
@@ -599,6 +604,7 @@ class RAG:
         """The collection's entities named or identified by ``text`` (a prefix first)."""
         from fastbmrag.explore import find_entities
 
+        _text_arg(text, "text")
         with self.reader(command="entity") as coll:
             return find_entities(coll, text, limit=limit)
 
@@ -608,6 +614,8 @@ class RAG:
         from fastbmrag.explore import contradictions, node_names
         from fastbmrag.query import resolve_entity
 
+        if entity is not None:
+            _text_arg(entity, "entity")
         if entity is None:
             with self.ledger() as coll:
                 return contradictions(coll, ())
@@ -624,6 +632,8 @@ class RAG:
         from fastbmrag.explore import node_names, paths
         from fastbmrag.query import resolve_entity
 
+        _text_arg(start, "start")
+        _text_arg(end, "end")
         norm = self.normalizer()
         ends = [resolve_entity(start, norm), resolve_entity(end, norm)]
         if set(ends[0].node_keys()) & set(ends[1].node_keys()):
@@ -645,6 +655,7 @@ class RAG:
         from fastbmrag.explore import entity_card, node_names, vocabulary_card
         from fastbmrag.query import resolve_entity
 
+        _text_arg(name, "name")
         norm = self.normalizer()
         found = resolve_entity(name, norm)
         with self.reader(command="entity") as coll:
@@ -721,6 +732,14 @@ class _QueryReading:
 
     def open_ledger(self) -> contextlib.AbstractContextManager[Collection]:
         return self.rag.ledger()
+
+
+def _text_arg(value: Any, name: str) -> None:
+    """InputError naming the argument where a name or id is not text."""
+    if not isinstance(value, str):
+        raise InputError(
+            f"{name} must be an entity's name or id as text (IL1B, HGNC:5992), got {value!r}"
+        )
 
 
 def options_of(kind: Any, given: dict[str, Any]) -> Any:

@@ -31,6 +31,16 @@ DEFAULT_LLM_BACKEND = "ollama"
 DEFAULT_OPENAI_BASE_URL = "http://localhost:8000/v1"  # vLLM's default
 DEFAULT_PREFLIGHT_TIMEOUT = 15.0  # seconds for each request of the preflight
 MAX_TOP_K = 100_000  # edges one query's search returns (--all: every one)
+# The whole-number options of an indexing run, (lowest, highest): the command line's ranges and
+# the library's checks both read this
+UPDATE_RANGES: dict[str, tuple[int, int]] = {
+    "concurrency": (1, 1024),
+    "chunk_chars": (200, 20_000),
+    "chunk_overlap": (0, 5000),
+    "top_k": (1, 20),
+    "commit_every": (1, 100_000),
+    "num_predict": (16, 1_000_000),
+}
 # Indexing, documented in README ("Indexing"): ~300 tokens per chunk keeps the refine prompt of
 # a 10-relation paper (<= 30 chunks, most shared) well inside an 8k context.
 DEFAULT_CHUNK_CHARS = 1200

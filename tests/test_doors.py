@@ -95,3 +95,32 @@ def test_markdown_escapes_the_markup_of_paper_fields() -> None:
     out = render_markdown(result)
     assert "<" not in out.replace("&lt;", "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt; IL1B" in out and "J &amp; &lt;i&gt;K" in out
+
+
+def test_the_python_api_checks_what_the_command_line_checks(tmp_path: Path) -> None:
+    from fastbmrag.errors import InputError
+
+    rag = RAG(tmp_path, "c")
+    for options, named in (
+        ({"concurrency": 0}, "concurrency must be a whole number from 1 to 1,024"),
+        ({"top_k": 100}, "top_k must be a whole number from 1 to 20"),
+        ({"chunk_chars": 10}, "chunk_chars must be a whole number from 200 to 20,000"),
+        ({"num_predict": 1}, "num_predict must be a whole number from 16"),
+        ({"commit_seconds": -5}, "commit_seconds must be seconds, 0 or more"),
+        ({"wait": -1}, "--wait must be seconds from 0 to 3600"),
+    ):
+        with pytest.raises(InputError, match=named):
+            rag.insert_paper([{"paper_id": "P1", "abstract": "IL1B rises."}], **options)
+    with pytest.raises(InputError, match="no_answer must be True or False, got 'false'"):
+        rag.query("IL1B?", no_answer="false")
+    for call, named in (
+        (lambda: rag.entity(None), "name must be"),  # type: ignore[arg-type]
+        (lambda: rag.entity(5), "name must be"),  # type: ignore[arg-type]
+        (lambda: rag.path(None, "IL6"), "start must be"),  # type: ignore[arg-type]
+        (lambda: rag.contradictions(5), "entity must be"),  # type: ignore[arg-type]
+        (lambda: rag.find_entities(None), "text must be"),  # type: ignore[arg-type]
+        (lambda: rag.delete(12), "paper_ids must be"),  # type: ignore[arg-type]
+        (lambda: rag.delete(None), "paper_ids must be"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(InputError, match=named):
+            call()

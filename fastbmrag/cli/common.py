@@ -163,7 +163,7 @@ def llm_options(f: F) -> F:
         ),
         click.option(
             "--concurrency",
-            type=click.IntRange(1, 1024),
+            type=click.IntRange(*config.UPDATE_RANGES["concurrency"]),
             default=config.DEFAULT_CONCURRENCY,
             show_default=True,
             help="Requests in flight to the model server at once (Ollama: OLLAMA_NUM_PARALLEL).",
@@ -255,21 +255,21 @@ def index_options(f: F) -> F:
         ),
         click.option(
             "--chunk-size",
-            type=click.IntRange(200, 20000),
+            type=click.IntRange(*config.UPDATE_RANGES["chunk_chars"]),
             default=config.DEFAULT_CHUNK_CHARS,
             show_default=True,
             help="Max characters per main-text chunk.",
         ),
         click.option(
             "--chunk-overlap",
-            type=click.IntRange(0, 5000),
+            type=click.IntRange(*config.UPDATE_RANGES["chunk_overlap"]),
             default=config.DEFAULT_CHUNK_OVERLAP,
             show_default=True,
             help="Characters repeated where a paragraph is split.",
         ),
         click.option(
             "--top-k",
-            type=click.IntRange(1, 20),
+            type=click.IntRange(*config.UPDATE_RANGES["top_k"]),
             default=config.DEFAULT_REFINE_TOP_K,
             show_default=True,
             help="Chunks per relation in stage 2.",
@@ -294,7 +294,7 @@ def index_options(f: F) -> F:
         ),
         click.option(
             "--num-predict",
-            type=click.IntRange(16, 1_000_000),
+            type=click.IntRange(*config.UPDATE_RANGES["num_predict"]),
             default=None,
             envvar=config.ENV_NUM_PREDICT,
             help=f"Cap on the tokens the model writes per draft / refine call [env "

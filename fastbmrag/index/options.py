@@ -32,6 +32,18 @@ class UpdateOptions:
     pubtator: bool = field(default_factory=config.pubtator_on)
 
     def __post_init__(self) -> None:
+        for name, (low, high) in config.UPDATE_RANGES.items():
+            value = getattr(self, name)
+            if value is None and name == "num_predict":
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise InputError(
+                    f"{name} must be a whole number from {low:,} to {high:,}, got {value!r}"
+                )
+        if not isinstance(self.commit_seconds, int | float) or not self.commit_seconds >= 0:
+            raise InputError(
+                f"commit_seconds must be seconds, 0 or more, got {self.commit_seconds!r}"
+            )
         if not 0 <= self.wait <= MAX_WAIT:  # NaN too
             raise InputError(f"--wait must be seconds from 0 to {MAX_WAIT}, got {self.wait}")
         if not -1.0 <= self.min_similarity <= 1.0:  # NaN too

@@ -56,6 +56,10 @@ class QueryOptions:
     concurrency: int = config.DEFAULT_CONCURRENCY  # answer calls in flight (map-reduce)
 
     def __post_init__(self) -> None:
+        for switch in fields(self):  # True or False ("false" is a word, and true)
+            value = getattr(self, switch.name)
+            if switch.type in ("bool", bool) and not isinstance(value, bool):
+                raise InputError(f"{switch.name} must be True or False, got {value!r}")
         multiple = [f.name for f in PAYLOAD_FILTERS if f.multiple]
         for name in ("entities", "sources", "targets", *multiple):
             setattr(self, name, _tuple(getattr(self, name)))

@@ -160,8 +160,8 @@ async def aquery(
         understood=[m.to_dict() for m in mentions],
         filters={
             **spec.to_dict(),
-            # edges passing the filters used; where the question ranked the search, none counted (with
-            # --all: the edges returned)
+            # edges passing the filters used; none counted where the question ranked the search
+            # (with --all: the edges returned)
             "matched": (len(edges) if opts.all else None) if found.asked else found.matched,
             "fallback": fallback,
             "used": used.to_dict() if found.relaxed else None,
