@@ -124,3 +124,20 @@ def test_the_python_api_checks_what_the_command_line_checks(tmp_path: Path) -> N
     ):
         with pytest.raises(InputError, match=named):
             call()
+
+
+def test_a_stray_nul_anywhere_in_a_csv_is_removed_and_counted(tmp_path: Path) -> None:
+    from fastbmrag import ReadReport, iter_papers
+
+    near_the_top = tmp_path / "papers.csv"
+    near_the_top.write_bytes(b"paper_id,abstract\nP1,IL1B rises\x00 in endometriosis.\n"
+                             b"P2,TNF falls.\n")  # fmt: skip
+    report = ReadReport()
+    papers = list(iter_papers([near_the_top], report))
+    assert [p.abstract for p in papers] == ["IL1B rises in endometriosis.", "TNF falls."]
+    assert "1 control characters removed" in report.summary()
+    image = tmp_path / "figure.csv"  # NULs among bytes that are no UTF-8: still no CSV
+    image.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00")
+    report = ReadReport()
+    assert list(iter_papers([image], report)) == []
+    assert "a binary file, not CSV text" in report.skipped[0][1]

@@ -153,15 +153,32 @@ def sniff_xml(path: Path) -> str:
     )
 
 
+MAX_TEXT_NULS = 8  # NUL bytes the first 8 KB of a text file may hold
+
+
+def _binary(head: bytes) -> bool:
+    if b"\x00" not in head:
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < len(head) - 3:  # not merely a character cut at the end of the 8 KB
+            return True
+    return head.count(b"\x00") > MAX_TEXT_NULS
+
+
 def read_path(path: Path, report: ReadReport) -> Iterator[Paper]:
     """The papers of one file by its type; raises :class:`InputError` if it is unusable
     (possibly after yielding the papers before a defect in a streamed file)."""
     suffix = _suffix(path)
     if suffix in (".csv", ".tsv"):
         head = _head(path, 8192)
-        # text holds no NUL (UTF-16 aside, which begins with its byte order mark): an image,
-        # an archive, a binary
-        if b"\x00" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        # text holds a stray NUL at most (a copy from a PDF: removed and counted, as control
+        # characters are) and reads as UTF-8; an image, an archive or a binary holds NULs among
+        # bytes that are no UTF-8 (UTF-16 aside, which begins with its byte order mark)
+        if _binary(head) and not head.startswith(
+            (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+        ):
             raise InputError(
                 f"{path.name}: a binary file, not CSV text: give a papers CSV or TSV saved as text"
             )
