@@ -417,6 +417,16 @@ def test_the_latest_medline_version_is_indexed_and_deletions_match_pmids(
     out = json.loads(result.stdout)
     assert out["indexed"] == 3
     assert out["input"]["skipped"] == {"another version of a PMID the input holds": 1}
+    # the skip line names the version left out, not the one indexed
+    assert "citation 1 (PMID 30271887 version 1): another version" in result.stderr
+    assert "version 2)" not in result.stderr
+    # convert keeps the same version
+    converted = tmp_path / "converted.csv"
+    done = run("convert", str(medline), "-o", str(converted))
+    assert done.exit_code == 0, done.output
+    assert "citation 1 (PMID 30271887 version 1)" in done.stderr
+    kept = {r["paper_id"]: r["abstract"] for r in csv.DictReader(converted.read_text(encoding="utf-8").splitlines())}
+    assert kept["30271887"] == "IL1B fell in endometriosis (corrected version)."
     edges = tmp_path / "e.csv"
     assert run("export", "-c", "demo", "--working-dir", wd, "-o", str(edges)).exit_code == 0
     rows = list(csv.DictReader(edges.read_text(encoding="utf-8").splitlines()))

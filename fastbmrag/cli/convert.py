@@ -92,6 +92,14 @@ def convert(inputs: tuple[str, ...], output: str, quiet: bool) -> None:
             f"Nothing to convert: the only input, {out}, is the output (-o); write to another file"
         )
     files = kept
+    # a first pass over the XML notes each MEDLINE citation's latest version, which the
+    # second keeps (as update does)
+    first = ReadReport()
+    for path in files:
+        if path.name.lower().endswith((".xml", ".xml.gz")):
+            for _ in iter_file(path, first):
+                pass
+    report.latest = first.versions
     papers = _papers(files, report, progress)
     first = next(papers, None)  # nothing to write -> leave an existing output untouched
     written = 0 if first is None else write_papers_csv(itertools.chain([first], papers), out)

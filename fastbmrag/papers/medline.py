@@ -199,20 +199,23 @@ def _iter(stream: IO[bytes], name: str, report: ReadReport) -> Iterator[Paper]:
                     count += 1
                     paper = paper_from_citation(element)
                     where = f"{name} citation {count}"
-                    seen = report.versions.get(paper.paper_id)
-                    report.versions[paper.paper_id] = max(seen or 0, paper.version)
-                    latest = report.latest.get(paper.paper_id)
+                    pmid, version = paper.paper_id, paper.version
+                    label = f"{where} (PMID {pmid} version {version})"
+                    seen = report.versions.get(pmid)
+                    report.versions[pmid] = max(seen or 0, version)
+                    latest = report.latest.get(pmid)
                     if latest is not None:  # a first pass saw every version: the latest wins
-                        other = paper.version != latest
-                    else:  # the first version read wins
-                        other = seen is not None and seen != paper.version
-                    if not paper.paper_id:
+                        other = version != latest
+                    else:  # a first pass counts one version; the skip names the older one
+                        other = seen is not None and seen != version
+                        if other and version > seen:
+                            label, report.version_at[pmid] = report.version_at[pmid], label
+                        elif not other:
+                            report.version_at[pmid] = label
+                    if not pmid:
                         report.skip(where, "no PMID")
-                    elif other:
-                        # one version of the PMID is read: the latest where a first pass said
-                        # which that is, else the first (the rest named, not counted as errors)
-                        report.skip(f"{where} (PMID {paper.paper_id} version {paper.version})",
-                                    OLDER_VERSION)  # fmt: skip
+                    elif other:  # one version of each PMID is read, the rest named, no error
+                        report.skip(label, OLDER_VERSION)
                     elif not paper.abstract:
                         report.skip(f"{where} (PMID {paper.paper_id})", NO_ABSTRACT)
                     elif report.admit(paper, where):

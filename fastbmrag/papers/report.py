@@ -74,6 +74,8 @@ class ReadReport:
     # the same input, whose older versions this read skips
     versions: dict[str, int] = field(default_factory=dict)
     latest: dict[str, int] = field(default_factory=dict)
+    # a read without ``latest``: PMID -> where the latest version seen so far stands
+    version_at: dict[str, str] = field(default_factory=dict, repr=False)
     _skip_counts: Counter[str] = field(default_factory=Counter, repr=False)
     _repair_counts: Counter[str] = field(default_factory=Counter, repr=False)
     _seen: set[str] = field(default_factory=set, repr=False)
