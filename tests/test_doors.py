@@ -141,3 +141,32 @@ def test_a_stray_nul_anywhere_in_a_csv_is_removed_and_counted(tmp_path: Path) ->
     report = ReadReport()
     assert list(iter_papers([image], report)) == []
     assert "a binary file, not CSV text" in report.skipped[0][1]
+
+
+def test_a_csv_column_named_as_a_computed_field_never_replaces_it(tmp_path: Path) -> None:
+    import csv
+
+    from fastbmrag.testing.fake_ollama import FakeOllama
+    from fastbmrag.testing.responders import responder
+
+    papers = tmp_path / "papers.csv"
+    papers.write_text("paper_id,abstract,point_id,source_degree,source\n"
+                      "P1,IL1B increased IL6 in endometriosis.,mine,99,my source\n",
+                      encoding="utf-8")  # fmt: skip
+    wd = str(tmp_path / "wd")
+    with FakeOllama(responder=responder) as fake:
+        done = CliRunner().invoke(cli, ["update", "-c", "c", "--working-dir", wd,
+                                        "--ollama-host", fake.url, str(papers)])  # fmt: skip
+    assert done.exit_code == 0, done.output
+    out = tmp_path / "edges.csv"
+    assert CliRunner().invoke(cli, ["export", "-c", "c", "--working-dir", wd,
+                                    "-o", str(out)]).exit_code == 0  # fmt: skip
+    header, *rows = list(csv.reader(out.read_text(encoding="utf-8").splitlines()))
+    assert rows and header.count("point_id") == 1 and header.count("source_degree") == 1
+    row = dict(zip(header, rows[0], strict=True))
+    assert row["point_id"] != "mine" and row["source_degree"] != "99"
+    assert row["source"] != "my source"
+    assert (row["input_point_id"], row["input_source_degree"], row["input_source"]) == (
+        "mine", "99", "my source")  # fmt: skip
+    edges = RAG(wd, "c").edges()
+    assert "mine" not in set(edges["point_id"]) and set(edges["input_point_id"]) == {"mine"}

@@ -85,8 +85,10 @@ class EdgePayload:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """The stored payload: extra columns first, the declared fields over them."""
-        out = dict(self.extra)
+        """The stored payload: extra columns first, the declared fields over them. An extra
+        column named as a field that is declared or computed on reading (``point_id``,
+        ``weight``...) is kept as ``input_`` and its name: it never stands for that field."""
+        out = {f"input_{k}" if k in TAKEN else k: v for k, v in self.extra.items()}
         for f in fields(self):
             if f.name != "extra":
                 out[f.name] = getattr(self, f.name)
@@ -96,6 +98,11 @@ class EdgePayload:
 def _indexed(kind: str) -> tuple[str, ...]:
     return tuple(f.name for f in fields(EdgePayload) if f.metadata.get("index") == kind)
 
+
+# Names an edge's fields take on reading: its point id, the degrees and weight of
+# store.weights.with_degrees, a search's score
+COMPUTED = ("point_id", "weight", "source_degree", "target_degree", "score")
+TAKEN = frozenset((*(f.name for f in fields(EdgePayload)), *COMPUTED))
 
 # Payload fields with an index, by index kind (declared order; relationship_type last).
 KEYWORD_FIELDS = _indexed("keyword")
