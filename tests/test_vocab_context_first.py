@@ -31,6 +31,9 @@ SHORT_FORMS = [
     ("ANOVA", "gene", "Groups were compared by analysis of variance (ANOVA).", ()),
     ("GC", "gene", "Urine was analysed by gas chromatography (GC) after extraction.", ()),
     ("COX", "gene", "Inhibitors of cyclooxygenase (COX) reduce pain.", ()),
+    # nor a gene group whose name shares no word with the long form; one whose name it is stays
+    ("VN", "gene", "Sera were titrated by a virus neutralization test (VN) in duplicate.", ()),
+    ("TLRs", "gene", "Toll-like receptors (TLRs) were measured.", ("HGNC-GROUP:948",)),
     # the gene's name shares a word with the long form: the gene stays
     (
         "FAS",

@@ -27,7 +27,12 @@ from dataclasses import dataclass
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY, Normalized
 from fastbmrag.vocab.context import Context, Hit
-from fastbmrag.vocab.stages.abbreviations import defined_long_form, expanded, short_form
+from fastbmrag.vocab.stages.abbreviations import (
+    defined_apart,
+    defined_long_form,
+    expanded,
+    short_form,
+)
 from fastbmrag.vocab.stages.completions import completed, head_of_longer, head_word, one_word_short
 from fastbmrag.vocab.stages.coordinations import coordination, one_conjunct
 from fastbmrag.vocab.stages.fallback import (
@@ -125,10 +130,20 @@ class Decision:
     phase: str  # BEFORE or AFTER
 
 
+def gene_family(v: Vocabulary, name: str, clean: str, ctx: Context | None) -> Normalized | None:
+    """An HGNC gene group (:func:`~fastbmrag.vocab.stages.genes.gene_group`), unless the text
+    defines the name as a short form whose long form shares no word with the group's name
+    (a short form names what its long form names)."""
+    found = gene_group(v, name, clean, ctx)
+    if found is None or found.matched_by != "gene_group" or ctx is None:
+        return found
+    return None if defined_apart(v, clean, found.normalized_name, ctx) else found
+
+
 DECISIONS: tuple[Decision, ...] = (
     Decision("a coordination of diseases", coordination, DISEASE, BEFORE),
     Decision("a gene's name as written", gene_as_written, GENE, AFTER),
-    Decision("a gene family", gene_group, GENE, AFTER),
+    Decision("a gene family", gene_family, GENE, AFTER),
 )
 
 

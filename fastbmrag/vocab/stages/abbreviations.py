@@ -56,7 +56,16 @@ def disowned(v: Vocabulary, clean: str, hit: Hit, ctx: Context) -> bool:
     gene whose approved name shares no word with the long form is another reading of the
     letters ("analysis of variance (ANOVA)" is no NOVA2, "thyroxine (T4)" no CD4). Words
     every gene name may hold ("protein", "gene") and function words do not count."""
-    if hit.type != GENE or hit.item < 0 or not ctx.windows.get(clean):
+    if hit.type != GENE or hit.item < 0:
+        return False
+    gene = v.gene_row(hit.item)
+    return defined_apart(v, clean, f"{gene.symbol} {gene.name}", ctx)
+
+
+def defined_apart(v: Vocabulary, clean: str, named: str, ctx: Context) -> bool:
+    """Whether the text defines the short form ``clean`` by a long form that shares no word
+    with ``named`` (a gene's symbol and name, a gene group's name): see :func:`disowned`."""
+    if not ctx.windows.get(clean):
         return False
     long = ctx.abbreviations.get(clean)
     if long is None:
@@ -65,14 +74,13 @@ def disowned(v: Vocabulary, clean: str, hit: Hit, ctx: Context) -> bool:
         long = ctx.windows[clean].rsplit(" ", 1)[-1]
         if not any(direct(v, long, t, None) for t in (DISEASE, CHEMICAL)):
             return False
-    gene = v.gene_row(hit.item)
-    named = set(tokens(f"{gene.symbol} {gene.name}"))
+    words = set(tokens(named))
     said = {
         w
         for w in tokens(long)
         if (len(w) > 1 or w.isdigit()) and w not in FUNCTION_WORDS | GENE_WORDS
     }
-    return bool(said) and named.isdisjoint(said)
+    return bool(said) and words.isdisjoint(said)
 
 
 def short_form(v: Vocabulary, clean: str, t: str, ctx: Context | None) -> Hit | None:
