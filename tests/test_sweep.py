@@ -92,6 +92,18 @@ def test_no_escape_sequence_reaches_the_terminal(dirty: Path, fake: FakeOllama) 
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
 
 
+def test_a_file_name_prints_with_its_escape_sequences_written_out(tmp_path: Path) -> None:
+    (tmp_path / "a\x1b]0;title\x07b.nxml").write_text("not XML", encoding="utf-8")
+    (tmp_path / "c\x1b[31mred.nxml").write_text("not XML", encoding="utf-8")
+    result = run("convert", str(tmp_path), "-o", str(tmp_path / "out.csv"))
+    assert result.exit_code == 2, result.output
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "a\\x1b]0;title\\x07b.nxml: unreadable file" in result.stderr
+    assert "c\\x1b[31mred.nxml: unreadable file" in result.stderr
+    named = run("export", "-c", "x", "--working-dir", str(tmp_path), "-o", "q\x1b]0;t\x07")
+    assert named.exit_code == 2 and "q\\x1b]0;t\\x07" in named.stderr, named.output
+
+
 # --- 7, 16: the Python API validates like the CLI -------------------------------------------
 
 
@@ -425,7 +437,10 @@ def test_the_latest_medline_version_is_indexed_and_deletions_match_pmids(
     done = run("convert", str(medline), "-o", str(converted))
     assert done.exit_code == 0, done.output
     assert "citation 1 (PMID 30271887 version 1)" in done.stderr
-    kept = {r["paper_id"]: r["abstract"] for r in csv.DictReader(converted.read_text(encoding="utf-8").splitlines())}
+    kept = {
+        r["paper_id"]: r["abstract"]
+        for r in csv.DictReader(converted.read_text(encoding="utf-8").splitlines())
+    }
     assert kept["30271887"] == "IL1B fell in endometriosis (corrected version)."
     edges = tmp_path / "e.csv"
     assert run("export", "-c", "demo", "--working-dir", wd, "-o", str(edges)).exit_code == 0

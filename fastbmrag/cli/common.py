@@ -20,6 +20,7 @@ from fastbmrag.errors import (
     EXIT_INTERRUPTED,
     FastbmragError,
 )
+from fastbmrag.util.wording import printable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,10 +33,13 @@ class FastbmragGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+        except click.exceptions.ClickException as err:
+            err.message = printable(err.message)  # type: ignore[misc]  # a file name in it
+            raise
+        except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except FastbmragError as err:
-            click.echo(f"Error: {err}", err=True)
+            click.echo(f"Error: {printable(str(err))}", err=True)
             sys.exit(err.exit_code)
         except BrokenPipeError:  # the reader of stdout went away (`export -o - | head`)
             with contextlib.suppress(OSError, ValueError):  # so that the exit's flush is quiet
@@ -49,7 +53,7 @@ class FastbmragGroup(click.Group):
             )
             sys.exit(getattr(err, "exit_code", EXIT_INTERRUPTED))
         except OSError as err:
-            click.echo(f"Error: {path_error(err)}", err=True)
+            click.echo(f"Error: {printable(path_error(err))}", err=True)
             sys.exit(EXIT_CANNOT_START)
         except Exception as err:  # a bug: say where the traceback is, in one line
             log = config.crash_log(err)
@@ -59,7 +63,6 @@ class FastbmragGroup(click.Group):
                 err=True,
             )
             sys.exit(EXIT_INTERNAL)
-
 
 
 def path_error(err: OSError) -> str:

@@ -94,12 +94,12 @@ def convert(inputs: tuple[str, ...], output: str, quiet: bool) -> None:
     files = kept
     # a first pass over the XML notes each MEDLINE citation's latest version, which the
     # second keeps (as update does)
-    first = ReadReport()
+    medline = ReadReport()
     for path in files:
         if path.name.lower().endswith((".xml", ".xml.gz")):
-            for _ in iter_file(path, first):
+            for _ in iter_file(path, medline):
                 pass
-    report.latest = first.versions
+    report.latest = medline.versions
     papers = _papers(files, report, progress)
     first = next(papers, None)  # nothing to write -> leave an existing output untouched
     written = 0 if first is None else write_papers_csv(itertools.chain([first], papers), out)

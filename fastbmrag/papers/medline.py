@@ -208,7 +208,7 @@ def _iter(stream: IO[bytes], name: str, report: ReadReport) -> Iterator[Paper]:
                         other = version != latest
                     else:  # a first pass counts one version; the skip names the older one
                         other = seen is not None and seen != version
-                        if other and version > seen:
+                        if seen is not None and version > seen:
                             label, report.version_at[pmid] = report.version_at[pmid], label
                         elif not other:
                             report.version_at[pmid] = label

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fastbmrag.papers.model import Paper
+from fastbmrag.util.wording import printable
 
 log = logging.getLogger("fastbmrag.papers")
 
@@ -82,18 +83,21 @@ class ReadReport:
 
     def skip(self, where: str, reason: str, detail: str = "") -> None:
         """Record (and log) that the paper or file at ``where`` was left out."""
-        why = f"{reason}: {detail}" if detail else reason
+        why = printable(f"{reason}: {detail}" if detail else reason)
+        where = printable(where)  # a file's name may hold an escape sequence
         self.skipped.append((where, why))
         self._skip_counts[reason] += 1
         log.info("skipped %s: %s", where, why)
 
     def repair(self, where: str, what: str) -> None:
         """Record (and log) a value that was fixed up; the paper itself is kept."""
+        where = printable(where)
         self.repaired.append((where, what))
         self._repair_counts[what] += 1
         log.info("%s: %s", where, what)
 
     def decode_error(self, where: str) -> None:
+        where = printable(where)
         self.decode_errors.append(where)
         log.info("%s: undecodable bytes replaced with U+FFFD (save the file as UTF-8)", where)
 
