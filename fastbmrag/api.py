@@ -325,17 +325,22 @@ class RAG:
         first read once the collection and the model server are checked.
         """
         from fastbmrag.papers.io import PaperFiles, as_papers
+        from fastbmrag.papers.report import ReadReport
 
         opts = self._update_options(options)
+        report = ReadReport()  # what reading skipped and repaired (files: the first pass's)
         if isinstance(papers, PaperFiles):  # files: read once the checks are done
             records: Iterable[Paper] = papers
             read: Callable[[], Any] = papers.read
         else:
-            records, read = as_papers(papers), _nothing
+            records, read = as_papers(papers, report), _nothing
 
         def run(coll: Collection | None, first: Any) -> RunSummary:
             total = getattr(first, "read", None)  # the first pass's count of the papers
-            return self.index(records, coll, opts, progress=progress, total=total)
+            summary = self.index(records, coll, opts, progress=progress, total=total)
+            summary.input = (first or report).to_dict()
+            summary.strict = opts.strict
+            return summary
 
         if opts.dry_run:  # no lock, no model server, no write
             first = read()

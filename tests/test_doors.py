@@ -170,3 +170,29 @@ def test_a_csv_column_named_as_a_computed_field_never_replaces_it(tmp_path: Path
         "mine", "99", "my source")  # fmt: skip
     edges = RAG(wd, "c").edges()
     assert "mine" not in set(edges["point_id"]) and set(edges["input_point_id"]) == {"mine"}
+
+
+def test_insert_paper_reports_skipped_rows_and_exits_as_the_command_line(tmp_path: Path) -> None:
+    from fastbmrag.testing.fake_ollama import FakeOllama
+    from fastbmrag.testing.responders import responder
+
+    papers = tmp_path / "papers.csv"  # four rows: one paper, a row with no id, no text, a repeat
+    papers.write_text("paper_id,abstract\nP1,IL1B increased IL6 in endometriosis.\n"
+                      ",TNF rose.\nP2,\nP1,IL1B again.\n", encoding="utf-8")  # fmt: skip
+    wd = str(tmp_path / "wd")
+    with FakeOllama(responder=responder) as fake:
+        rag = RAG(wd, "c", ollama_host=fake.url)
+        summary = rag.insert_paper(str(papers))
+        assert summary.read == 1 and summary.exit_code == 0
+        assert summary.input["unusable"] == 3 and sum(summary.input["skipped"].values()) == 3
+        assert "1 paper read, 3 skipped (3 unusable): 1 indexed" in summary.line()
+        assert summary.to_dict()["input"]["skipped"]["duplicate paper_id"] == 1
+        strict = rag.insert_paper(str(papers), strict=True)
+        assert strict.exit_code == 1 and "(3 unusable; strict: exit 1)" in strict.line()
+        cli_run = CliRunner().invoke(cli, ["update", "-c", "c", "--working-dir", wd, "--strict",
+                                           "--json", "--ollama-host", fake.url, str(papers)])  # fmt: skip
+    assert cli_run.exit_code == 1, cli_run.output
+    import json
+
+    out = json.loads(cli_run.stdout)
+    assert out["exit_code"] == 1 and out["input"]["unusable"] == 3

@@ -14,7 +14,6 @@ from fastbmrag.cli.common import (
     command_logging,
     index_fields,
     index_options,
-    strict_exit,
 )
 
 MAX_LINES = 20  # skipped inputs and failed papers listed; the rest counted
@@ -41,14 +40,11 @@ class ShownFiles(PaperFiles):
         return report
 
 
-def report_summary(summary: Any, *, as_json: bool, quiet: bool, code: int, read: Any) -> None:
-    """The run's summary: JSON on stdout (with the read's ``input`` and the process's exit
-    code), else a line on stderr and the failures (under ``--quiet`` too: they are errors)."""
+def report_summary(summary: Any, *, as_json: bool) -> None:
+    """The run's summary: JSON on stdout (with the read's ``input`` and the exit code), else a
+    line on stderr and the failures (under ``--quiet`` too: they are errors)."""
     if as_json:
-        out = {**summary.to_dict(), "exit_code": code}
-        if read is not None:
-            out["input"] = read.to_dict()
-        click.echo(json.dumps(out, indent=2, default=str))
+        click.echo(json.dumps(summary.to_dict(), indent=2, default=str))
     else:
         click.echo(summary.line(), err=True)
         for paper_id, error in summary.failures[:MAX_LINES]:
@@ -81,9 +77,9 @@ def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
     with command_logging(opts["log_file"], opts["quiet"]):
         rag = RAG.from_options({**opts, "collection": collection})
         files = ShownFiles(inputs, opts["quiet"])  # the first pass: the latest version of each PMID
-        summary = rag.insert_paper(files, progress=not opts["quiet"], **index_fields(opts))
-        first = files.report or ReadReport()  # read before any paper is indexed
-        code = strict_exit(summary.exit_code, len(first.unusable), opts["strict"])
-        report_summary(summary, as_json=opts["as_json"], quiet=opts["quiet"], code=code, read=first)
+        summary = rag.insert_paper(
+            files, progress=not opts["quiet"], strict=opts["strict"], **index_fields(opts)
+        )
+        report_summary(summary, as_json=opts["as_json"])
         logging.getLogger("fastbmrag.update").info("%s", summary.line())  # the log file's
-    raise SystemExit(code)
+    raise SystemExit(summary.exit_code)

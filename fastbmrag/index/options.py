@@ -30,6 +30,9 @@ class UpdateOptions:
     # ground the names of papers with a PMID or PMCID on PubTator3's annotations first
     # (--no-pubtator, or FASTBMRAG_PUBTATOR=0, turns it off)
     pubtator: bool = field(default_factory=config.pubtator_on)
+    # input skipped as unusable (unreadable files, rows without text or id; not a citation
+    # without an abstract) makes a run that indexed the rest exit 1
+    strict: bool = False
 
     def __post_init__(self) -> None:
         for name, (low, high) in config.UPDATE_RANGES.items():

@@ -58,10 +58,18 @@ class RunSummary:
     # of the paper), "not_yet" (it has a PMID, NCBI has not annotated it yet), "dictionary"
     grounding: dict[str, int] = field(default_factory=dict)
     pubtator_unavailable: str | None = None  # why PubTator3 was not used, when it could not be
+    # what reading the input did (ReadReport.to_dict: skipped rows and files by reason, ...)
+    input: dict[str, Any] = field(default_factory=dict)
+    strict: bool = False  # UpdateOptions.strict: unusable input makes the run exit 1
+
+    @property
+    def unusable(self) -> int:
+        """Input rows, records or files skipped as unusable (defects, not routine skips)."""
+        return int(self.input.get("unusable", 0))
 
     @property
     def exit_code(self) -> int:
-        return EXIT_PARTIAL if self.failed else EXIT_OK
+        return EXIT_PARTIAL if self.failed or (self.strict and self.unusable) else EXIT_OK
 
     def tokens_per_paper(self) -> tuple[float, float]:
         n = max(self.indexed + self.failed, 1)
@@ -76,7 +84,7 @@ class RunSummary:
                 or "nothing"
             )
             return (
-                f"dry run: {counted(self.read, 'paper')} read; would index "
+                f"dry run: {counted(self.read, 'paper')} read{self._skipped()}; would index "
                 f"{sum(self.would_index.values()):,} ({todo}); {self.unchanged:,} unchanged"
             )
         calls = {k: v.get("calls", 0) for k, v in self.llm.items()}
@@ -84,12 +92,21 @@ class RunSummary:
         p, c = self.tokens_per_paper()
         stopped = f"stopped early ({self.stopped}): " if self.stopped else ""
         return (
-            f"{stopped}{counted(self.read, 'paper')} read: {self.indexed:,} indexed, "
+            f"{stopped}{counted(self.read, 'paper')} read{self._skipped()}: "
+            f"{self.indexed:,} indexed, "
             f"{self.unchanged:,} unchanged, {self.failed:,} failed; {counted(self.edges, 'edge')} "
             f"({self.refined_edges:,} refined"
             f"{self._drops()}); LLM calls: {calls_txt}; tokens/paper: {p:,.0f} prompt + "
             f"{c:,.0f} completion{self._servers()}{self._grounding()}; {self.wall_seconds:.1f} s"
         )
+
+    def _skipped(self) -> str:
+        skipped = sum(self.input.get("skipped", {}).values())
+        if not skipped:
+            return ""
+        said = [f"{self.unusable:,} unusable"] if self.unusable else []
+        said += ["strict: exit 1"] if self.strict and self.unusable else []
+        return f", {skipped:,} skipped" + (f" ({'; '.join(said)})" if said else "")
 
     def _grounding(self) -> str:
         g = self.grounding
