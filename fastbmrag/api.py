@@ -29,7 +29,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from fastbmrag import config
-from fastbmrag.errors import CollectionNotFound, ConfigError, InputError, StoreBusy
+from fastbmrag.errors import (
+    CollectionNotFound,
+    ConfigError,
+    FastbmragError,
+    InputError,
+    StoreBusy,
+)
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection
 from fastbmrag.store.opening import check_no_writer_waits
@@ -336,11 +342,18 @@ class RAG:
             records, read = as_papers(papers, report), _nothing
 
         def run(coll: Collection | None, first: Any) -> RunSummary:
+            def read_as(summary: RunSummary) -> RunSummary:
+                summary.input = (first or report).to_dict()
+                summary.strict = opts.strict
+                return summary
+
             total = getattr(first, "read", None)  # the first pass's count of the papers
-            summary = self.index(records, coll, opts, progress=progress, total=total)
-            summary.input = (first or report).to_dict()
-            summary.strict = opts.strict
-            return summary
+            try:
+                return read_as(self.index(records, coll, opts, progress=progress, total=total))
+            except (FastbmragError, KeyboardInterrupt) as err:  # a run that stopped early
+                if getattr(err, "summary", None) is not None:
+                    read_as(err.summary)  # type: ignore[union-attr]
+                raise
 
         if opts.dry_run:  # no lock, no model server, no write
             first = read()

@@ -35,6 +35,8 @@ Messages are one line and name the fix.
 
 from __future__ import annotations
 
+from typing import Any
+
 EXIT_OK = 0
 EXIT_PARTIAL = 1
 EXIT_CANNOT_START = 2
@@ -44,9 +46,11 @@ EXIT_INTERRUPTED = 130
 
 
 class FastbmragError(Exception):
-    """Base class. ``str(err)`` is a complete one-line message for the user."""
+    """Base class. ``str(err)`` is a complete one-line message for the user; ``summary``,
+    where a run stopped on it, is what the run had done (its committed papers)."""
 
     exit_code = EXIT_CANNOT_START
+    summary: Any = None
 
 
 class InputError(FastbmragError):

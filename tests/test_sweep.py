@@ -280,13 +280,16 @@ def test_a_server_that_drops_every_chat_stops_the_run_and_keeps_what_was_done(
         server.set_fault_rates(drop=1.0)  # tags and embeddings answer, every chat is cut off
         started = time.monotonic()
         result = run("update", "-c", "demo", "--working-dir", str(wd), "--ollama-host",
-                     server.url, "--concurrency", "1", str(papers))  # fmt: skip
+                     server.url, "--concurrency", "1", "--json", str(papers))  # fmt: skip
         took = time.monotonic() - started
         chats = server.counts["/api/chat"]
     assert result.exit_code == 2, result.output
     assert (
         f"Error: The model server at {server.url} failed 3 requests in a row (connection error"
-    ) in result.output
+    ) in result.stderr
+    stopped = json.loads(result.stdout)  # --json: the summary of the run that stopped
+    assert stopped["exit_code"] == 2 and stopped["indexed"] == 0 and stopped["read"] >= 3
+    assert stopped["stopped"].startswith("The model server") and stopped["input"]["read"] == 30
     assert chats == 3 * 4  # three papers' calls, each sent once and retried three times
     assert took < 30
     status = run("status", "-c", "demo", "--working-dir", str(wd), "--json")
@@ -651,6 +654,12 @@ def test_a_full_volume_is_one_line_and_loses_nothing(
     query = cli_run("query", "IL1B?", "-c", "demo", "--ollama-host", fake.url)
     assert query.returncode == 2 and len(query.stderr.strip().splitlines()) == 1
     assert "MB free and opening collection 'demo' for reading needs about 16 MB" in query.stderr
+    for args in (["export", "-c", "demo", "-o", str(tmp_path / "e.csv")],
+                 ["entity", "IL1B", "-c", "demo"], ["path", "IL1B", "IL6", "-c", "demo"]):  # fmt: skip
+        read = cli_run(*args)
+        assert read.returncode == 2 and len(read.stderr.strip().splitlines()) == 1, read.stderr
+        assert "for reading needs about" in read.stderr, read.stderr
+    assert shutil.disk_usage(small_volume).free >= (3 << 20)  # the store did not grow
 
 
 # --- 30: a name that resolves nowhere, an email that is none ------------------------------------

@@ -15,6 +15,7 @@ from fastbmrag.cli.common import (
     index_fields,
     index_options,
 )
+from fastbmrag.errors import EXIT_INTERRUPTED, FastbmragError
 
 MAX_LINES = 20  # skipped inputs and failed papers listed; the rest counted
 
@@ -77,9 +78,17 @@ def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
     with command_logging(opts["log_file"], opts["quiet"]):
         rag = RAG.from_options({**opts, "collection": collection})
         files = ShownFiles(inputs, opts["quiet"])  # the first pass: the latest version of each PMID
-        summary = rag.insert_paper(
-            files, progress=not opts["quiet"], strict=opts["strict"], **index_fields(opts)
-        )
+        try:
+            summary = rag.insert_paper(
+                files, progress=not opts["quiet"], strict=opts["strict"], **index_fields(opts)
+            )
+        except (FastbmragError, KeyboardInterrupt) as err:
+            done = getattr(err, "summary", None)  # a run that stopped: what it committed
+            if opts["as_json"] and done is not None:
+                code = getattr(err, "exit_code", EXIT_INTERRUPTED)
+                out = {**done.to_dict(), "exit_code": code, "error": str(err) or "interrupted"}
+                click.echo(json.dumps(out, indent=2, default=str))
+            raise
         report_summary(summary, as_json=opts["as_json"])
         logging.getLogger("fastbmrag.update").info("%s", summary.line())  # the log file's
     raise SystemExit(summary.exit_code)

@@ -11,7 +11,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from fastbmrag import config
-from fastbmrag.errors import EXIT_OK, EXIT_PARTIAL, LLMError, LLMUnavailable, ModelNotFound
+from fastbmrag.errors import (
+    EXIT_OK,
+    EXIT_PARTIAL,
+    FastbmragError,
+    LLMError,
+    LLMUnavailable,
+    ModelNotFound,
+)
 from fastbmrag.index.grounding import DICTIONARY, NOT_YET, PUBTATOR
 from fastbmrag.index.options import UpdateOptions
 from fastbmrag.index.paper import PaperOutcome, index_paper, one_line
@@ -242,6 +249,8 @@ async def _run(
                 "interrupted" if isinstance(err, KeyboardInterrupt | asyncio.CancelledError)
                 else str(err) or type(err).__name__
             )  # fmt: skip
+            if isinstance(err, FastbmragError | KeyboardInterrupt):
+                err.summary = summary  # type: ignore[union-attr]  # the --json of a stopped run
             raise
         finally:
             _account(summary, llm, started)
@@ -283,15 +292,19 @@ async def _work(
     annotations: _Annotations,
 ) -> None:
     queue: asyncio.Queue[_Item | None] = asyncio.Queue(maxsize=opts.concurrency * 2)
-    group: list[PaperEdges] = []  # finished papers waiting for their (shared) commit
+    # finished papers waiting for their (shared) commit, with what they add to the summary
+    group: list[tuple[PaperEdges, PaperOutcome, str]] = []
     last_commit = time.monotonic()
 
     def commit() -> None:
         # One store flush and one ledger transaction for the group: a crash before it loses
-        # only these papers' writes (they stay pending), and their LLM answers are cached.
+        # only these papers' writes (they stay pending), and their LLM answers are cached. The
+        # summary counts a paper once it is committed.
         nonlocal last_commit
         if group:
-            collection.commit_papers(group)
+            collection.commit_papers([edges for edges, _, _ in group])
+            for _, outcome, state in group:
+                _count(summary, outcome, state)
             group.clear()
             collection.optimize()  # an index build once enough points lack one
         last_commit = time.monotonic()
@@ -312,17 +325,8 @@ async def _work(
                     [],
                 )
             if outcome.status == "done":
-                group.append(
-                    PaperEdges(paper.paper_id, digest, points, refs, grounded.ledger_entry)
-                )
-                summary.grounding[grounded.state] = summary.grounding.get(grounded.state, 0) + 1
-                summary.indexed += 1
-                summary.edges += outcome.edges
-                summary.refined_edges += outcome.refined
-                summary.dropped_relations += outcome.dropped
-                summary.uncited_refinements += outcome.uncited
-                summary.drafted_from_main_text += outcome.from_main_text
-                summary.self_loops += outcome.self_loops
+                edges = PaperEdges(paper.paper_id, digest, points, refs, grounded.ledger_entry)
+                group.append((edges, outcome, grounded.state))
                 if (
                     len(group) >= opts.commit_every
                     or time.monotonic() - last_commit >= opts.commit_seconds
@@ -384,6 +388,18 @@ async def _work(
         raise group_err.exceptions[0] from None
     finally:
         commit()  # what finished before an error or Ctrl-C is kept
+
+
+def _count(summary: RunSummary, outcome: PaperOutcome, state: str) -> None:
+    """A committed paper in the summary: its edges, what was dropped, where its ids came from."""
+    summary.grounding[state] = summary.grounding.get(state, 0) + 1
+    summary.indexed += 1
+    summary.edges += outcome.edges
+    summary.refined_edges += outcome.refined
+    summary.dropped_relations += outcome.dropped
+    summary.uncited_refinements += outcome.uncited
+    summary.drafted_from_main_text += outcome.from_main_text
+    summary.self_loops += outcome.self_loops
 
 
 @dataclass(frozen=True)
