@@ -385,7 +385,9 @@ def test_strict_counts_unusable_input_not_citations_without_an_abstract(
             fake.url, "--log-file", str(log)]  # fmt: skip
     result = run(*args, "--strict", str(papers))
     assert result.exit_code == 0, result.output  # 25 citations without text are no defect
-    assert log.read_text(encoding="utf-8").count("1 paper read, 25 skipped:") == 1  # once
+    logged = log.read_text(encoding="utf-8")
+    assert logged.count("1 paper read, 25 skipped:") == 1  # the summary once
+    assert logged.count("skipped papers.xml citation 1 (PMID 1000): no abstract") == 1  # a skip
     result = run(*args, "--strict", "--json", str(papers), str(broken))
     assert result.exit_code == 1
     out = json.loads(result.stdout)

@@ -235,7 +235,7 @@ class PaperFiles:
 
     def __iter__(self) -> Iterator[Paper]:
         latest = self.report.versions if self.report else {}
-        return iter_papers(self.inputs, ReadReport(deletions=True, latest=latest))
+        return iter_papers(self.inputs, ReadReport(deletions=True, latest=latest, logged=False))
 
 
 def iter_file(path: Path, report: ReadReport) -> Iterator[Paper]:

@@ -63,6 +63,7 @@ class ReadReport:
     """
 
     deletions: bool = False
+    logged: bool = True  # False: a second pass over an input whose first pass logged it
 
     read: int = 0
     files: int = 0
@@ -87,19 +88,22 @@ class ReadReport:
         where = printable(where)  # a file's name may hold an escape sequence
         self.skipped.append((where, why))
         self._skip_counts[reason] += 1
-        log.info("skipped %s: %s", where, why)
+        if self.logged:
+            log.info("skipped %s: %s", where, why)
 
     def repair(self, where: str, what: str) -> None:
         """Record (and log) a value that was fixed up; the paper itself is kept."""
         where = printable(where)
         self.repaired.append((where, what))
         self._repair_counts[what] += 1
-        log.info("%s: %s", where, what)
+        if self.logged:
+            log.info("%s: %s", where, what)
 
     def decode_error(self, where: str) -> None:
         where = printable(where)
         self.decode_errors.append(where)
-        log.info("%s: undecodable bytes replaced with U+FFFD (save the file as UTF-8)", where)
+        if self.logged:
+            log.info("%s: undecodable bytes replaced with U+FFFD (save the file as UTF-8)", where)
 
     def admit(self, paper: Paper, where: str) -> bool:
         """The one gate every reader passes a paper through before yielding it.
