@@ -51,7 +51,7 @@ def dirty(tmp_path_factory: pytest.TempPathFactory, fake: FakeOllama) -> Path:
     result = run("update", "-c", "demo", "--working-dir", str(wd), "--ollama-host", fake.url,
                  str(papers))  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert "repaired 1 (1 control characters removed)" in result.output
+    assert "repaired 1 (4 control characters removed)" in result.output
     return wd
 
 

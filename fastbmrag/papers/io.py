@@ -247,8 +247,8 @@ def iter_file(path: Path, report: ReadReport) -> Iterator[Paper]:
         return
     try:
         for paper in read_path(path, report):
-            if paper.clean_controls():
-                report.repair(paper.paper_id, CONTROL_CHARACTERS)
+            if removed := paper.clean_controls():
+                report.repair(paper.paper_id, CONTROL_CHARACTERS, removed)
             yield paper
     except TruncatedInput:
         raise  # a file cut short: the user fixes it before anything is indexed

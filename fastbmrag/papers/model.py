@@ -54,23 +54,23 @@ class Paper:
     deleted: bool = False
     version: int = 1  # MEDLINE's version of the PMID (a corrected citation is a later one)
 
-    def clean_controls(self) -> bool:
-        """Remove control characters from every text field (:func:`without_controls`); whether
-        there were any."""
-        changed = False
+    def clean_controls(self) -> int:
+        """Remove control characters from every text field (:func:`without_controls`); how
+        many there were."""
+        found = 0
+
+        def clean(value: str) -> str:
+            nonlocal found
+            found += len(_CONTROLS.findall(value))
+            return without_controls(value)
+
         for name in _TEXT_FIELDS:
-            value = getattr(self, name)
-            clean = without_controls(value)
-            if clean != value:
-                setattr(self, name, clean)
-                changed = True
-        paragraphs = [without_controls(p) for p in self.paragraphs]
-        if paragraphs != self.paragraphs:
-            self.paragraphs, changed = paragraphs, True
+            setattr(self, name, clean(getattr(self, name)))
+        self.paragraphs = [clean(p) for p in self.paragraphs]
         for key, value in self.extra.items():
-            if isinstance(value, str) and (clean := without_controls(value)) != value:
-                self.extra[key], changed = clean, True
-        return changed
+            if isinstance(value, str):
+                self.extra[key] = clean(value)
+        return found
 
     @property
     def has_main_text(self) -> bool:

@@ -91,11 +91,12 @@ class ReadReport:
         if self.logged:
             log.info("skipped %s: %s", where, why)
 
-    def repair(self, where: str, what: str) -> None:
-        """Record (and log) a value that was fixed up; the paper itself is kept."""
+    def repair(self, where: str, what: str, count: int = 1) -> None:
+        """Record (and log) a value that was fixed up (``count``: of the things ``what`` names,
+        control characters removed ...); the paper itself is kept."""
         where = printable(where)
         self.repaired.append((where, what))
-        self._repair_counts[what] += 1
+        self._repair_counts[what] += count
         if self.logged:
             log.info("%s: %s", where, what)
 
