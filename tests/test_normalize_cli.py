@@ -141,6 +141,24 @@ def test_normalize_bad_input_is_one_line_error(tmp_path: Path) -> None:
     assert code == EXIT_CANNOT_START and "Nothing to normalise" in err
     code, _, err = run("normalize", "--input", str(tmp_path / "missing.tsv"))
     assert code == EXIT_CANNOT_START and "No such file" in err
+    code, _, err = run("normalize", "--input", "/dev/null")
+    assert code == EXIT_CANNOT_START and err.strip() == (
+        "Error: /dev/null is empty: give a UTF-8 TSV or CSV file."
+    )
+
+
+def test_a_name_too_long_in_input_is_named_by_its_line_and_the_rest_normalised(
+    tmp_path: Path,
+) -> None:
+    names = tmp_path / "names.txt"
+    names.write_text(f"IL6\n{'x' * 500}\nTNF\n", encoding="utf-8")
+    code, out, err = run("normalize", "--input", str(names))
+    assert code == 0 and "HGNC:6018" in out and "HGNC:11892" in out
+    assert err.startswith(f"skipped {names} line 2: a name of 500 characters")
+    table = tmp_path / "names.tsv"
+    table.write_text(f"name\ttype\nIL6\tgene\n{'y' * 500}\tgene\n", encoding="utf-8")
+    code, out, err = run("normalize", "--input", str(table))
+    assert code == 0 and "HGNC:6018" in out and f"skipped {table} line 3:" in err
 
 
 def test_vocab_info_bundled() -> None:

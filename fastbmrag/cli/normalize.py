@@ -20,14 +20,17 @@ COLUMNS = ("name", "type", "normalized_name", "ontology_id", "matched_by", "scor
 
 def read_rows(path: Path, default_type: str) -> list[tuple[str, str, str]]:
     """(name, type, context) rows of a TSV or CSV with a header: name, type, optional context;
-    or of a plain list, one name per line (a first line with no header and no delimiter)."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"Cannot read {path} ({err}); give a UTF-8 TSV or CSV file.") from err
+    or of a plain list, one name per line (a first line with no header and no delimiter). A
+    name longer than a model writes one is left out, its line named on stderr."""
+    text = read_input(path, "a UTF-8 TSV or CSV file")
     first = text.split("\n", 1)[0]
     if "\t" not in first and "," not in first and first.strip().lower() != "name":
-        return [(line.strip(), default_type, "") for line in text.splitlines() if line.strip()]
+        lines = enumerate(text.splitlines(), start=1)
+        return [
+            (line.strip(), default_type, "")
+            for n, line in lines
+            if line.strip() and name_fits(line.strip(), f"{path} line {n}")
+        ]
     delimiter = "\t" if path.suffix.lower() in (".tsv", ".tab") or "\t" in first else ","
     reader = csv.DictReader(text.splitlines(), delimiter=delimiter)
     fields = [f.strip().lower() for f in reader.fieldnames or []]
@@ -40,9 +43,38 @@ def read_rows(path: Path, default_type: str) -> list[tuple[str, str, str]]:
     for raw in reader:
         row = {(k or "").strip().lower(): (v or "") for k, v in raw.items()}
         name = row.get("name", "").strip()
-        if name:
+        if name and name_fits(name, f"{path} line {reader.line_num}"):
             rows.append((name, row.get("type", "").strip() or default_type, row.get("context", "")))
     return rows
+
+
+def read_input(path: Path, wanted: str) -> str:
+    """The text of ``--input``: InputError for a path that is not there, cannot be read, or is
+    empty (``/dev/null`` too)."""
+    if not path.exists():
+        raise InputError(f"No such file: {path}; check the --input path.")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"Cannot read {path} ({err}); give {wanted}.") from err
+    if not text.strip():
+        raise InputError(f"{path} is empty: give {wanted}.")
+    return text
+
+
+def name_fits(name: str, where: str) -> bool:
+    """Whether ``name`` is short enough to be an entity's; a line naming ``where`` if not."""
+    if len(name) <= MAX_NAME_CHARS:
+        return True
+    click.echo(f"skipped {where}: {too_long(name)}", err=True)
+    return False
+
+
+def too_long(name: str) -> str:
+    return (
+        f"a name of {len(name):,} characters ({name[:40]!r}...) is no entity name: names are at "
+        f"most {MAX_NAME_CHARS} characters (as the model writes them)"
+    )
 
 
 def format_table(results: list[Normalized]) -> str:
@@ -124,18 +156,14 @@ def normalize(
         find_in_texts(names, input_file, type_.lower(), as_json)
         return
     rows = [(n, type_.lower(), context) for n in names if n.strip()]  # as in --input
+    longest = max((n for n, _, _ in rows), key=len, default="")
+    if len(longest) > MAX_NAME_CHARS:  # a NAME typed: refused at once
+        message = too_long(longest)
+        raise InputError(message[0].upper() + message[1:])
     if input_file is not None:
-        if not input_file.is_file():
-            raise InputError(f"No such file: {input_file}; check the --input path.")
         rows += read_rows(input_file, type_.lower())
     if not rows:
         raise InputError("Nothing to normalise: give NAMEs or --input FILE (see --help).")
-    too_long = next((r[0] for r in rows if len(r[0]) > MAX_NAME_CHARS), None)
-    if too_long is not None:
-        raise InputError(
-            f"A name of {len(too_long):,} characters ({too_long[:40]!r}...) is no entity name: "
-            f"names are at most {MAX_NAME_CHARS} characters (as the model writes them)"
-        )
     norm = RAG().normalizer()
     results = [norm.normalize(*row) for row in rows]
 
@@ -172,12 +200,7 @@ def find_in_texts(
 
     lines = [t for t in texts if t.strip()]
     if input_file is not None:
-        if not input_file.is_file():
-            raise InputError(f"No such file: {input_file}; check the --input path.")
-        try:
-            lines += input_file.read_text(encoding="utf-8-sig").splitlines()
-        except (OSError, UnicodeDecodeError) as err:
-            raise InputError(f"Cannot read {input_file} ({err}); give a UTF-8 text file.") from err
+        lines += read_input(input_file, "a UTF-8 text file").splitlines()
     if not any(line.strip() for line in lines):
         raise InputError("Nothing to search: give TEXTs or --input FILE (see --help).")
     norm = RAG().normalizer()
