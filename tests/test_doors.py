@@ -196,3 +196,27 @@ def test_insert_paper_reports_skipped_rows_and_exits_as_the_command_line(tmp_pat
 
     out = json.loads(cli_run.stdout)
     assert out["exit_code"] == 1 and out["input"]["unusable"] == 3
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_a_full_output_is_named_and_exit_2_and_a_device_stays_a_device(tmp_path: Path) -> None:
+    import stat
+    import subprocess
+    import sys
+
+    def still_a_device() -> bool:
+        return stat.S_ISCHR(Path("/dev/full").stat().st_mode)
+
+    papers = str(PAPERS)
+    converted = CliRunner().invoke(cli, ["convert", papers, "-o", "/dev/full"])
+    assert still_a_device()  # never renamed over: written, and the write failed
+    one_line_error(converted, "Cannot create or write /dev/full: No space left on device")
+    with open("/dev/full", "w") as full:  # standard output on a device that takes nothing
+        for args in (["normalize", "IL6"], ["--help"]):
+            done = subprocess.run([sys.executable, "-m", "fastbmrag", *args], stdout=full,
+                                  stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
+            assert done.returncode == 2, done.stderr
+            assert done.stderr == "Error: Cannot write standard output: No space left on device\n"
+    kept = tmp_path / "kept.csv"  # a regular file is still replaced whole, or not at all
+    assert CliRunner().invoke(cli, ["convert", papers, "-o", str(kept)]).exit_code == 0
+    assert kept.read_text(encoding="utf-8").startswith("paper_id,")

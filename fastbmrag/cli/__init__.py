@@ -16,7 +16,7 @@ import sys
 
 import click
 
-from fastbmrag.cli.common import FastbmragGroup
+from fastbmrag.cli.common import FastbmragGroup, stdout_failed
 from fastbmrag.config import __version__
 
 # Command name -> "module:attribute". Modules are imported only when their command runs (or
@@ -74,7 +74,10 @@ def main() -> None:
     # Ctrl-C does: committed work kept, the run's summary recorded, exit 128 + the signal
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
-    cli(args=[_utf8(arg) for arg in sys.argv[1:]], prog_name="fastbmrag")
+    try:
+        cli(args=[_utf8(arg) for arg in sys.argv[1:]], prog_name="fastbmrag")
+    except OSError as err:  # --help, --version: standard output takes nothing (/dev/full)
+        stdout_failed(err)
 
 
 def _terminate(signum: int, frame: object) -> None:

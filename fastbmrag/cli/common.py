@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -32,7 +32,10 @@ class FastbmragGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            finally:
+                _flush_stdout()  # what is written there is written before the command ends
         except click.exceptions.ClickException as err:
             err.message = printable(err.message)  # type: ignore[misc]  # a file name in it
             raise
@@ -53,6 +56,8 @@ class FastbmragGroup(click.Group):
             )
             sys.exit(getattr(err, "exit_code", EXIT_INTERRUPTED))
         except OSError as err:
+            if err.filename is None and err.errno in _NO_SPACE:
+                stdout_failed(err)
             click.echo(f"Error: {printable(path_error(err))}", err=True)
             sys.exit(EXIT_CANNOT_START)
         except Exception as err:  # a bug: say where the traceback is, in one line
@@ -63,6 +68,31 @@ class FastbmragGroup(click.Group):
                 err=True,
             )
             sys.exit(EXIT_INTERNAL)
+
+
+def _flush_stdout() -> None:
+    """Standard output flushed before the command ends: a full disk or a device that takes
+    nothing (/dev/full) under it is one line and exit 2, not a run that seems to have written
+    its output."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as err:
+        stdout_failed(err)
+
+
+# A write that failed for want of space, of no named file (files the commands write name
+# themselves: util.files.replacing): standard output's, as click writes and flushes it.
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+
+
+def stdout_failed(err: OSError) -> NoReturn:
+    """One line on stderr for standard output that takes nothing more, and exit 2."""
+    with contextlib.suppress(OSError, ValueError):  # the exit's own flush stays quiet
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    click.echo(f"Error: Cannot write standard output: {err.strerror or err}", err=True)
+    sys.exit(EXIT_CANNOT_START)
 
 
 def path_error(err: OSError) -> str:

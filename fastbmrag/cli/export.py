@@ -82,6 +82,7 @@ def export(
             nodes, edges = rag.export(
                 fmt, sys.stdout.buffer if fmt == "graphml" else sys.stdout, raw=raw
             )
+            sys.stdout.flush()
         elif fmt == "graphml":
             with replacing(Path(output)) as tmp, open(tmp, "wb") as fb:
                 nodes, edges = rag.export(fmt, fb)
@@ -91,7 +92,8 @@ def export(
     except BrokenPipeError:
         raise  # the reader of stdout stopped early (`-o - | head`): not an error
     except OSError as err:
-        raise InputError(f"Cannot write {output}: {err.strerror}: choose another -o path") from err
+        named = "standard output" if output == "-" else output
+        raise InputError(f"Cannot write {named}: {err.strerror}: choose another -o path") from err
     what = counted(edges, "edge")
     if fmt == "graphml":
         what = f"{counted(nodes, 'node')} and {what}"

@@ -301,7 +301,7 @@ def write_papers_csv(papers: Iterable[Paper], path: str | os.PathLike[str]) -> i
     count = 0
     late_columns: list[str] = []
     with replacing(path) as tmp:
-        with tmp.open("x", encoding="utf-8", newline="") as fh:
+        with tmp.open("w", encoding="utf-8", newline="") as fh:
             writer = csv.writer(fh, delimiter=delimiter)
             writer.writerow([*CSV_COLUMNS, *extra_columns])
 
