@@ -438,9 +438,11 @@ class RAG:
                 reground=(lambda: self.reground(coll)) if self._grounds(opts) else None,
             )
 
-    def reground(self, collection: Collection) -> int:
+    def reground(self, collection: Collection) -> tuple[int, int, int]:
         """Ground the papers NCBI had not annotated when they were indexed, now that it has:
-        their edges re-keyed with no chat call (:mod:`fastbmrag.index.reground`). How many."""
+        their edges re-keyed and embedded again, with no chat call
+        (:mod:`fastbmrag.index.reground`). How many, the embedding requests sent, the texts the
+        cache answered."""
         from fastbmrag.index.reground import reground_papers
         from fastbmrag.papers.pubtator import PubTatorUnavailable
 
@@ -450,7 +452,7 @@ class RAG:
             except PubTatorUnavailable as err:
                 log.warning("PubTator3 cannot be reached (%s): papers not yet annotated wait for "
                             "the next sync", err)  # fmt: skip
-                return 0
+                return 0, 0, 0
 
     # --- reading -----------------------------------------------------------------------------
 

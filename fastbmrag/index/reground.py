@@ -35,10 +35,13 @@ class _Cited:
 
 def reground_papers(
     collection: Collection, client: PubTatorClient, llm: LLMClient, normalizer: Normalizer
-) -> int:
-    """Re-ground the papers the ledger lists as not yet annotated that PubTator3 now annotates;
-    how many. Closes ``llm``."""
-    return asyncio.run(_reground(collection, client, llm, normalizer))
+) -> tuple[int, int, int]:
+    """Re-ground the papers the ledger lists as not yet annotated that PubTator3 now annotates:
+    how many, and the embedding requests that took (no chat call) and the texts the cache
+    answered. Closes ``llm``."""
+    papers = asyncio.run(_reground(collection, client, llm, normalizer))
+    used = llm.accounting.total()
+    return papers, used.calls, used.cached
 
 
 async def _reground(

@@ -106,6 +106,8 @@ class SyncResult:
     notes: list[str] = field(default_factory=list)
     newly_retracted: list[str] = field(default_factory=list)
     regrounded: int = 0  # papers not yet annotated at indexing, grounded on PubTator3 now
+    reground_requests: int = 0  # the embedding requests that took (no chat call) ...
+    reground_cached: int = 0  # ... and the texts the embedding cache answered
 
     @property
     def failed(self) -> int:
@@ -120,7 +122,9 @@ class SyncResult:
         body = self.index.line() if self.index is not None else "nothing new to index"
         if self.regrounded:
             body += (
-                f"; {counted(self.regrounded, 'paper')} re-grounded on PubTator3 (no model call)"
+                f"; {counted(self.regrounded, 'paper')} re-grounded on PubTator3 (no chat call; "
+                f"{counted(self.reground_requests, 'embedding request')} to the model server, "
+                f"{counted(self.reground_cached, 'text')} embedded from the cache)"
             )
         if self.newly_retracted:
             body += (
@@ -152,6 +156,8 @@ class SyncResult:
             "index": self.index.to_dict() if self.index is not None else None,
             "newly_retracted": len(self.newly_retracted),
             "regrounded": self.regrounded,
+            "reground_requests": self.reground_requests,
+            "reground_cached": self.reground_cached,
             "deleted": self.index.to_dict().get("deleted", 0) if self.index is not None else 0,
             "mark": self.mark,
             "mark_moved": self.mark_moved,
@@ -204,7 +210,7 @@ def sync_collection(
     today: date | None = None,
     dry_run: bool = False,
     sleep: Callable[[float], None] | None = None,
-    reground: Callable[[], int] | None = None,
+    reground: Callable[[], tuple[int, int, int]] | None = None,
 ) -> SyncResult:
     """Fetch what is new for ``query`` and index it with ``index``; move the mark on success.
     ``reground`` grounds the papers NCBI had not annotated yet (not in a dry run).
@@ -239,7 +245,7 @@ def sync_collection(
     if papers:
         result.index = index(papers)
     if reground is not None and not dry_run:
-        result.regrounded = reground()
+        result.regrounded, result.reground_requests, result.reground_cached = reground()
     with PubMedClient(settings, **kwargs) as client:
         found = client.retracted(collection.retraction_candidates())
     result.newly_retracted = found if dry_run else collection.mark_retracted(found, "pubmed")
