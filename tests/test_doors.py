@@ -217,6 +217,16 @@ def test_a_full_output_is_named_and_exit_2_and_a_device_stays_a_device(tmp_path:
                                   stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
             assert done.returncode == 2, done.stderr
             assert done.stderr == "Error: Cannot write standard output: No space left on device\n"
+    from fastbmrag.testing.fake_ollama import FakeOllama
+    from fastbmrag.testing.responders import responder
+
+    with FakeOllama(responder=responder) as fake:  # a log file that takes nothing
+        logged = CliRunner().invoke(cli, ["update", "-c", "x", "--working-dir", str(tmp_path),
+                                          "--ollama-host", fake.url, "--log-file", "/dev/full",
+                                          papers])  # fmt: skip
+    assert logged.exit_code == 2 and "Traceback" not in logged.output, logged.output
+    last = logged.output.strip().splitlines()[-1]
+    assert last.startswith("Error: Cannot create or write /dev/full: No space left on device")
     kept = tmp_path / "kept.csv"  # a regular file is still replaced whole, or not at all
     assert CliRunner().invoke(cli, ["convert", papers, "-o", str(kept)]).exit_code == 0
     assert kept.read_text(encoding="utf-8").startswith("paper_id,")

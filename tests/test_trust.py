@@ -123,7 +123,7 @@ def test_strict_turns_skipped_rows_into_exit_1(tmp_path: Path) -> None:
         assert update(tmp_path / "a", fake.url, "-q", bad).exit_code == 0
         strict = update(tmp_path / "b", fake.url, "-q", "--strict", bad)
     assert strict.exit_code == 1
-    assert "--strict: 2 input rows or records unusable: exit 1" in strict.stderr
+    assert "2 papers read, 2 skipped (2 unusable; strict: exit 1)" in strict.stderr
 
 
 # --- paths: one line, exit 2, for every command -------------------------------------------

@@ -241,6 +241,17 @@ def llm_options(f: F) -> F:
 # --- logging for long runs (update, sync) -----------------------------------------------------
 
 
+class _LogFile(logging.FileHandler):
+    """``--log-file``: a line it cannot write (a full disk) stops the command with one line
+    naming the file, not a traceback per line."""
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+        err = sys.exc_info()[1]
+        if isinstance(err, OSError):
+            raise OSError(err.errno, err.strerror, self.baseFilename) from err
+        super().handleError(record)
+
+
 @contextlib.contextmanager
 def command_logging(log_file: str | None, quiet: bool) -> Iterator[logging.Logger]:
     """stderr: warnings (errors only with --quiet); ``--log-file``: INFO and up, appended.
@@ -255,7 +266,7 @@ def command_logging(log_file: str | None, quiet: bool) -> Iterator[logging.Logge
     opened: list[logging.Handler] = []
     try:
         if log_file:
-            fh = logging.FileHandler(log_file, encoding="utf-8")
+            fh = _LogFile(log_file, encoding="utf-8")
             fh.setLevel(logging.INFO)
             fh.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
             err = logging.StreamHandler(sys.stderr)
@@ -273,7 +284,8 @@ def command_logging(log_file: str | None, quiet: bool) -> Iterator[logging.Logge
         logger.propagate = saved[1]
         logger.handlers = saved[2]
         for h in opened:
-            h.close()
+            with contextlib.suppress(OSError):  # a write it failed has stopped the command
+                h.close()
 
 
 def index_options(f: F) -> F:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastbmrag.errors import InputError
 from fastbmrag.llm.base import KIND_QUERY, LLMClient
+from fastbmrag.papers.model import without_controls
 from fastbmrag.prompts import ENTITY_TYPES, MAX_NAME_CHARS, QuestionParse, parse_messages
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class Entity:
 
 def resolve_entity(value: str, normalizer: Normalizer | None, role: str = "either") -> Entity:
     """A name or id given as a flag: an id is used as is; a name goes through the normaliser."""
-    value = " ".join(value.split())
+    value = " ".join(without_controls(value).split())
     if not value:
         raise InputError("An empty entity was given: pass a name (IL1B) or an id (HGNC:5992)")
     if len(value) > MAX_NAME_CHARS:
