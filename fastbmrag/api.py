@@ -427,16 +427,32 @@ class RAG:
                     ) from err
             else:
                 coll, _ = stack.enter_context(self.open_for_writing(_nothing, wait=opts.wait))
-            return sync_collection(
-                coll,
-                query,
-                fetch,
-                lambda papers: self.index(papers, coll, opts, progress=progress, total=len(papers)),
-                since=since,
-                days=days,
-                dry_run=opts.dry_run,
-                reground=(lambda: self.reground(coll)) if self._grounds(opts) else None,
-            )
+            # one run for all the sync writes (indexing, re-grounding, retractions): a digest
+            # of it says what the sync changed
+            run_id = None if opts.dry_run else coll.ledger.begin_run("sync", {"query": query})
+            ended: dict[str, Any] = {"stopped": "interrupted"}
+            try:
+                result = sync_collection(
+                    coll,
+                    query,
+                    fetch,
+                    lambda papers: self.index(
+                        papers, coll, opts, progress=progress, total=len(papers)
+                    ),
+                    since=since,
+                    days=days,
+                    dry_run=opts.dry_run,
+                    reground=(lambda: self.reground(coll)) if self._grounds(opts) else None,
+                )
+                ended = result.to_dict()
+                result.run_id = run_id
+                return result
+            except Exception as err:
+                ended = {"stopped": str(err) or type(err).__name__}
+                raise
+            finally:
+                if run_id is not None:
+                    coll.record_run_end(run_id, ended)
 
     def reground(self, collection: Collection) -> tuple[int, int, int]:
         """Ground the papers NCBI had not annotated when they were indexed, now that it has:
@@ -580,9 +596,10 @@ class RAG:
                     f"check the ids (`fastbmrag export -c {coll.name} --format csv -o "
                     "edges.csv` lists them)"
                 )
-            run_id = coll.ledger.record_run_start("fastbmrag delete", {"paper_ids": known})
+            run_id = coll.ledger.begin_run("fastbmrag delete", {"paper_ids": known})
             removed = coll.delete_papers(known)
-            coll.record_run_end(run_id, {"papers_deleted": len(known), "edges_removed": removed})
+            if run_id is not None:
+                coll.record_run_end(run_id, {"papers_deleted": len(known), "edges_removed": removed})
         return known, unknown, removed
 
     def export(self, fmt: str, out: IO[Any], *, raw: bool = False) -> tuple[int, int]:

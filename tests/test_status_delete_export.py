@@ -23,7 +23,7 @@ G = "{http://graphml.graphdrawing.org/xmlns}"
 def wd(tmp_path: Path) -> Path:
     work = tmp_path / "work"
     with Collection.writer(work, "cid", create=True) as coll:
-        run = coll.ledger.record_run_start("fastbmrag update", {"input": "papers.csv"})
+        run = coll.ledger.begin_run("fastbmrag update", {"input": "papers.csv"}) or 0
         items = []
         for pid in PAPERS:
             points, refs = paper_edges(pid, cid_papers()[pid])

@@ -270,12 +270,12 @@ def test_optimize_runs_only_past_the_threshold(tmp_path: Path) -> None:
 
 def test_stats_runs_and_sync_state(tmp_path: Path) -> None:
     with Collection.writer(tmp_path, "cid", create=True) as coll:
-        run = coll.ledger.record_run_start("fastbmrag update", {"input": "papers.csv"})
+        run = coll.ledger.begin_run("fastbmrag update", {"input": "papers.csv"})
         commit(coll, "PMID:2696505")
         commit(coll, "PMID:7881871")
         coll.mark_failed("PMID:12653683", "h", "Ollama returned HTTP 500 three times")
         coll.mark_pending("PMID:11166519", "h")
-        coll.record_run_end(run, {"done": 2, "failed": 1})
+        coll.record_run_end(run or 0, {"done": 2, "failed": 1})
         coll.set_sync_state("endometriosis[MeSH]", "2024/10/01", new_papers=12)
         stats = collection_status(coll)
     assert stats["papers"] == {"done": 2, "failed": 1, "pending": 1, "total": 4}

@@ -223,7 +223,8 @@ async def _run(
 
         if collection is None:
             raise ValueError("index_papers needs a collection unless dry_run is set")
-        run_id = collection.ledger.record_run_start("update", {"options": asdict(opts)})
+        # a run of its own, unless a sync began one (and ends it)
+        own = collection.ledger.begin_run("update", {"options": asdict(opts)})
         retracted: list[str] = []
         deleted: list[str] = []
         try:
@@ -254,7 +255,8 @@ async def _run(
             raise
         finally:
             _account(summary, llm, started)
-            collection.record_run_end(run_id, summary.to_dict())
+            if own is not None:
+                collection.record_run_end(own, summary.to_dict())
         return summary
     finally:
         _account(summary, llm, started)

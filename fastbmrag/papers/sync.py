@@ -108,6 +108,7 @@ class SyncResult:
     regrounded: int = 0  # papers not yet annotated at indexing, grounded on PubTator3 now
     reground_requests: int = 0  # the embedding requests that took (no chat call) ...
     reground_cached: int = 0  # ... and the texts the embedding cache answered
+    run_id: int | None = None  # the ledger's run of this sync (its digest's)
 
     @property
     def failed(self) -> int:

@@ -10,6 +10,7 @@ numbered migrations of :mod:`fastbmrag.store.migrations`, applied in order and r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -67,6 +68,7 @@ class Ledger:
     def __init__(self, path: Path, *, timeout: float = 30.0) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
+        self._run: int | None = None  # the run this session's writes belong to (run_id)
         try:
             self.conn = sqlite3.connect(
                 self.path, timeout=timeout, isolation_level=None, check_same_thread=False
@@ -123,6 +125,12 @@ class Ledger:
 
     def close(self) -> None:
         with self._lock:
+            if self._run is not None:  # a run no command ended (writes outside update, sync)
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute(
+                        "UPDATE runs SET ended_at = ? WHERE run_id = ? AND ended_at IS NULL",
+                        (now(), self._run),
+                    )
             self.conn.close()
 
     # -- meta -------------------------------------------------------------------------------
@@ -262,6 +270,7 @@ class Ledger:
         Returns the keys of the nodes whose degree changed.
         """
         batch = {pid: (content_hash, dict(edges)) for pid, content_hash, edges in papers}
+        run = self.current_run()
         with self.transaction() as conn:
             replacements = {
                 pid: {r.triple for r in by_id.values()} for pid, (_, by_id) in batch.items()
@@ -290,15 +299,29 @@ class Ledger:
             changed = apply_plan(conn, plan)
             stamp = now()
             for pid, (content_hash, by_id) in batch.items():
+                # an edge the paper stated before keeps the run that first added it
+                first = dict(
+                    conn.execute(
+                        "SELECT point_id, first_run FROM edges WHERE paper_id = ?", (pid,)
+                    ).fetchall()
+                )
+                done = conn.execute(
+                    "SELECT 1 FROM papers WHERE paper_id = ? AND status = 'done'", (pid,)
+                ).fetchone()
                 conn.execute("DELETE FROM edges WHERE paper_id = ?", (pid,))
                 conn.executemany(
                     "INSERT INTO edges (point_id, paper_id, source_key, relationship_type, "
-                    "target_key) VALUES (?, ?, ?, ?, ?) ON CONFLICT (point_id) DO UPDATE SET "
+                    "target_key, first_run, last_run) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (point_id) DO UPDATE SET "
                     "paper_id = excluded.paper_id, source_key = excluded.source_key, "
                     "relationship_type = excluded.relationship_type, "
-                    "target_key = excluded.target_key",
-                    [(point_id, pid, *r.triple) for point_id, r in by_id.items()],
+                    "target_key = excluded.target_key, last_run = excluded.last_run",
+                    [
+                        (point_id, pid, *r.triple, first.get(point_id, run), run)
+                        for point_id, r in by_id.items()
+                    ],
                 )
+                self._event(conn, run, pid, "reindexed" if done else "indexed", len(by_id))
                 conn.execute(
                     "INSERT INTO papers (paper_id, status, content_hash, n_edges, error, updated_at, "
                     "payload_version) VALUES (?, 'done', ?, ?, NULL, ?, ?) "
@@ -336,12 +359,20 @@ class Ledger:
         """In one transaction: drop the papers' edge refs (degrees follow) and either forget the
         papers or keep them as pending. Returns (edges removed, nodes whose degree changed)."""
         ids = list(dict.fromkeys(paper_ids))
+        run = None if keep_as_pending else self.current_run()
         with self.transaction() as conn:
             plan = plan_replacements(conn, {pid: set() for pid in ids}, self.path)
             changed = apply_plan(conn, plan)
             removed = 0
             for chunk in chunks(ids):
                 marks = ",".join("?" * len(chunk))
+                if run is not None:  # what each removed paper took out
+                    for pid, n in conn.execute(
+                        f"SELECT p.paper_id, COUNT(e.point_id) FROM papers p LEFT JOIN edges e "
+                        f"USING (paper_id) WHERE p.paper_id IN ({marks}) GROUP BY p.paper_id",
+                        chunk,
+                    ).fetchall():
+                        self._event(conn, run, pid, "removed", n)
                 removed += conn.execute(
                     f"DELETE FROM edges WHERE paper_id IN ({marks})", chunk
                 ).rowcount
@@ -377,11 +408,17 @@ class Ledger:
         return [pid for pid in ids if pid in new]
 
     def note_retracted(self, paper_ids: Sequence[str], source: str) -> None:
+        run = self.current_run()
         with self.transaction() as conn:
             conn.executemany(
                 "INSERT OR IGNORE INTO retractions (paper_id, source, noted_at) VALUES (?, ?, ?)",
                 [(pid, source, now()) for pid in paper_ids],
             )
+            for pid in paper_ids:
+                (n,) = conn.execute(
+                    "SELECT COUNT(*) FROM edges WHERE paper_id = ?", (pid,)
+                ).fetchone()
+                self._event(conn, run, pid, "retracted", n)
 
     def retracted(self) -> set[str]:
         """The papers recorded as retracted."""
@@ -452,6 +489,29 @@ class Ledger:
         return {k: int(n) for k, n in rows}
 
     # -- runs -------------------------------------------------------------------------------
+    def begin_run(self, command: str, args: dict[str, Any] | None = None) -> int | None:
+        """Record a run and make it the one this session's writes belong to; None (and no new
+        run) when one is current already: the command that began it ends it."""
+        if self._run is not None:
+            return None
+        self._run = self.record_run_start(command, args)
+        return self._run
+
+    def current_run(self) -> int:
+        """The run this session's writes belong to, recorded at the first write when no command
+        began one."""
+        if self._run is None:
+            self._run = self.record_run_start("write")
+        return self._run
+
+    @staticmethod
+    def _event(conn: sqlite3.Connection, run: int, paper_id: str, event: str, edges: int) -> None:
+        conn.execute(
+            "INSERT INTO paper_events (run_id, paper_id, event, edges) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (run_id, paper_id, event) DO UPDATE SET edges = excluded.edges",
+            (run, paper_id, event, edges),
+        )
+
     def record_run_start(self, command: str, args: dict[str, Any] | None = None) -> int:
         with self.transaction() as conn:
             cur = conn.execute(

@@ -124,4 +124,28 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE INDEX papers_payload_version ON papers (payload_version)",
         ],
     ),
+    (
+        8,
+        [
+            # every change dated by run: the run that first added an edge and the one that last
+            # wrote it (0: before runs were recorded), what each run did to each paper, and the
+            # entities a collection's digest puts first
+            "ALTER TABLE edges ADD COLUMN first_run INTEGER NOT NULL DEFAULT 0",
+            "ALTER TABLE edges ADD COLUMN last_run INTEGER NOT NULL DEFAULT 0",
+            "CREATE INDEX edges_first_run ON edges (first_run)",
+            """CREATE TABLE paper_events (
+                run_id INTEGER NOT NULL,
+                paper_id TEXT NOT NULL,
+                event TEXT NOT NULL CHECK (event IN ('indexed', 'reindexed', 'removed',
+                                                     'retracted')),
+                edges INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (run_id, paper_id, event)
+            ) WITHOUT ROWID""",
+            """CREATE TABLE watches (
+                key TEXT PRIMARY KEY,
+                name TEXT NOT NULL,
+                added_at TEXT NOT NULL
+            )""",
+        ],
+    ),
 ]
