@@ -705,6 +705,55 @@ class RAG:
         facts = norm.facts(found.id) if found.id else {}
         return vocabulary_card(found.name, found.type, found.id, facts) if facts else None
 
+    def digest(self, since: str = "last") -> dict[str, Any]:
+        """What the runs since ``since`` changed (:mod:`fastbmrag.explore.digest`): new papers
+        and edges by entity, watched ones first, pairs that newly disagree or agree,
+        retractions. No model call."""
+        from fastbmrag.explore.digest import digest
+
+        if not isinstance(since, str):
+            raise InputError(f"since must be 'last', a run number or a date as text, got {since!r}")
+        with self.reader(command="digest") as coll:
+            return digest(coll, since)
+
+    def watch(self, names: Sequence[str]) -> list[tuple[str, str]]:
+        """Watch these entities (names or ids, normalised as a query's ``entities`` are): their
+        news come first in a digest. The (node key, name) watched."""
+        from fastbmrag.explore import node_names
+        from fastbmrag.query import resolve_entity
+
+        norm = self.normalizer()
+        with self.ledger() as coll:
+            known = node_names(coll)
+            chosen = []
+            for name in names:
+                _text_arg(name, "name")
+                found = resolve_entity(name, norm)
+                keys = found.node_keys()
+                key = next((k for k in keys if k in known), keys[0])
+                chosen.append((key, known.get(key, {}).get("name") or found.name))
+            coll.ledger.watch(chosen)
+        return chosen
+
+    def unwatch(self, names: Sequence[str]) -> int:
+        """Stop watching these entities (names, ids or the keys ``watched`` lists): how many."""
+        from fastbmrag.query import resolve_entity
+
+        norm = self.normalizer()
+        with self.ledger() as coll:
+            watched = coll.ledger.watched()
+            keys = set()
+            for name in names:
+                _text_arg(name, "name")
+                named = {k for k, n in watched.items() if name in (k, n)}
+                keys |= named or set(resolve_entity(name, norm).node_keys())
+            return coll.ledger.unwatch(sorted(keys))
+
+    def watched(self) -> dict[str, str]:
+        """Node key -> name of the watched entities."""
+        with self.ledger() as coll:
+            return coll.ledger.watched()
+
     def narrower(self, name: str, limit: int = 5) -> list[str]:
         """The collection's entities below a concept (MeSH descendants, an HGNC gene group's
         genes), most connected first: where to look when no edge is about the concept itself."""

@@ -36,6 +36,8 @@ COMMANDS = {
     "path": "fastbmrag.cli.graph:path",
     "entity": "fastbmrag.cli.graph:entity",
     "serve": "fastbmrag.cli.serve:serve",
+    "digest": "fastbmrag.cli.digest:digest",
+    "watch": "fastbmrag.cli.digest:watch",
 }
 
 

@@ -147,7 +147,15 @@ def fetch(**opts: Any) -> None:
 @window_options
 @fetch_options
 @index_options
-def sync(collection: str, **opts: Any) -> None:
+@click.option(
+    "--digest",
+    "digest_file",
+    default=None,
+    metavar="FILE",
+    help="Write what this sync changed to FILE (format from its suffix: .md, .html, .json, "
+    "else text), as `fastbmrag digest` says it.",
+)
+def sync(collection: str, digest_file: str | None, **opts: Any) -> None:
     """Fetch the papers PubMed added for a query since the last sync, and index them.
 
     The first run fetches --since / --days, else the last 30 days; later runs start at
@@ -179,6 +187,10 @@ def sync(collection: str, **opts: Any) -> None:
             **index_fields(opts),
         )
         logging.getLogger("fastbmrag.papers.sync").info("%s", result.line())
+        if digest_file and result.run_id is not None:
+            from fastbmrag.cli.digest import write_digest
+
+            write_digest(rag, str(result.run_id), digest_file, None)
     if opts["as_json"]:
         click.echo(json.dumps(result.to_dict(), indent=2, default=str))
     else:

@@ -547,6 +547,63 @@ class Ledger:
             json.loads(r[6]) if r[6] else None,
         )  # fmt: skip
 
+    def runs_from(self, first: int) -> list[RunRecord]:
+        """The runs numbered ``first`` and later, in order."""
+        rows = self._query(
+            "SELECT run_id, command, args, pid, started_at, ended_at, summary FROM runs "
+            "WHERE run_id >= ? ORDER BY run_id",
+            (first,),
+        )
+        return [
+            RunRecord(int(r[0]), r[1], json.loads(r[2] or "{}"), r[3], r[4], r[5],
+                      json.loads(r[6]) if r[6] else None)
+            for r in rows
+        ]  # fmt: skip
+
+    def first_run_since(self, stamp: str) -> int | None:
+        """The first run started at or after ``stamp`` (an ISO date or time), None if none."""
+        rows = self._query("SELECT MIN(run_id) FROM runs WHERE started_at >= ?", (stamp,))
+        return None if rows[0][0] is None else int(rows[0][0])
+
+    def paper_events_from(self, first: int) -> list[tuple[int, str, str, int]]:
+        """(run, paper id, event, edges) of the runs numbered ``first`` and later."""
+        return [
+            (int(r[0]), r[1], r[2], int(r[3]))
+            for r in self._query(
+                "SELECT run_id, paper_id, event, edges FROM paper_events WHERE run_id >= ? "
+                "ORDER BY run_id, paper_id",
+                (first,),
+            )
+        ]
+
+    def dated_edge_rows(self) -> Iterator[tuple[str, str, str, str, str, int]]:
+        """(point id, paper id, source key, relationship type, target key, first run)."""
+        with self._lock:
+            yield from self.conn.execute(
+                "SELECT point_id, paper_id, source_key, relationship_type, target_key, "
+                "first_run FROM edges"
+            ).fetchall()
+
+    # -- watched entities -------------------------------------------------------------------
+    def watch(self, entities: Sequence[tuple[str, str]]) -> None:
+        """Watch these (node key, name): their news come first in a digest."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO watches (key, name, added_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET name = excluded.name",
+                [(key, name, now()) for key, name in entities],
+            )
+
+    def unwatch(self, keys: Sequence[str]) -> int:
+        with self.transaction() as conn:
+            return sum(
+                conn.execute("DELETE FROM watches WHERE key = ?", (k,)).rowcount for k in keys
+            )
+
+    def watched(self) -> dict[str, str]:
+        """Node key -> name of the watched entities, in the order they were added."""
+        return {r[0]: r[1] for r in self._query("SELECT key, name FROM watches ORDER BY rowid")}
+
     # -- sync state -------------------------------------------------------------------------
     def get_sync_state(self, query: str) -> SyncState | None:
         rows = self._query(

@@ -1,0 +1,142 @@
+"""`fastbmrag digest` and `fastbmrag watch`: what changed since a run, and the entities whose
+news come first."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fastbmrag import replacing
+from fastbmrag.cli.common import collection_option, json_option, qdrant_options, working_dir_option
+from fastbmrag.errors import InputError
+
+FORMATS = ("text", "markdown", "json", "html")
+_BY_SUFFIX = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".html": "html",
+              ".htm": "html"}  # fmt: skip
+
+
+def _rag(**opts: Any) -> Any:
+    from fastbmrag import RAG
+
+    return RAG.from_options(opts)
+
+
+def format_of(output: str | None, fmt: str | None) -> str:
+    """The format asked for, else the one the output file's suffix names, else text."""
+    if fmt:
+        return fmt
+    return _BY_SUFFIX.get(Path(output).suffix.lower(), "text") if output else "text"
+
+
+def write_digest(rag: Any, since: str, output: str | None, fmt: str | None) -> bool:
+    """Write the digest since ``since`` to ``output`` (standard output when None or "-");
+    whether there was anything new."""
+    from fastbmrag.explore.digest import render
+
+    found = rag.digest(since)
+    text = render(found, format_of(output, fmt))
+    if output in (None, "-"):
+        click.echo(text, nl=False)
+    else:
+        try:
+            with replacing(Path(output)) as tmp:
+                tmp.write_text(text, encoding="utf-8")
+        except OSError as err:
+            raise InputError(
+                f"Cannot write {output}: {err.strerror or err}: choose another -o path"
+            ) from err
+    return not found.get("nothing")
+
+
+@click.command("digest")
+@collection_option(required=True)
+@working_dir_option
+@qdrant_options
+@click.option(
+    "--since",
+    default="last",
+    show_default=True,
+    help="'last' (the last update or sync), a run number (that run and the later ones; 0: "
+    "everything) or a date (YYYY-MM-DD).",
+)
+@click.option(
+    "--watch",
+    "watch_names",
+    multiple=True,
+    metavar="NAME",
+    help="Also watch this entity (name or id) from now on: its news come first.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), default=None,
+    help="Output format (default: from the -o suffix .md/.json/.html, else text).",
+)  # fmt: skip
+@click.option("-o", "--output", default=None, help="Write to this file (default: standard output).")
+def digest(
+    since: str, watch_names: tuple[str, ...], fmt: str | None, output: str | None, **opts: Any
+) -> None:
+    """Say what the last runs changed: new papers, new edges by entity (watched ones first),
+    pairs whose papers newly disagree or newly agree, retracted and removed papers, entities
+    new to the collection. "Nothing new since ..." when nothing changed. No model call.
+
+    \b
+    Examples:
+      fastbmrag digest -c endometriosis
+      fastbmrag digest -c endometriosis --since 2026-11-01 -o news.html
+    """
+    rag = _rag(**opts)
+    if watch_names:
+        rag.watch(list(watch_names))
+    write_digest(rag, since, output, fmt)
+
+
+@click.group("watch")
+def watch() -> None:
+    """The entities whose news come first in a collection's digest (and on its page)."""
+
+
+@watch.command("add")
+@collection_option(required=True)
+@working_dir_option
+@click.argument("names", nargs=-1, required=True)
+def watch_add(names: tuple[str, ...], **opts: Any) -> None:
+    """Watch these entities (names or ids, normalised as --entity is).
+
+    \b
+    Example:
+      fastbmrag watch add -c endometriosis IL1B endometriosis
+    """
+    for key, name in _rag(**opts).watch(list(names)):
+        click.echo(f"watching {name} ({key})")
+
+
+@watch.command("list")
+@collection_option(required=True)
+@working_dir_option
+@json_option
+def watch_list(as_json: bool, **opts: Any) -> None:
+    """List the watched entities."""
+    watched = _rag(**opts).watched()
+    if as_json:
+        click.echo(json.dumps([{"key": k, "name": n} for k, n in watched.items()], indent=2))
+        return
+    if not watched:
+        click.echo("No entity is watched: fastbmrag watch add -c NAME IL1B")
+    for key, name in watched.items():
+        click.echo(f"{name} ({key})")
+
+
+@watch.command("remove")
+@collection_option(required=True)
+@working_dir_option
+@click.argument("names", nargs=-1, required=True)
+def watch_remove(names: tuple[str, ...], **opts: Any) -> None:
+    """Stop watching these entities."""
+    removed = _rag(**opts).unwatch(list(names))
+    if not removed:
+        raise InputError(
+            f"None of {', '.join(names)} is watched: `fastbmrag watch list` shows those that are"
+        )
+    click.echo(f"{removed} no longer watched")
