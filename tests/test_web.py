@@ -377,3 +377,38 @@ def test_an_entity_card_on_the_page_shows_where_papers_disagree(tmp_path: Path) 
             wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#entity .disagreement")))
             line = browser.find_element(By.CSS_SELECTOR, "#entity .disagreement").text
             assert "IL1B -> Endometriosis" in line and "(P1)" in line and "(P2)" in line
+
+
+def test_the_start_page_says_what_is_new_and_shows_a_new_disagreement_side_by_side(
+    tmp_path: Path,
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+    from test_graph import PAPERS, scripted  # IL1B up in endometriosis (P1), down (P2)
+
+    from fastbmrag.papers import Paper
+
+    with FakeOllama(responder=scripted) as fake:
+        rag = RAG(tmp_path / "wd", "g", ollama_host=fake.url)
+        papers = [Paper(pid, title=v[0], abstract=v[1]) for pid, v in PAPERS.items()]
+        assert rag.insert_paper([p for p in papers if p.paper_id != "P2"]).indexed
+        assert rag.insert_paper([p for p in papers if p.paper_id == "P2"]).indexed == 1  # a run
+        rag.watch(["IL1B"])
+        with _page(rag) as (browser, url):
+            browser.get(url)
+            wait = WebDriverWait(browser, 30)
+            wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#whats-new .news-link")))
+            news = browser.find_element(By.ID, "whats-new").text
+            assert news.startswith("What's new since run 2 (update, ")
+            assert "1 new paper, 1 new edge" in news
+            first = browser.find_element(By.CSS_SELECTOR, "#whats-new .news-link")
+            assert first.text == "IL1B"  # the watched entity first
+            browser.find_element(By.CSS_SELECTOR, "#whats-new .news-conflict").click()
+            wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#evidence .side")))
+            sides = [s.text for s in browser.find_elements(By.CSS_SELECTOR, "#evidence .side")]
+            assert len(sides) == 2 and any("[P1]" in s for s in sides)
+            assert any("[P2]" in s for s in sides)
+            browser.save_screenshot(str(Path(__file__).parent / "web-whats-new.png"))
+            first.click()  # an entity is a link to its card
+            wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#entity .disagreement")))

@@ -102,7 +102,15 @@ def digest(collection: Collection, since: str = "last") -> dict[str, Any]:
     for r in new:
         if r[1] not in retracted:
             grouped[home(r[2], r[4])]["edges"].append(_edge(r, payloads, names))
-    for change in _consensus_changes(rows, new, start, retracted, names):
+    changes = _consensus_changes(rows, new, start, retracted, names)
+    points = [c.pop("points") for c in changes]
+    stated = _payloads(collection, [pt for pair in points for pt, _, _ in pair])
+    for change, pair_points in zip(changes, points, strict=True):
+        change["sides"] = [
+            {"paper_id": pid, "relationship_type": rel, "title": stated.get(pt, {}).get("title"),
+             "evidence": (evidence_of(stated.get(pt, {})) or [{"text": ""}])[0]["text"]}
+            for pt, pid, rel in pair_points
+        ]  # fmt: skip
         grouped[home(change["source"], change["target"])]["changes"].append(change)
     for key in watched:
         grouped.setdefault(key, {"edges": [], "changes": []})
@@ -189,7 +197,10 @@ def _consensus_changes(
     for pair in consensus((r[2], r[3], r[4], r[1]) for r in now_rows):
         before = then.get((pair["source"], pair["target"]))
         named = {"source_name": _name(pair["source"], names),
-                 "target_name": _name(pair["target"], names)}  # fmt: skip
+                 "target_name": _name(pair["target"], names),
+                 # each paper's edge on the pair: its evidence, side by side
+                 "points": [(r[0], r[1], r[3]) for r in now_rows
+                            if (r[2], r[4]) == (pair["source"], pair["target"])]}  # fmt: skip
         if pair["conflict"] and not (before and before["conflict"]):
             changes.append({**pair, **named, "kind": "newly contradicted"})
             continue

@@ -16,6 +16,7 @@ shard, the API answers 503 with ``retry`` and the page says so and tries again.
     GET  /api/neighbours?name=IL1B&limit=30   the edges touching an entity
     GET  /api/path?start=A&end=B&max_hops=3
     GET  /api/contradictions?entity=IL1B
+    GET  /api/digest?since=last  what the runs since then changed (`fastbmrag digest --format json`)
 
 Errors are JSON, ``{"error": ...}``: 400 for a bad parameter (named by its field), a POST that
 is not ``application/json`` or a body over 64 KB, 404 / 405 for a path or method the API does not
@@ -271,6 +272,14 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
             return JSON({"error": str(err)}, status_code=400)
         return await call(rag.contradictions, wanted)
 
+    async def digest(request: Request) -> Response:
+        since = request.query_params.get("since") or "last"
+        try:
+            since = _text(since, "since")
+        except InputError as err:
+            return JSON({"error": str(err)}, status_code=400)
+        return await call(rag.digest, since)
+
     api = [
         Route("/api/status", status),
         Route("/api/overview", overview),
@@ -280,6 +289,7 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
         Route("/api/neighbours", neighbours),
         Route("/api/path", path),
         Route("/api/contradictions", contradictions),
+        Route("/api/digest", digest),
     ]
 
     async def http_error(request: Request, exc: Exception) -> Response:

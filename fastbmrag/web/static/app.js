@@ -423,6 +423,9 @@ async function showStart() {
     start.append(el("p", counted(o.papers, "paper") + ", " + counted(o.edges, "edge") + ", " + o.entities + (o.entities === 1 ? " entity" : " entities")
                         + (o.retracted_papers ? ", " + counted(o.retracted_papers, "retracted paper") + " (left out of answers)" : "")
                         + (o.last_update ? "; last updated " + o.last_update : "")));
+    const news = el("div", "", "whats-new card");  // what the last run changed, first
+    news.id = "whats-new";
+    start.append(news);
     const columns = el("div", "", "columns");
     for (const [type, rows] of Object.entries(o.top)) {
       if (!rows.length) continue;
@@ -455,9 +458,64 @@ async function showStart() {
       }
     }
     start.hidden = false;
+    await showWhatsNew("last");
   } catch (err) {
     showError(err.message);
   }
+}
+
+// "What's new": what the last run (or the runs since a date) changed, each entity a link to its
+// card, each new disagreement a link to its papers' evidence side by side.
+async function showWhatsNew(since) {
+  const box = $("whats-new");
+  const d = await api("/api/digest?since=" + encodeURIComponent(since));
+  const first = d.runs.length ? d.runs[0] : null;
+  const when = first ? "run " + first.run_id + " (" + first.command + ", " + first.started_at.slice(0, 10) + ")" : since;
+  box.replaceChildren(el("h3", "What's new since " + when));
+  const pick = el("input");
+  pick.type = "date";
+  pick.id = "whats-new-since";
+  pick.title = "Show what changed since this day";
+  pick.addEventListener("change", () => { if (pick.value) showWhatsNew(pick.value); });
+  box.append(pick);
+  if (d.nothing) {
+    box.append(el("p", "Nothing new since " + when + ".", "muted"));
+    return;
+  }
+  const edges = d.entities.reduce((n, e) => n + e.edges.length, 0);
+  box.append(el("p", counted(d.papers.length, "new paper") + ", " + counted(edges, "new edge")
+                     + (d.retracted.length ? ", " + counted(d.retracted.length, "retracted paper") : "")));
+  for (const e of d.entities) {
+    if (!e.edges.length && !e.changes.length) continue;
+    const line = el("div", "", "news-entity");
+    line.append(clickable(e.name, () => showEntity(e.name), "news-link"),
+                el("span", " " + counted(e.edges.length, "new edge") + (e.watched ? ", watched" : "")
+                           + (e.new_to_collection ? ", new to the collection" : ""), "muted"));
+    for (const c of e.changes) {
+      const change = el("div", "", "news-change");
+      change.append(clickable(c.kind + ": " + c.source_name + " -> " + c.target_name,
+                              () => showSides(c), "news-conflict"));
+      line.append(change);
+    }
+    box.append(line);
+  }
+  for (const p of d.retracted) {
+    box.append(el("div", "Retracted: " + paperLine(p) + " (" + counted(p.edges, "edge") + " out of answers)", "retracted"));
+  }
+}
+
+function showSides(change) {  // the papers on each side of a pair, their evidence side by side
+  const box = $("evidence");
+  box.replaceChildren(el("strong", change.source_name + " -> " + change.target_name + ": " + change.kind));
+  const sides = el("div", "", "side-by-side");
+  for (const s of change.sides) {
+    const side = el("div", "", "side");
+    side.append(el("div", s.relationship_type.replaceAll("_", " ") + " [" + s.paper_id + "]", "side-head"),
+                el("div", s.title || "", "muted"), el("blockquote", s.evidence));
+    sides.append(side);
+  }
+  box.append(sides);
+  box.hidden = false;
 }
 
 async function start() {
