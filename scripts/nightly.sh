@@ -15,6 +15,8 @@
 #   FASTBMRAG_LOG    log file [default: $FASTBMRAG_HOME/logs/sync-COLLECTION.log]
 #   FASTBMRAG_HOME   where collections live [default: ~/.fastbmrag]
 #   NCBI_EMAIL       your contact email for NCBI (required), NCBI_API_KEY (optional)
+#   FASTBMRAG_DIGEST write what the sync changed to this file (`sync --digest`; its suffix
+#                    .md/.html/.json chooses the format), replaced by each run
 #   OLLAMA_HOST, FASTBMRAG_LLM_MODEL, ... as for every fastbmrag command
 set -u
 
@@ -44,8 +46,12 @@ home=${FASTBMRAG_HOME:-$HOME/.fastbmrag}
 log=${FASTBMRAG_LOG:-$home/logs/sync-$collection.log}
 mkdir -p "$(dirname "$log")" || exit 2
 
+digest=()
+if [ -n "${FASTBMRAG_DIGEST:-}" ]; then
+    digest=(--digest "$FASTBMRAG_DIGEST")
+fi
 out=$("${run[@]}" sync --collection "$collection" --query "$query" \
-    --quiet --strict --log-file "$log" "$@" 2>&1)
+    --quiet --strict --log-file "$log" "${digest[@]}" "$@" 2>&1)
 rc=$?
 if [ "$rc" -ne 0 ]; then
     printf '%s\n' "$out" >&2

@@ -35,7 +35,7 @@ def servers() -> Iterator[tuple[FakeEutils, FakeOllama]]:
 
 
 def nightly(
-    tmp_path: Path, eutils: FakeEutils, llm: FakeOllama, *extra: str
+    tmp_path: Path, eutils: FakeEutils, llm: FakeOllama, *extra: str, digest: str = ""
 ) -> subprocess.CompletedProcess[str]:
     env = {
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -47,6 +47,7 @@ def nightly(
         "FASTBMRAG_FULLTEXT_URL": eutils.fulltext_url,
         "OLLAMA_HOST": llm.url,
         "PYTHONWARNINGS": "ignore",
+        **({"FASTBMRAG_DIGEST": digest} if digest else {}),
     }
     if (Path(sys.prefix) / "bin" / "activate").is_file():
         env["FASTBMRAG_VENV"] = sys.prefix
@@ -63,9 +64,13 @@ def test_nightly_is_silent_on_success_and_logs(
     tmp_path: Path, servers: tuple[FakeEutils, FakeOllama]
 ) -> None:
     eutils, llm = servers
-    done = nightly(tmp_path, eutils, llm, "--since", "2000-01-01")
+    news = tmp_path / "news.md"
+    done = nightly(tmp_path, eutils, llm, "--since", "2000-01-01", digest=str(news))
     assert done.returncode == 0, done.stderr
     assert (done.stdout, done.stderr) == ("", "")
+    said = news.read_text(encoding="utf-8")  # what the sync changed, for the mail
+    assert said.startswith("# What changed in collection 'endo' since run 1 (sync, ")
+    assert "5 new papers" in said and "## New papers" in said
     log = (tmp_path / "home" / "logs" / "sync-endo.log").read_text()
     assert "5 found, 0 already indexed, 5 fetched (1 with full text)" in log
     assert f"last-sync mark now {date.today()}" in log
