@@ -201,3 +201,15 @@ def test_bench_retype_grounds_names_typed_other(capsys: pytest.CaptureFixture[st
     other = [v for k, v in rows.items() if k.endswith("typed other") and "not" not in k]
     right, wrong = sum(r["right"] for r in other), sum(r["wrong"] for r in other)
     assert right > 10 and right >= 5 * wrong
+
+
+def test_bench_digest_finds_the_new_papers_and_the_pairs_they_contradict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = script("bench_digest")
+    monkeypatch.setattr(sys, "argv", ["bench_digest.py", "--papers", "60", "--new", "20",
+                                      "--repeat", "1", "--dir", str(tmp_path)])  # fmt: skip
+    bench.main()
+    said = capsys.readouterr().out
+    # 20 new papers of 5 edges; the 2 that restate an older paper's pairs the other way round
+    assert "20 new papers, 100 new edges, 10 newly contradicted pairs" in said

@@ -193,14 +193,15 @@ def _consensus_changes(
     now_rows = [r for r in rows if (r[2], r[4]) in touched and r[1] not in retracted]
     then = {(c["source"], c["target"]): c for c in consensus(
         (r[2], r[3], r[4], r[1]) for r in now_rows if r[5] < start)}  # fmt: skip
+    on_pair: dict[tuple[str, str], list[tuple[str, str, str]]] = defaultdict(list)
+    for r in now_rows:  # each paper's edge on the pair: its evidence, side by side
+        on_pair[(r[2], r[4])].append((r[0], r[1], r[3]))
     changes = []
     for pair in consensus((r[2], r[3], r[4], r[1]) for r in now_rows):
         before = then.get((pair["source"], pair["target"]))
         named = {"source_name": _name(pair["source"], names),
                  "target_name": _name(pair["target"], names),
-                 # each paper's edge on the pair: its evidence, side by side
-                 "points": [(r[0], r[1], r[3]) for r in now_rows
-                            if (r[2], r[4]) == (pair["source"], pair["target"])]}  # fmt: skip
+                 "points": on_pair[(pair["source"], pair["target"])]}  # fmt: skip
         if pair["conflict"] and not (before and before["conflict"]):
             changes.append({**pair, **named, "kind": "newly contradicted"})
             continue
