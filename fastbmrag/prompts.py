@@ -34,6 +34,15 @@ from pydantic import (
     model_validator,
 )
 
+from fastbmrag.papers.design import (
+    CODE_PATTERN,
+    DESIGN_CODES,
+    DESIGN_WORDS,
+    ORGANISM_CODES,
+    ORGANISMS,
+    from_code,
+)
+
 # --- closed vocabularies ------------------------------------------------------------------------
 
 ENTITY_TYPES: dict[str, str] = {
@@ -170,6 +179,9 @@ class Draft(BaseModel):
     fails (and gets its repair attempt).
     """
 
+    # the study: its design's code, then its organisms' (papers.design: "Rh", "Amc"); "" for
+    # an answer without a valid one
+    k: str = Field(default="", json_schema_extra={"pattern": CODE_PATTERN})
     e: list[DraftEntity] = Field(default_factory=list, max_length=60)
     r: list[DraftRelation] = Field(default_factory=list, max_length=40)
     _dropped: int = PrivateAttr(default=0)
@@ -198,7 +210,9 @@ class Draft(BaseModel):
                 kept.append(rel)
             else:
                 dropped += 1
-        draft = handler({"e": list(by_number.values())[:60], "r": kept})
+        code = data.get("k")
+        study = code if isinstance(code, str) and from_code(code)[0] else ""
+        draft = handler({"k": study, "e": list(by_number.values())[:60], "r": kept})
         draft._dropped = dropped
         return draft
 
@@ -206,7 +220,13 @@ class Draft(BaseModel):
 EXTRACT_SYSTEM = (
     "You extract a knowledge graph from a biomedical abstract whose sentences are numbered "
     "[1], [2], ... ([1] is the title). Return JSON "
-    '{"e": [entities], "r": [relations]}.\n'
+    '{"k": study, "e": [entities], "r": [relations]}.\n'
+    "k: the study's design as one letter, then a letter for each organism studied, e.g. "
+    '"Rh", "Amc". Design: '
+    + ", ".join(f"{c} {DESIGN_WORDS[d]}" for c, d in DESIGN_CODES.items())
+    + ". Organisms: "
+    + ", ".join(f"{c} {ORGANISMS[o]}" for c, o in ORGANISM_CODES.items())
+    + ".\n"
     "e: every entity that a relation uses, once, as [its number 1, 2, 3 ..., its name as "
     'written in the text (full name or symbol), its type], e.g. [1, "IL-6", "gene"].\n'
     "r: every relation the text states, as [source entity number, relationship type, target "
@@ -214,7 +234,7 @@ EXTRACT_SYSTEM = (
     '[1, "upregulated_in", 2, [3, 4]]. Direction matters: the source acts on, or is in, the '
     "target.\n"
     "Only relations the text states; at most 20, the most important first. "
-    'No relation -> {"e": [], "r": []}.\n'
+    'No relation -> {"k": ..., "e": [], "r": []}.\n'
     f"Entity types:\n{_bullets(ENTITY_TYPES)}\n"
     f"Relationship types:\n{_bullets(RELATIONSHIP_TYPES)}"
 )

@@ -267,7 +267,7 @@ def test_round_trip(tmp_path: Path, suffix: str) -> None:
         header = next(csv.reader(fh, delimiter="\t" if suffix == ".tsv" else ","))
     assert header == [
         "paper_id", "article_title", "abstract", "main_text", "year", "authors", "journal",
-        "weight", "pmid", "pmcid", "doi", "cohort", "mesh", "note",
+        "weight", "pmid", "pmcid", "doi", "design", "organisms", "cohort", "mesh", "note",
     ]  # fmt: skip
 
 

@@ -243,6 +243,10 @@ def edge_point(
         names=list({n.casefold(): n for n in (src.raw, src.name, tgt.raw, tgt.name)}.values()),
         **described,
         retracted=int(paper.retraction == "retracted"),
+        design=paper.design,
+        design_from=paper.design_from,
+        organisms=list(paper.organisms),
+        organisms_from=paper.organisms_from,
         extra=meta,
     )
     point = Point(edge_point_id(paper.paper_id, src.key, rel, tgt.key), vector, payload.to_dict())

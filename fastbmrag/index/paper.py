@@ -80,6 +80,7 @@ async def index_paper(
         out.error = f"draft: {draft.error}"
         return out, [], []
 
+    paper.study(draft.value.k)  # the design and organisms the record does not say
     relations, out.dropped = resolve_draft(draft.value, sentences)
     grounding = None if annotations is None else PaperGrounding(annotations, normalizer)
     edges, out.self_loops = build_edges(paper, relations, normalizer, sentences, grounding)

@@ -327,7 +327,11 @@ async def _work(
                     [],
                 )
             if outcome.status == "done":
-                edges = PaperEdges(paper.paper_id, digest, points, refs, grounded.ledger_entry)
+                study = (paper.design, ";".join(paper.organisms), paper.design_from,
+                         paper.organisms_from)  # fmt: skip
+                edges = PaperEdges(
+                    paper.paper_id, digest, points, refs, grounded.ledger_entry, study
+                )
                 group.append((edges, outcome, grounded.state))
                 if (
                     len(group) >= opts.commit_every

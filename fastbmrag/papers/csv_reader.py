@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fastbmrag.errors import InputError, TruncatedInput
+from fastbmrag.papers.design import METADATA, ORGANISMS, named_design, named_organism, strongest
 from fastbmrag.papers.model import Paper
 from fastbmrag.papers.report import (
     BAD_PMID,
@@ -75,6 +76,9 @@ KNOWN_COLUMNS: dict[str, str] = {
     "pmid": "pmid",
     "pmcid": "pmcid",
     "doi": "doi",
+    "design": "design",  # a design ("rct", "RCT", "Randomized Controlled Trial", ...)
+    "publication_types": "design",  # MEDLINE publication types, ";"-separated
+    "organisms": "organisms",  # ";"- or ","-separated ("human; mouse", "Humans")
 }
 # A cell longer than this (characters) skips its row: no paper is that long, a stray quote is.
 MAX_CELL_CHARS = 10_000_000
@@ -265,6 +269,14 @@ def _row_to_paper(row: list[str], cols: _Columns, where: str, report: ReadReport
                 report.repair(label, BAD_PMID)  # "notapmid": no PubMed id, left empty
         elif field_name in ("pmid", "pmcid", "doi"):
             setattr(paper, field_name, _clean_id(raw))
+        elif field_name == "design":
+            parts = [t for t in re.split(r"[;|]", raw) if t.strip()]
+            paper.design = strongest(named_design(t) for t in parts)
+            paper.design_from = METADATA if paper.design else paper.design_from
+        elif field_name == "organisms":
+            found = {named_organism(t) for t in re.split(r"[;,|]", raw)} - {""}
+            paper.organisms = sorted(found, key=list(ORGANISMS).index)
+            paper.organisms_from = METADATA if paper.organisms else ""
         else:
             value = raw.strip()
             setattr(paper, field_name, "" if value in _MISSING else value)

@@ -32,6 +32,7 @@ from fastbmrag.papers.csv_reader import (
     papers_from_frame,
     read_papers_csv,
 )
+from fastbmrag.papers.design import METADATA
 from fastbmrag.papers.jats import parse_jats_all
 from fastbmrag.papers.medline import parse_medline
 from fastbmrag.papers.model import Paper
@@ -62,6 +63,8 @@ CSV_COLUMNS = (
     "pmid",
     "pmcid",
     "doi",
+    "design",
+    "organisms",
 )
 
 
@@ -273,6 +276,8 @@ def _row(paper: Paper, extra_columns: list[str]) -> list[str]:
         paper.pmid,
         paper.pmcid,
         paper.doi,
+        paper.design if paper.design_from == METADATA else "",  # a record's, never a model's
+        "; ".join(paper.organisms) if paper.organisms_from == METADATA else "",
     ]
     row += ["" if (v := paper.extra.get(c)) is None else str(v) for c in extra_columns]
     return row

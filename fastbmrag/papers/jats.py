@@ -24,6 +24,7 @@ from pathlib import Path
 from lxml import etree
 
 from fastbmrag.errors import InputError
+from fastbmrag.papers.design import ARTICLE_TYPES, METADATA
 from fastbmrag.papers.model import Paper
 
 # Elements that hold no running text of the article.
@@ -268,7 +269,10 @@ def paper_from_article(article: etree._Element, stem: str = "") -> Paper:
         retraction = "notice"  # a notice points at the article it retracts
     elif "retraction-forward" in related:
         retraction = "retracted"  # the retracted article points at its notice
+    design = ARTICLE_TYPES.get(article.get("article-type") or "", "")
     return Paper(
+        design=design,
+        design_from=METADATA if design else "",
         paper_id=pmcid or pmid or doi or stem,
         abstract=_abstract(meta),
         paragraphs=paragraphs,

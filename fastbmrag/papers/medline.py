@@ -28,6 +28,7 @@ from typing import IO
 from lxml import etree
 
 from fastbmrag.errors import InputError
+from fastbmrag.papers.design import METADATA, design_of_types, organisms_of_headings
 from fastbmrag.papers.model import Paper
 from fastbmrag.papers.report import NO_ABSTRACT, OLDER_VERSION, ReadReport
 
@@ -129,6 +130,11 @@ def paper_from_citation(element: etree._Element) -> Paper:
     if paper.year is None:
         paper.year = article_year
     paper.retraction = _retraction(citation, article)
+    types = [_text(t) for t in article.iterfind("PublicationTypeList/PublicationType")]
+    headings = [_text(d) for d in citation.iterfind("MeshHeadingList/MeshHeading/DescriptorName")]
+    paper.design, paper.organisms = design_of_types(types), organisms_of_headings(headings)
+    paper.design_from = METADATA if paper.design else ""
+    paper.organisms_from = METADATA if paper.organisms else ""
     ids = element.find("PubmedData/ArticleIdList")
     if ids is not None:
         doi = ""

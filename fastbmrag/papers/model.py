@@ -53,6 +53,24 @@ class Paper:
     retraction: str = ""
     deleted: bool = False
     version: int = 1  # MEDLINE's version of the PMID (a corrected citation is a later one)
+    # what the record says of the study (papers.design): its design and organisms; "metadata"
+    # where it says it. Not part of content_hash: a record's new publication types relabel a
+    # paper's edges, they do not re-extract them
+    design: str = ""
+    organisms: list[str] = field(default_factory=list)
+    design_from: str = ""
+    organisms_from: str = ""
+
+    def study(self, code: str) -> None:
+        """Fill what the record did not say of the study from the model's code (its answer's
+        ``k``, :func:`fastbmrag.papers.design.from_code`); the record's own labels stay."""
+        from fastbmrag.papers.design import MODEL, from_code
+
+        design, organisms = from_code(code)
+        if design and not self.design:
+            self.design, self.design_from = design, MODEL
+        if organisms and not self.organisms:
+            self.organisms, self.organisms_from = organisms, MODEL
 
     def clean_controls(self) -> int:
         """Remove control characters from every text field (:func:`without_controls`); how

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fastbmrag.papers.design import DESIGNS, ORGANISMS
 from fastbmrag.prompts import ENTITY_TYPES
 from fastbmrag.store.base import Filter, Match, Range
 
@@ -57,6 +58,12 @@ PAYLOAD_FILTERS = (
                   "Only papers of this journal (exact name); repeatable.", "journals"),
     PayloadFilter("pmids", ("--pmid",), "pmid", "any", "Only papers with this PMID; repeatable.",
                   "PMIDs"),
+    PayloadFilter("designs", ("--design",), "design", "any",
+                  f"Only papers of this study design ({', '.join(DESIGNS)}; RCT, ... too); "
+                  "repeatable or comma-separated.", "designs"),
+    PayloadFilter("organisms", ("--organism",), "organisms", "any",
+                  f"Only papers that studied this organism ({', '.join(ORGANISMS)}); "
+                  "repeatable or comma-separated.", "organisms"),
 )  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from fastbmrag import config
 from fastbmrag.errors import InputError
+from fastbmrag.papers.design import DESIGNS, ORGANISMS, named_design, named_organism
 from fastbmrag.prompts import ENTITY_TYPES, RELATIONSHIP_TYPES
 from fastbmrag.query.filters import PAYLOAD_FILTERS
 
@@ -24,6 +25,19 @@ def _tuple(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     return tuple(str(v) for v in value)
+
+
+def _named(
+    values: tuple[str, ...], named: Any, known: dict[str, str], flag: str
+) -> tuple[str, ...]:
+    """Comma-separated values as their keys ("RCT, meta-analysis" -> rct, meta-analysis)."""
+    out: list[str] = []
+    for value in (v for given in values for v in str(given).split(",") if v.strip()):
+        key = named(value)
+        if not key:
+            raise InputError(f"Unknown {flag[2:]} {value.strip()!r}: use one of {', '.join(known)}")
+        out.append(key)
+    return tuple(dict.fromkeys(out))
 
 
 @dataclass
@@ -47,6 +61,8 @@ class QueryOptions:
     paper_ids: tuple[str, ...] = ()
     journals: tuple[str, ...] = ()
     pmids: tuple[str, ...] = ()
+    designs: tuple[str, ...] = ()  # papers.design: "rct", "meta-analysis", ...
+    organisms: tuple[str, ...] = ()  # "human", "mouse", ...
     min_weight: float | None = None
     exact: bool = False  # entity filters match the entity itself, not what is below it
     fallback: bool = True  # relax filters that match nothing, down to no filter
@@ -66,6 +82,8 @@ class QueryOptions:
         for f in PAYLOAD_FILTERS:
             if f.multiple and any(not str(v).strip() for v in getattr(self, f.name)):
                 raise InputError(f"An empty {f.flags[-1]} was given: pass a value or leave it out")
+        self.designs = _named(self.designs, named_design, DESIGNS, "--design")
+        self.organisms = _named(self.organisms, named_organism, ORGANISMS, "--organism")
         self.entity_types = tuple(t.lower() for t in self.entity_types)
         self.relationship_types = tuple(
             r.lower().replace("-", "_").replace(" ", "_") for r in self.relationship_types

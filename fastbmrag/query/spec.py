@@ -36,6 +36,8 @@ class FilterSpec:
     paper_ids: tuple[str, ...] = ()
     journals: tuple[str, ...] = ()
     pmids: tuple[str, ...] = ()
+    designs: tuple[str, ...] = ()
+    organisms: tuple[str, ...] = ()
     min_weight: float | None = None
     exact: bool = False
     # an entity with names also selects the edges whose ends write one (the collection has

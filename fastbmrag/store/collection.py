@@ -73,6 +73,8 @@ class PaperEdges(NamedTuple):
     # (state, request) of a paper with a PMID or PMCID: "pubtator" or "not_yet" (a later sync
     # re-grounds it), and its PubTator3 request key; None: ids from the dictionaries only
     grounding: tuple[str, str] | None = None
+    # (design, organisms ";"-joined, design_from, organisms_from): the paper's study
+    study: tuple[str, str, str, str] | None = None
 
 
 class Collection(Closing):
@@ -270,6 +272,7 @@ class Collection(Closing):
                 ],
                 keep_journal=True,
                 grounding={pid: p.grounding for pid, p in batch.items()},
+                study={pid: p.study for pid, p in batch.items() if p.study is not None},
             )
             self._delete_unlisted(ids)
             self.store.flush()

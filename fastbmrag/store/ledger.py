@@ -261,6 +261,7 @@ class Ledger:
         *,
         keep_journal: bool = False,
         grounding: dict[str, tuple[str, str] | None] | None = None,
+        study: dict[str, tuple[str, str, str, str]] | None = None,
     ) -> set[str]:
         """In one transaction, for each (paper id, content hash, [(point id, ref), ...]): the
         paper's edge refs become these, degrees follow, and the paper is done (its journal entry
@@ -333,6 +334,11 @@ class Ledger:
                 )
                 if not keep_journal:
                     conn.execute("DELETE FROM journal WHERE paper_id = ?", (pid,))
+            conn.executemany(
+                "UPDATE papers SET design = ?, organisms = ?, design_from = ?, organisms_from = ? "
+                "WHERE paper_id = ?",
+                [(*label, pid) for pid, label in (study or {}).items()],
+            )
             for pid, entry in (grounding or {}).items():
                 conn.execute("DELETE FROM grounding WHERE paper_id = ?", (pid,))
                 if entry is not None:
@@ -583,6 +589,26 @@ class Ledger:
                 "SELECT point_id, paper_id, source_key, relationship_type, target_key, "
                 "first_run FROM edges"
             ).fetchall()
+
+    # -- studies ----------------------------------------------------------------------------
+    def studies(self) -> dict[str, tuple[str, tuple[str, ...], str, str]]:
+        """Done paper -> (design, organisms, design_from, organisms_from)."""
+        return {
+            r[0]: (r[1], tuple(o for o in r[2].split(";") if o), r[3], r[4])
+            for r in self._query(
+                "SELECT paper_id, design, organisms, design_from, organisms_from FROM papers "
+                "WHERE status = 'done'"
+            )
+        }
+
+    def set_studies(self, labels: dict[str, tuple[str, str, str, str]]) -> None:
+        """Relabel papers' studies (a later record's publication types, check tags)."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "UPDATE papers SET design = ?, organisms = ?, design_from = ?, organisms_from = ? "
+                "WHERE paper_id = ?",
+                [(*label, pid) for pid, label in labels.items()],
+            )
 
     # -- watched entities -------------------------------------------------------------------
     def watch(self, entities: Sequence[tuple[str, str]]) -> None:

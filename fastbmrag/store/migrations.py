@@ -148,4 +148,15 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             )""",
         ],
     ),
+    (
+        9,
+        [
+            # each paper's study (papers.design): design, organisms (";"-joined) and where each
+            # came from ("metadata", "model", "" unknown): filters, cards and status read them
+            "ALTER TABLE papers ADD COLUMN design TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE papers ADD COLUMN organisms TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE papers ADD COLUMN design_from TEXT NOT NULL DEFAULT ''",
+            "ALTER TABLE papers ADD COLUMN organisms_from TEXT NOT NULL DEFAULT ''",
+        ],
+    ),
 ]

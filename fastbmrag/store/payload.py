@@ -42,6 +42,12 @@ class EdgePayload:
     year: int | None = _index("integer", None)
     authors: str = ""
     paper_weight: float | None = None
+    # the study (papers.design): its design, the organisms studied, and where each label came
+    # from ("metadata": the record; "model": the model's reading of the abstract; "": unknown)
+    design: str = _index("keyword")
+    design_from: str = ""
+    organisms: list[str] = field(default_factory=list, metadata={"index": "keyword"})
+    organisms_from: str = ""
     # the source entity: normalised name, ontology id, type, name as written, how it matched,
     # and the node key behind degrees and weights (the ledger holds the degrees; shards written before
     # it did may still carry ``source_degree``/``target_degree``, which nothing reads). Only

@@ -100,7 +100,31 @@ def draft_answer(text: str) -> dict[str, Any]:
         cited = sorted({number, tgt_number}) if tgt_number != number else [number]
         s = entity(gene, "gene")
         relations.append([s, rel, entity(tgt, tgt_type), cited])
-    return {"e": entities, "r": relations}
+    return {"k": study_code(text), "e": entities, "r": relations}
+
+
+_DESIGN_CUES = (
+    ("M", r"meta-analys|systematic review"),
+    ("R", r"randomi[sz]ed"),
+    ("T", r"\btrial\b"),
+    ("O", r"\bcohort|case-control|cross-sectional"),
+    ("C", r"\bcase report|we report a|\bcase series"),
+    ("V", r"\breview\b"),
+    ("A", r"\bmice\b|\bmouse\b|\brats?\b|\bcell lines?\b|\bin vitro\b"),
+)
+_ORGANISM_CUES = (
+    ("h", r"\bpatients?\b|\bwomen\b|\bmen\b|\bparticipants\b|\bhumans?\b|\bchildren\b"),
+    ("m", r"\bmice\b|\bmouse\b"),
+    ("r", r"\brats?\b"),
+    ("c", r"\bcells?\b|\bcell lines?\b|\bin vitro\b"),
+)
+
+
+def study_code(text: str) -> str:
+    """The design and organisms code a careful model gives from the abstract's words."""
+    low = text.lower()
+    design = next((c for c, cue in _DESIGN_CUES if re.search(cue, low)), "X")
+    return design + "".join(c for c, cue in _ORGANISM_CUES if re.search(cue, low))
 
 
 def refine_answer(text: str) -> dict[str, Any]:
