@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         iter_papers,
         write_papers_csv,
     )
+    from fastbmrag.papers.design import DESIGNS
     from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchSettings
     from fastbmrag.papers.io import SUFFIXES, PaperFiles
     from fastbmrag.prompts import MAX_NAME_CHARS
@@ -51,6 +52,7 @@ _FACE = {
     "write_papers_csv": "fastbmrag.papers.io",
     "SUFFIXES": "fastbmrag.papers.io",
     "PaperFiles": "fastbmrag.papers.io",
+    "DESIGNS": "fastbmrag.papers.design",
     "DEFAULT_DATETYPE": "fastbmrag.papers.eutils",
     "FetchSettings": "fastbmrag.papers.eutils",
     "MAX_NAME_CHARS": "fastbmrag.prompts",
@@ -68,6 +70,7 @@ _FACE = {
     "create_app": "fastbmrag.web",
 }
 __all__ = [
+    "DESIGNS",
     "__version__",
     "abstention",
     "counted",

@@ -645,27 +645,33 @@ class RAG:
         with self.reader(command="entity") as coll:
             return find_entities(coll, text, limit=limit)
 
-    def contradictions(self, entity: str | None = None) -> list[dict[str, Any]]:
+    def contradictions(
+        self, entity: str | None = None, *, designs: Any = (), organisms: Any = ()
+    ) -> list[dict[str, Any]]:
         """The entity pairs whose papers disagree (opposite relationship types), most papers
-        first; with ``entity``, only pairs it is part of."""
+        first; with ``entity``, only pairs it is part of; ``designs`` / ``organisms``: only
+        papers of these study designs and organisms (as a query's)."""
         from fastbmrag.explore import contradictions, node_names
         from fastbmrag.query import resolve_entity
 
+        studies = _studies(designs, organisms)
         if entity is not None:
             _text_arg(entity, "entity")
         if entity is None:
             with self.ledger() as coll:
-                return contradictions(coll, ())
+                return contradictions(coll, (), studies)
         found = resolve_entity(entity, self.normalizer())  # "" is an error there
         with self.ledger() as coll:
             known = node_names(coll)
             if not any(k in known for k in found.node_keys()):
                 raise _absent(entity, found, coll.name, "so no pair holds it")
-            return contradictions(coll, found.node_keys())
+            return contradictions(coll, found.node_keys(), studies)
 
-    def path(self, start: str, end: str, *, max_hops: int = 3) -> list[list[dict[str, Any]]]:
+    def path(
+        self, start: str, end: str, *, max_hops: int = 3, designs: Any = (), organisms: Any = ()
+    ) -> list[list[dict[str, Any]]]:
         """The best-supported paths between two entities, each hop with its relation, papers
-        and an evidence sentence."""
+        and an evidence sentence; ``designs`` / ``organisms`` as for :meth:`contradictions`."""
         from fastbmrag.explore import node_names, paths
         from fastbmrag.query import resolve_entity
 
@@ -683,15 +689,20 @@ class RAG:
             for given, found in zip((start, end), ends, strict=True):
                 if not any(k in known for k in found.node_keys()):
                     raise _absent(given, found, coll.name, "so no path reaches it")
-            return paths(coll, ends[0].node_keys(), ends[1].node_keys(), max_hops=max_hops)
+            return paths(coll, ends[0].node_keys(), ends[1].node_keys(), max_hops=max_hops,
+                         studies=_studies(designs, organisms))  # fmt: skip
 
-    def entity(self, name: str) -> dict[str, Any] | None:
-        """An entity's card: vocabulary facts and what the collection holds about it. An entry
-        of the vocabularies that no edge is about gets its facts alone (``in_collection``
-        false); a name neither knows is None."""
+    def entity(
+        self, name: str, *, designs: Any = (), organisms: Any = ()
+    ) -> dict[str, Any] | None:
+        """An entity's card: vocabulary facts and what the collection holds about it (in the
+        papers of ``designs`` / ``organisms``, as for :meth:`contradictions`), its papers
+        counted by study design. An entry of the vocabularies that no edge is about gets its
+        facts alone (``in_collection`` false); a name neither knows is None."""
         from fastbmrag.explore import entity_card, node_names, vocabulary_card
         from fastbmrag.query import resolve_entity
 
+        studies = _studies(designs, organisms)
         _text_arg(name, "name")
         norm = self.normalizer()
         found = resolve_entity(name, norm)
@@ -701,7 +712,7 @@ class RAG:
             if key is not None:
                 ontology_id = known[key]["id"]
                 facts: dict[str, Any] = norm.facts(ontology_id) if ontology_id else {}
-                return entity_card(coll, key, facts)
+                return entity_card(coll, key, facts, studies)
         facts = norm.facts(found.id) if found.id else {}
         return vocabulary_card(found.name, found.type, found.id, facts) if facts else None
 
@@ -818,6 +829,15 @@ class _QueryReading:
 
     def open_ledger(self) -> contextlib.AbstractContextManager[Collection]:
         return self.rag.ledger()
+
+
+def _studies(designs: Any, organisms: Any) -> Any:
+    """The study filter of a graph command, its values checked as a query's."""
+    from fastbmrag.explore import Studies
+    from fastbmrag.query import QueryOptions
+
+    checked = QueryOptions(designs=designs, organisms=organisms)
+    return Studies(checked.designs, checked.organisms)
 
 
 def _text_arg(value: Any, name: str) -> None:

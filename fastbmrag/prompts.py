@@ -384,8 +384,10 @@ ANSWER_SYSTEM = (
     "You answer a biomedical question from numbered evidence items, each a relation extracted "
     "from one paper. Use only the evidence. Cite every statement with the numbers of the "
     "items that support it, in square brackets: [3] or [2][7]. Group related findings, state "
-    "directions (up/down, increases/decreases) and disagreements between papers. If the "
-    "evidence does not answer the question, say so. Return JSON "
+    "directions (up/down, increases/decreases) and disagreements between papers. Each item "
+    "names its paper's study design: say which findings rest on stronger designs "
+    "(meta-analyses and randomised trials before observational, case, animal and cell "
+    "studies). If the evidence does not answer the question, say so. Return JSON "
     '{"answer": "..."}.'
 )
 

@@ -412,3 +412,33 @@ def test_the_start_page_says_what_is_new_and_shows_a_new_disagreement_side_by_si
             browser.save_screenshot(str(Path(__file__).parent / "web-whats-new.png"))
             first.click()  # an entity is a link to its card
             wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#entity .disagreement")))
+
+
+def test_the_page_filters_by_design_and_marks_each_reference_with_it(tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+    from test_design import PAPERS
+
+    from fastbmrag.papers import Paper
+
+    with FakeOllama(responder=responder) as fake:
+        rag = RAG(tmp_path / "wd", "d", ollama_host=fake.url)
+        papers = [Paper(pid, abstract=text, design="rct" if types else "",
+                        design_from="metadata" if types else "",
+                        organisms=["human"] if tags else [],
+                        organisms_from="metadata" if tags else "")
+                  for pid, text, types, tags in PAPERS]  # fmt: skip
+        assert rag.insert_paper(papers, pubtator=False).indexed == 3
+        with _page(rag) as (browser, url):
+            wait = WebDriverWait(browser, 30)
+            browser.get(url + "?q=What+is+known+about+endometriosis%3F&designs=rct&min_score=-1")
+            wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#references li")))
+            refs = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "#references li")]
+            assert len(refs) == 1 and "A1" in refs[0] and "[RCT, humans]" in refs[0]
+            assert browser.find_element(By.ID, "designs").get_attribute("value") == "rct"
+            browser.get(url + "?q=What+is+known+about+endometriosis%3F&min_score=-1")
+            wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, "#references li")))
+            marks = [m.text for m in browser.find_elements(By.CSS_SELECTOR, "#references .design")]
+            assert "[RCT, humans]" in marks
+            assert any("(model-judged)" in m for m in marks)  # a model's label, said so

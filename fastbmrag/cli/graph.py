@@ -8,9 +8,24 @@ from typing import Any
 
 import click
 
-from fastbmrag import counted
+from fastbmrag import DESIGNS, counted
 from fastbmrag.cli.common import collection_option, json_option, qdrant_options, working_dir_option
 from fastbmrag.errors import InputError
+
+
+def study_options(f: Any) -> Any:
+    """``--design`` and ``--organism``: only the papers of these study designs and organisms."""
+    f = click.option("--organism", "organisms", multiple=True,
+                     help="Only papers that studied this organism (human, mouse, rat, animal, "
+                     "cells); repeatable or comma-separated.")(f)  # fmt: skip
+    return click.option("--design", "designs", multiple=True,
+                        help="Only papers of this study design (meta-analysis, rct, "
+                        "clinical-trial, observational, case-report, review, preclinical, "
+                        "other); repeatable or comma-separated.")(f)  # fmt: skip
+
+
+def _by_design(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {DESIGNS.get(d, d)}" for d, n in counts.items())
 
 
 def _rag(**opts: Any) -> Any:
@@ -30,8 +45,12 @@ def _papers(ids: list[str]) -> str:
 @click.option(
     "-e", "--entity", default=None, help="Only pairs this entity (name or id) is part of."
 )
+@study_options
 @json_option
-def contradictions(entity: str | None, as_json: bool, **opts: Any) -> None:
+def contradictions(
+    entity: str | None, designs: tuple[str, ...], organisms: tuple[str, ...], as_json: bool,
+    **opts: Any,
+) -> None:  # fmt: skip
     """List the entity pairs whose papers disagree (opposite relationship types, e.g.
     upregulated_in and downregulated_in), most papers first.
 
@@ -39,7 +58,7 @@ def contradictions(entity: str | None, as_json: bool, **opts: Any) -> None:
     Example:
       fastbmrag contradictions -c endometriosis --entity IL1B
     """
-    found = _rag(**opts).contradictions(entity)
+    found = _rag(**opts).contradictions(entity, designs=designs, organisms=organisms)
     if as_json:
         click.echo(json.dumps(found, indent=2, ensure_ascii=False))
         return
@@ -48,7 +67,8 @@ def contradictions(entity: str | None, as_json: bool, **opts: Any) -> None:
     for pair in found:
         note = ", only with retracted papers" if pair["only_with_retracted"] else ""
         click.echo(
-            f"{pair['source_name']} -> {pair['target_name']} ({pair['papers']} papers{note})"
+            f"{pair['source_name']} -> {pair['target_name']} ({pair['papers']} papers{note}: "
+            f"{_by_design(pair['papers_by_design'])})"
         )
         for rel, papers in pair["relations"].items():
             gone = pair["retracted"].get(rel)
@@ -63,8 +83,12 @@ def contradictions(entity: str | None, as_json: bool, **opts: Any) -> None:
 @working_dir_option
 @qdrant_options
 @click.option("--max-hops", type=click.IntRange(1, 6), default=3, show_default=True)
+@study_options
 @json_option
-def path(start: str, end: str, max_hops: int, as_json: bool, **opts: Any) -> None:
+def path(
+    start: str, end: str, max_hops: int, designs: tuple[str, ...], organisms: tuple[str, ...],
+    as_json: bool, **opts: Any,
+) -> None:  # fmt: skip
     """Show the best-supported paths between two entities (names or ids): fewest hops, then
     the most papers behind the weakest hop; each hop with its relation, papers and a sentence.
 
@@ -72,7 +96,9 @@ def path(start: str, end: str, max_hops: int, as_json: bool, **opts: Any) -> Non
     Example:
       fastbmrag path -c endometriosis IL1B CYP19A1
     """
-    found = _rag(**opts).path(start, end, max_hops=max_hops)
+    found = _rag(**opts).path(
+        start, end, max_hops=max_hops, designs=designs, organisms=organisms
+    )
     if as_json:
         click.echo(json.dumps(found, indent=2, ensure_ascii=False))
         return
@@ -93,17 +119,21 @@ def path(start: str, end: str, max_hops: int, as_json: bool, **opts: Any) -> Non
 @collection_option()
 @working_dir_option
 @qdrant_options
+@study_options
 @json_option
-def entity(name: str, as_json: bool, **opts: Any) -> None:
+def entity(
+    name: str, designs: tuple[str, ...], organisms: tuple[str, ...], as_json: bool, **opts: Any
+) -> None:
     """Show an entity's card: what HGNC or MeSH says of it, its degree and weight in the
-    collection, its relations by type, its strongest partners and its papers by year.
+    collection, its relations by type, its strongest partners and its papers by study design
+    and by year.
 
     \b
     Example:
       fastbmrag entity -c endometriosis IL1B
     """
     rag = _rag(**opts)
-    card = rag.entity(name)
+    card = rag.entity(name, designs=designs, organisms=organisms)
     below = rag.narrower(name) if card is None or not card["in_collection"] else []
     if card is None:
         if below:
@@ -132,6 +162,8 @@ def entity(name: str, as_json: bool, **opts: Any) -> None:
     click.echo(f"  degree {card['degree']}, weight {card['weight']:.4f}, {counted(n, 'paper')}")
     click.echo("  relations: " + ", ".join(f"{t} {n}" for t, n in card["relations"].items()))
     click.echo("  partners: " + ", ".join(f"{p['name']} ({p['papers']})" for p in card["partners"]))
+    if card["papers_by_design"]:
+        click.echo("  by design: " + _by_design(card["papers_by_design"]))
     if card["papers_by_year"]:
         click.echo(
             "  by year: " + ", ".join(f"{y}: {n}" for y, n in card["papers_by_year"].items())

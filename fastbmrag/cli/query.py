@@ -98,6 +98,14 @@ def payload_filter_options(f: F) -> F:
     help="Do not relax the join of two question entities or the parsed relation/answer types.",
 )
 @click.option(
+    "--rank",
+    type=click.Choice(["score", "design"]),
+    default="score",
+    show_default=True,
+    help="Order of the evidence: by similarity, or by study design (meta-analyses and RCTs "
+    "first), similarity within each.",
+)
+@click.option(
     "--include-retracted",
     is_flag=True,
     help="Keep the edges of retracted papers (left out by default), marked [retracted].",

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from fastbmrag import counted
+from fastbmrag import DESIGNS, counted
 from fastbmrag.cli.common import (
     collection_option,
     json_option,
@@ -53,6 +53,16 @@ def _human(stats: dict[str, Any]) -> str:
         f"{counted(stats['entities'], 'entity', 'entities')}"
         + (f", {stats['vector_size']}-d vectors" if stats["vector_size"] else ""),
     ]
+    designs = stats["designs"]
+    if p["done"]:
+        lines.append(
+            "Designs     "
+            + ", ".join(f"{n:,} {DESIGNS.get(d, d)}" for d, n in designs["by_design"].items())
+            + " (labels: "
+            + ", ".join(f"{n:,} {'from ' + s if s != 'unknown' else s}"
+                        for s, n in designs["by_source"].items())  # fmt: skip
+            + ")"
+        )
     if stats["outdated_papers"]:
         lines.append(
             f"Payload     {stats['outdated_papers']:,} papers were indexed by an earlier version "

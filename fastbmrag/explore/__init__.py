@@ -12,13 +12,14 @@ which paper) and, for the sentences behind a hop, the stored payloads of those e
 from fastbmrag.explore.cards import entity_card, vocabulary_card
 from fastbmrag.explore.consensus import consensus, contradictions
 from fastbmrag.explore.digraph import as_digraph
-from fastbmrag.explore.edges import Edge, ledger_edges, node_names, opposed
+from fastbmrag.explore.edges import Edge, Studies, ledger_edges, node_names, opposed
 from fastbmrag.explore.follow_ups import follow_ups
 from fastbmrag.explore.overview import find_entities, overview
 from fastbmrag.explore.paths import paths
 
 __all__ = [
     "Edge",
+    "Studies",
     "as_digraph",
     "consensus",
     "contradictions",

@@ -5,20 +5,22 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.explore.edges import ledger_edges, node_names
+from fastbmrag.explore.edges import Studies, by_design, ledger_edges, node_names
 from fastbmrag.store.base import Filter, Match
 
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
 
 
-def entity_card(collection: Collection, key: str, facts: dict[str, Any]) -> dict[str, Any]:
-    """What the vocabulary says (``facts``) and what the collection holds about node ``key``:
-    degree and weight, relations by type with paper counts, the strongest partners, papers by
-    year."""
+def entity_card(
+    collection: Collection, key: str, facts: dict[str, Any], studies: Studies | None = None
+) -> dict[str, Any]:
+    """What the vocabulary says (``facts``) and what the collection holds about node ``key``
+    (in the papers ``studies`` passes): degree and weight, relations by type with paper counts,
+    the strongest partners, papers by year and by study design."""
     names = node_names(collection)
     node = names.get(key, {})
-    everything = ledger_edges(collection, retracted=True)
+    everything = ledger_edges(collection, retracted=True, studies=studies)
     retracted = collection.ledger.retracted()
     touching = [
         e for e in everything if key in (e.source, e.target) and e.paper_id not in retracted
@@ -65,6 +67,7 @@ def entity_card(collection: Collection, key: str, facts: dict[str, Any]) -> dict
         ],  # fmt: skip
         "papers": len(papers),
         "papers_by_year": dict(sorted(years.items())),
+        "papers_by_design": by_design(collection, set(papers)),
         "retracted_papers": sorted(left_out),  # about it too, and left out of the above
     }
 
@@ -77,5 +80,5 @@ def vocabulary_card(
     return {
         "key": None, "name": name, "type": type_, "id": ontology_id, "vocabulary": facts,
         "in_collection": False, "degree": 0, "weight": 0.0, "relations": {}, "partners": [],
-        "papers": 0, "papers_by_year": {}, "retracted_papers": [],
+        "papers": 0, "papers_by_year": {}, "papers_by_design": {}, "retracted_papers": [],
     }  # fmt: skip

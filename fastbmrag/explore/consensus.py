@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.explore.edges import Edge, ledger_edges, node_names, opposed
+from fastbmrag.explore.edges import Edge, Studies, by_design, ledger_edges, node_names, opposed
 
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
@@ -30,15 +30,23 @@ def consensus(edges: Iterable[tuple[str, str, str, Any]]) -> list[dict[str, Any]
     return out
 
 
-def contradictions(collection: Collection, entity_keys: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """The pairs whose papers disagree (opposite relationship types), most papers first. The
-    papers of a retracted side are named in ``retracted``; a pair whose disagreement rests
-    on retracted papers alone says so (``only_with_retracted``)."""
+def contradictions(
+    collection: Collection, entity_keys: Sequence[str] = (), studies: Studies | None = None
+) -> list[dict[str, Any]]:
+    """The pairs whose papers disagree (opposite relationship types), most papers first, with
+    their papers counted by study design. The papers of a retracted side are named in
+    ``retracted``; a pair whose disagreement rests on retracted papers alone says so
+    (``only_with_retracted``)."""
     retracted = collection.ledger.retracted()
     found = disagreements(
-        ledger_edges(collection, retracted=True), node_names(collection), entity_keys
+        ledger_edges(collection, retracted=True, studies=studies),
+        node_names(collection),
+        entity_keys,
     )
     for pair in found:
+        pair["papers_by_design"] = by_design(
+            collection, {p for ps in pair["relations"].values() for p in ps}
+        )
         pair["retracted"] = {
             rel: [p for p in papers if p in retracted]
             for rel, papers in pair["relations"].items()

@@ -27,11 +27,47 @@ class Edge:
     target: str
 
 
-def ledger_edges(collection: Collection, *, retracted: bool = False) -> list[Edge]:
-    """The collection's edges; those of retracted papers only with ``retracted``."""
+@dataclass(frozen=True, slots=True)
+class Studies:
+    """The papers a graph command reads: of these designs and organisms (any of each; none
+    given: every paper)."""
+
+    designs: tuple[str, ...] = ()
+    organisms: tuple[str, ...] = ()
+
+    def papers(self, collection: Collection) -> set[str] | None:
+        """The papers that pass; None where every paper does."""
+        if not (self.designs or self.organisms):
+            return None
+        return {
+            pid
+            for pid, (design, organisms, _, _) in collection.ledger.studies().items()
+            if (not self.designs or design in self.designs)
+            and (not self.organisms or set(organisms) & set(self.organisms))
+        }
+
+
+def ledger_edges(
+    collection: Collection, *, retracted: bool = False, studies: Studies | None = None
+) -> list[Edge]:
+    """The collection's edges; those of retracted papers only with ``retracted``; only those
+    of the papers ``studies`` passes."""
     edges = [Edge(*row) for row in collection.ledger.edge_rows()]
     gone = set() if retracted else collection.ledger.retracted()
-    return [e for e in edges if e.paper_id not in gone] if gone else edges
+    kept = studies.papers(collection) if studies is not None else None
+    return [e for e in edges if e.paper_id not in gone and (kept is None or e.paper_id in kept)]
+
+
+def by_design(collection: Collection, papers: set[str]) -> dict[str, int]:
+    """How many of ``papers`` each design has, strongest first ("unknown": no label)."""
+    from fastbmrag.papers.design import rank
+
+    studies = collection.ledger.studies()
+    counts: dict[str, int] = {}
+    for pid in papers:
+        design = studies.get(pid, ("",))[0] or "unknown"
+        counts[design] = counts.get(design, 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: rank(kv[0])))
 
 
 def node_names(collection: Collection) -> dict[str, dict[str, Any]]:

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.explore.edges import Edge, ledger_edges, node_names
+from fastbmrag.explore.edges import Edge, Studies, ledger_edges, node_names
 from fastbmrag.store.base import Filter, Match
 from fastbmrag.store.payload import evidence_of
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def paths(
     collection: Collection, start: Sequence[str], end: Sequence[str], *, max_hops: int = 3,
-    limit: int = 5,
+    limit: int = 5, studies: Studies | None = None,
 ) -> list[list[dict[str, Any]]]:  # fmt: skip
     """The best-supported paths between two entities (node keys; several keys: any of them):
     fewest hops, then the most papers behind the weakest hop, then the highest node degrees.
@@ -25,7 +25,7 @@ def paths(
     sentence with its paper."""
     import networkx
 
-    edges = ledger_edges(collection)
+    edges = ledger_edges(collection, studies=studies)
     g = networkx.Graph()
     for e in edges:
         if e.source != e.target:

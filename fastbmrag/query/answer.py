@@ -17,7 +17,7 @@ from fastbmrag.prompts import (
     partial_messages,
 )
 from fastbmrag.query.options import QueryOptions
-from fastbmrag.query.result import REFERENCE_FIELDS, EdgeResult
+from fastbmrag.query.result import REFERENCE_FIELDS, EdgeResult, study_of
 from fastbmrag.store.payload import evidence_of
 from fastbmrag.text import citations
 
@@ -39,7 +39,10 @@ def evidence_line(edge: EdgeResult) -> str:
     paper += [str(v) for v in (p.get("journal"), p.get("year")) if v]
     if p.get("pmid"):
         paper.append(f"PMID {p['pmid']}")
+    study = study_of(p)
+    paper.append(f"Design: {study}" if study else "Design: unknown")
     return line + f" (Paper: {'; '.join(x for x in paper if x)})"
+
 
 
 def _pairs(edges: list[EdgeResult], item: str) -> list[dict[str, Any]]:
@@ -107,6 +110,9 @@ def references_for(edges: list[EdgeResult], cited: list[int]) -> list[dict[str, 
             ref = {f: edge.payload.get(f) or None for f in REFERENCE_FIELDS}
             ref["paper_id"] = pid
             ref["retracted"] = bool(edge.payload.get("retracted"))
+            ref["design"] = edge.payload.get("design") or None
+            ref["organisms"] = list(edge.payload.get("organisms") or [])
+            ref["study"] = study_of(edge.payload)
             ref["citations"] = []
             refs[pid] = ref
         ref["citations"].append(k)

@@ -16,6 +16,7 @@ from fastbmrag.query.filters import PAYLOAD_FILTERS
 ANSWER_BATCH = 50  # evidence items per answer call; more are map-reduced
 MIN_YEAR, MAX_YEAR = 1800, 2100  # a publication year, as the papers' readers take it
 MATCH_MODES = ("all", "any")
+RANKS = ("score", "design")
 FORMATS = ("text", "json", "markdown")
 
 
@@ -67,6 +68,7 @@ class QueryOptions:
     exact: bool = False  # entity filters match the entity itself, not what is below it
     fallback: bool = True  # relax filters that match nothing, down to no filter
     include_retracted: bool = False  # keep the edges of retracted papers (marked) in answers
+    rank: str = "score"  # "design": stronger study designs first, similarity within each
     answer_model: str | None = None
     answer_batch: int = ANSWER_BATCH
     concurrency: int = config.DEFAULT_CONCURRENCY  # answer calls in flight (map-reduce)
@@ -114,6 +116,8 @@ class QueryOptions:
             )
         if self.answer_batch < 1 or self.concurrency < 1:
             raise InputError("answer_batch and concurrency must be at least 1")
+        if self.rank not in RANKS:
+            raise InputError(f"--rank must be one of {', '.join(RANKS)}, got {self.rank!r}")
         if self.match not in MATCH_MODES:
             raise InputError(f"--match must be one of {', '.join(MATCH_MODES)}, got '{self.match}'")
         bad = [t for t in self.entity_types if t not in ENTITY_TYPES]

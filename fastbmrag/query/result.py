@@ -7,6 +7,8 @@ import html
 from dataclasses import dataclass, field
 from typing import Any
 
+from fastbmrag.papers.design import MODEL
+from fastbmrag.papers.design import label as design_label
 from fastbmrag.papers.model import without_controls
 from fastbmrag.util.wording import counted
 
@@ -93,6 +95,13 @@ class QueryResult:
         }
 
 
+def study_of(payload: dict[str, Any]) -> str:
+    """A paper's design and organisms as a reference shows them: "RCT, humans"; a label the
+    model judged is marked so."""
+    source = MODEL if MODEL in (payload.get("design_from"), payload.get("organisms_from")) else ""
+    return design_label(str(payload.get("design") or ""), payload.get("organisms") or [], source)
+
+
 def _ref_line(ref: dict[str, Any]) -> str:
     ids = []
     if ref.get("pmid"):
@@ -104,7 +113,8 @@ def _ref_line(ref: dict[str, Any]) -> str:
     where = ", ".join(str(v) for v in (ref.get("journal"), ref.get("year")) if v)
     title = str(ref.get("title") or ref["paper_id"]).rstrip(".")  # joined with ". " below
     parts = [str(title)] + ([where] if where else []) + ([", ".join(ids)] if ids else [])
-    return ". ".join(parts) + (" [retracted]" if ref.get("retracted") else "")
+    study = f" [{ref['study']}]" if ref.get("study") else ""
+    return ". ".join(parts) + study + (" [retracted]" if ref.get("retracted") else "")
 
 
 def _html_escaped(text: str) -> str:
@@ -174,9 +184,11 @@ def render_text(result: dict[str, Any]) -> str:
         out.append(f"{counted(len(result['edges']), 'edge')} ({passed}):")
         for e in result["edges"]:
             p = e["payload"]
+            study = study_of(p)
             out.append(
                 f"  [{e['n']}] {_score(e)}  {_statement(e)}  "
-                f"({p.get('paper_id')}{', ' + str(p['year']) if p.get('year') else ''})"
+                f"({p.get('paper_id')}{', ' + str(p['year']) if p.get('year') else ''}"
+                f"{'; ' + study if study else ''})"
             )
             if p.get("description"):
                 out.append(f"        {' '.join(str(p['description']).split())[:200]}")
@@ -200,13 +212,15 @@ def render_markdown(result: dict[str, Any]) -> str:
                 nums = ", ".join(str(k) for k in ref["citations"])
                 out.append(f"- [{nums}] {md(_ref_line(ref))}")
             out.append("")
-    out += ["### Evidence", "", "| n | score | relation | paper | year |", "|---|---|---|---|---|"]
+    out += ["### Evidence", "", "| n | score | relation | paper | year | design |",
+            "|---|---|---|---|---|---|"]  # fmt: skip
     for e in result["edges"]:
         p = e["payload"]
         statement = md(_statement(e)).replace("|", "\\|")
         paper = md(str(p.get("paper_id", ""))).replace("|", "\\|")
         out.append(
-            f"| {e['n']} | {_score(e).strip()} | {statement} | {paper} | {p.get('year') or ''} |"
+            f"| {e['n']} | {_score(e).strip()} | {statement} | {paper} | {p.get('year') or ''} "
+            f"| {study_of(p)} |"
         )
     out.append("")
     return "\n".join(out).rstrip() + "\n"

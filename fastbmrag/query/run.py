@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from fastbmrag.errors import InputError
 from fastbmrag.llm.base import LLMClient
+from fastbmrag.papers.design import rank as design_rank
 from fastbmrag.query.answer import Calls, check_answer, consensus_of, references_for, synthesize
 from fastbmrag.query.entities import Entity, Parse, parse_question
 from fastbmrag.query.options import QueryOptions
@@ -297,6 +298,9 @@ def _gather(
             missing = unrelated_evidence(collection, question, normalizer)
         elif not asked:
             edges = [replace(e, kept_by="entity" if spec.entities else "filter") for e in edges]
+    if opts.rank == "design":  # stronger designs first, similarity within each
+        edges = sorted(edges, key=lambda e: design_rank(str(e.payload.get("design") or "")))
+        edges = [replace(e, n=i) for i, e in enumerate(edges, 1)]
     return _Found(mentions, spec, used, matched, relaxed, asked, edges, missing)
 
 

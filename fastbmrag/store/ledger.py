@@ -601,6 +601,24 @@ class Ledger:
             )
         }
 
+    def study_counts(self) -> dict[str, dict[str, int]]:
+        """Done papers by design and by where the label came from (``metadata``, ``model``,
+        ``unknown``), designs strongest first."""
+        from fastbmrag.papers.design import rank
+
+        designs: dict[str, int] = {}
+        sources: dict[str, int] = {}
+        for design, source, n in self._query(
+            "SELECT design, design_from, COUNT(*) FROM papers WHERE status = 'done' "
+            "GROUP BY design, design_from"
+        ):
+            designs[design or "unknown"] = designs.get(design or "unknown", 0) + n
+            sources[source or "unknown"] = sources.get(source or "unknown", 0) + n
+        return {
+            "by_design": dict(sorted(designs.items(), key=lambda kv: rank(kv[0]))),
+            "by_source": dict(sorted(sources.items())),
+        }
+
     def set_studies(self, labels: dict[str, tuple[str, str, str, str]]) -> None:
         """Relabel papers' studies (a later record's publication types, check tags)."""
         with self.transaction() as conn:

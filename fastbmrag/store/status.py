@@ -24,6 +24,8 @@ def collection_status(coll: Collection, max_failed: int | None = 100) -> dict[st
         "ledger": str(ledger.path),
         "papers": {**counts, "total": sum(counts.values())},
         "retracted_papers": len(ledger.retracted()),
+        # done papers by study design, and by where the design came from
+        "designs": ledger.study_counts(),
         "failed": [
             {"paper_id": p.paper_id, "error": p.error, "updated_at": p.updated_at}
             for p in ledger.papers("failed", limit=max_failed)

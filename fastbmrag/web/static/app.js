@@ -7,9 +7,9 @@ const $ = (id) => document.getElementById(id);
 const COLORS = { gene: "#1f77b4", disease: "#d62728", chemical: "#2ca02c", variant: "#9467bd",
                  pathway: "#ff7f0e", cell: "#8c564b", other: "#7f7f7f" };
 // The filters: QueryOptions names (the API's and, with dashes, the CLI's), and how each is read.
-const LISTS = ["entities", "relationship_types", "entity_types"];
+const LISTS = ["entities", "relationship_types", "entity_types", "designs", "organisms"];
 const NUMBERS = ["since", "until", "min_weight", "min_score", "top_k"];
-const CHOICES = ["match"];
+const CHOICES = ["match", "rank"];
 const FLAGS = ["exact", "include_retracted", "no_answer"];
 let result = null;
 let cy = null;
@@ -169,6 +169,7 @@ function showAnswer(res) {
       const li = el("li");
       li.append(clickable(e.payload.source + " " + e.payload.relationship_type.replaceAll("_", " ") + " "
                           + e.payload.target, () => showEvidence(e.n)));
+      if (e.payload.design) li.append(el("span", " [" + e.payload.design + "]", "design"));
       items.append(li);
     }
     answer.append(items);
@@ -190,6 +191,7 @@ function showAnswer(res) {
     const item = el("li");
     item.append(el("span", ref.citations.map((n) => "[" + n + "]").join("") + " "));
     item.append(el("span", paperLine(ref)));
+    if (ref.study) item.append(el("span", " [" + ref.study + "]", "design"));
     if (ref.retracted) item.append(el("span", " [retracted]", "retracted"));
     item.append(...links(ref));
     $("references").append(item);
@@ -330,6 +332,10 @@ async function showEntity(name, previous) {
     const papers = (n) => n + (n === 1 ? " paper" : " papers");
     box.append(el("div", "degree " + card.degree + ", " + papers(card.papers)));
     for (const [t, n] of Object.entries(card.relations)) box.append(el("div", t.replaceAll("_", " ") + ": " + papers(n)));
+    const designs = Object.entries(card.papers_by_design || {});
+    if (designs.length) {
+      box.append(el("div", "by design: " + designs.map(([d, n]) => n + " " + d).join(", "), "design"));
+    }
     if (card.partners.length) {
       box.append(el("div", "partners: " + card.partners.map((p) => p.name + " (" + p.papers + ")").join(", ")));
     }
