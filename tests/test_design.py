@@ -157,3 +157,45 @@ def test_an_answer_s_references_are_marked_with_their_design(
     prompt = next(r for r in reversed(fake.requests) if "Evidence:" in json.dumps(r.json))
     text = json.dumps(prompt.json)
     assert "Design: RCT, humans" in text and "stronger designs" in text
+
+
+def test_a_record_that_gains_publication_types_relabels_its_edges_with_no_chat_call(
+    tmp_path: Path,
+) -> None:
+    from datetime import date
+
+    from fastbmrag.testing.fake_eutils import FakeEutils
+
+    record = (
+        b'<PubmedArticleSet><PubmedArticle><MedlineCitation><PMID Version="1">1000001</PMID>'
+        b"<Article><Journal><Title>J</Title></Journal><ArticleTitle>IL1B and endometriosis"
+        b"</ArticleTitle><Abstract><AbstractText>IL1B rose in endometriosis in a cohort of "
+        b"women.</AbstractText></Abstract></Article></MedlineCitation></PubmedArticle>"
+        b"</PubmedArticleSet>"
+    )
+    wd = tmp_path / "wd"
+    with FakeEutils() as eutils, FakeOllama(responder=responder) as fake:
+        eutils.add_medline(record, entrez_date=date.today())
+
+        def sync() -> dict[str, Any]:
+            done = CliRunner().invoke(cli, [
+                "sync", "-c", "s", "--query", "endometriosis", "--email", "a@b.org",
+                "--eutils-url", eutils.url, "--fulltext-url", eutils.fulltext_url,
+                "--ollama-host", fake.url, "--working-dir", str(wd), "--since", "2000-01-01",
+                "--no-pubtator", "--json"])  # fmt: skip
+            assert done.exit_code == 0, done.output
+            return dict(json.loads(done.stdout))
+
+        assert sync()["relabelled"] == 0
+        rag = RAG(wd, "s")
+        before = rag.edges().to_dict("records")
+        assert [(r["design"], r["design_from"]) for r in before] == [("observational", "model")]
+        chats = fake.counts["/api/chat"]
+        eutils.add_publication_type("1000001", "Randomized Controlled Trial")
+        later = sync()
+        assert later["relabelled"] == 1 and "1 paper relabelled from their records" in later["line"]
+        assert fake.counts["/api/chat"] == chats  # no model call
+        after = rag.edges().to_dict("records")
+        assert [(r["design"], r["design_from"], list(r["organisms"]), r["organisms_from"])
+                for r in after] == [("rct", "metadata", ["human"], "model")]  # fmt: skip
+        assert sync()["relabelled"] == 0  # said once

@@ -434,6 +434,22 @@ class PubMedClient(Closing):
             out += [p for p in found if p in set(batch)]
         return out
 
+    def study_labels(self, pmids: list[str]) -> dict[str, Paper]:
+        """The records of ``pmids`` that now say something of their study (publication types
+        naming a design, MeSH check tags), :data:`RETRACTION_BATCH` PMIDs a request."""
+        out: dict[str, Paper] = {}
+        for i in range(0, len(pmids), RETRACTION_BATCH):
+            data = self.efetch(pmids[i : i + RETRACTION_BATCH])
+            try:
+                for paper in parse_medline(data, ReadReport()):
+                    if paper.design_from or paper.organisms_from:
+                        out[paper.pmid] = paper
+            except InputError as err:
+                raise FetchError(
+                    f"PubMed efetch answered malformed MEDLINE XML ({err}); try again later"
+                ) from err
+        return out
+
     def efetch(self, pmids: list[str]) -> bytes:
         """MEDLINE XML (``PubmedArticleSet``) of these PMIDs."""
         return self.eutils(

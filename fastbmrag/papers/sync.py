@@ -79,6 +79,10 @@ class SyncLedger(Protocol):
 
     def mark_retracted(self, paper_ids: list[str], source: str) -> list[str]: ...
 
+    def relabel_candidates(self) -> list[str]: ...
+
+    def relabel(self, records: dict[str, Paper]) -> list[str]: ...
+
 
 class DoneSet:
     """``pmid in DoneSet(collection)``: is that paper id done in the collection's ledger?"""
@@ -109,6 +113,8 @@ class SyncResult:
     reground_requests: int = 0  # the embedding requests that took (no chat call) ...
     reground_cached: int = 0  # ... and the texts the embedding cache answered
     run_id: int | None = None  # the ledger's run of this sync (its digest's)
+    # papers whose records gained publication types or check tags: their edges relabelled
+    relabelled: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> int:
@@ -126,6 +132,11 @@ class SyncResult:
                 f"; {counted(self.regrounded, 'paper')} re-grounded on PubTator3 (no chat call; "
                 f"{counted(self.reground_requests, 'embedding request')} to the model server, "
                 f"{counted(self.reground_cached, 'text')} embedded from the cache)"
+            )
+        if self.relabelled:
+            body += (
+                f"; {counted(len(self.relabelled), 'paper')} relabelled from their records "
+                "(design, organisms; no model call)"
             )
         if self.newly_retracted:
             body += (
@@ -157,12 +168,14 @@ class SyncResult:
             "index": self.index.to_dict() if self.index is not None else None,
             "newly_retracted": len(self.newly_retracted),
             "regrounded": self.regrounded,
+            "relabelled": len(self.relabelled),
             "reground_requests": self.reground_requests,
             "reground_cached": self.reground_cached,
             "deleted": self.index.to_dict().get("deleted", 0) if self.index is not None else 0,
             "mark": self.mark,
             "mark_moved": self.mark_moved,
             "exit_code": self.exit_code,
+            "line": self.line(),
         }
 
 
@@ -252,6 +265,10 @@ def sync_collection(
     result.newly_retracted = found if dry_run else collection.mark_retracted(found, "pubmed")
     if dry_run:
         return result
+    # the papers whose records now say their design or organisms: relabelled, no model call
+    with PubMedClient(settings, **kwargs) as client:
+        records = client.study_labels(collection.relabel_candidates())
+    result.relabelled = collection.relabel(records)
     if result.failed == 0:
         collection.set_sync_state(
             query,

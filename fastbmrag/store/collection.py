@@ -27,13 +27,15 @@ import functools
 import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from fastbmrag.errors import (
     DimensionMismatch,
     StoreError,
 )
+from fastbmrag.papers.design import METADATA
 from fastbmrag.store import weights
 from fastbmrag.store.base import EdgeRef, Filter, HasId, Hit, Match, Point, Store
 from fastbmrag.store.ledger import Ledger
@@ -48,6 +50,9 @@ from fastbmrag.store.places import (
 )
 from fastbmrag.util.closing import Closing
 
+if TYPE_CHECKING:
+    from fastbmrag.papers.model import Paper
+
 log = logging.getLogger(__name__)
 
 
@@ -61,6 +66,9 @@ _SET_PAYLOAD_CHUNK = 512
 
 # Disk a stored edge takes at most, with its share of the indexes and a segment rebuild's copy.
 POINT_BYTES = 64 * 1024
+# a sync asks PubMed again for the publication types and check tags of the papers indexed this
+# many days ago or less whose records did not say their study yet
+RELABEL_DAYS = 365
 
 
 class PaperEdges(NamedTuple):
@@ -446,6 +454,46 @@ class Collection(Closing):
                 self.store.flush()
                 self.ledger.note_retracted(new, source)
             return new
+
+    def relabel_candidates(self, days: int = RELABEL_DAYS) -> list[str]:
+        """The done papers whose id is a PMID, indexed in the last ``days`` days, whose design
+        or organisms their record did not say yet: NLM adds publication types and check tags
+        weeks to months after a citation appears."""
+        since = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="seconds")
+        fresh = {p.paper_id for p in self.ledger.papers("done") if p.updated_at >= since}
+        return sorted(
+            pid
+            for pid, (_, _, design_from, organisms_from) in self.ledger.studies().items()
+            if pid in fresh and pid.isdigit() and METADATA not in (design_from, organisms_from)
+        )
+
+    def relabel(self, records: dict[str, Paper]) -> list[str]:
+        """Give these papers' edges what their records now say of the study (the record's
+        labels over the model's), with no model call; the papers whose labels changed."""
+        with self._mutex:
+            self._require_write()
+            studies = self.ledger.studies()
+            changed: dict[str, tuple[str, str, str, str]] = {}
+            for pid, rec in records.items():
+                if pid not in studies:
+                    continue
+                design, organisms, design_from, organisms_from = studies[pid]
+                if rec.design_from == METADATA:
+                    design, design_from = rec.design, METADATA
+                if rec.organisms_from == METADATA:
+                    organisms, organisms_from = tuple(rec.organisms), METADATA
+                label = (design, ";".join(organisms), design_from, organisms_from)
+                if label != (studies[pid][0], ";".join(studies[pid][1]), *studies[pid][2:]):
+                    changed[pid] = label
+                    self.store.set_payload(
+                        {"design": design, "design_from": design_from,
+                         "organisms": list(organisms), "organisms_from": organisms_from},
+                        Filter(must=(Match("paper_id", pid),)),
+                    )  # fmt: skip
+            if changed:  # the store first: a crash before the ledger notes it relabels again
+                self.store.flush()
+                self.ledger.set_studies(changed)
+            return sorted(changed)
 
     def retraction_candidates(self) -> list[str]:
         """The done papers a PubMed search can find retracted: those whose id is a PMID, not

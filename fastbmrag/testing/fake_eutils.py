@@ -302,6 +302,13 @@ class FakeEutils(LocalServer):
     def retract(self, pmid: str) -> None:
         """Mark a served record retracted, as PubMed does: its publication types gain
         "Retracted Publication"."""
+        self.add_publication_type(pmid, "Retracted Publication")
+        with self._lock:
+            self.records[pmid].retracted = True
+
+    def add_publication_type(self, pmid: str, name: str) -> None:
+        """Give a served record one more publication type, as NLM's indexing does weeks after
+        a citation appears."""
         with self._lock:
             rec = self.records[pmid]
             article = etree.fromstring(rec.xml, parser=etree.XMLParser(resolve_entities=False))
@@ -310,11 +317,8 @@ class FakeEutils(LocalServer):
             if art is not None and types is None:
                 types = etree.SubElement(art, "PublicationTypeList")
             if types is not None:
-                etree.SubElement(
-                    types, "PublicationType", UI="D016441"
-                ).text = "Retracted Publication"
+                etree.SubElement(types, "PublicationType").text = name
             rec.xml = etree.tostring(article, encoding="utf-8")
-            rec.retracted = True
 
     def remove_full_text(self, pmcid: str) -> None:
         with self._lock:
