@@ -162,7 +162,8 @@ def test_an_answer_s_references_are_marked_with_their_design(
 def test_a_record_that_gains_publication_types_relabels_its_edges_with_no_chat_call(
     tmp_path: Path,
 ) -> None:
-    from datetime import date
+    import sqlite3
+    from datetime import UTC, date, datetime, timedelta
 
     from fastbmrag.testing.fake_eutils import FakeEutils
 
@@ -192,6 +193,10 @@ def test_a_record_that_gains_publication_types_relabels_its_edges_with_no_chat_c
         assert [(r["design"], r["design_from"]) for r in before] == [("observational", "model")]
         chats = fake.counts["/api/chat"]
         eutils.add_publication_type("1000001", "Randomized Controlled Trial")
+        assert sync()["relabelled"] == 0  # indexed today: NLM has not indexed it yet
+        with sqlite3.connect(wd / "s" / "ledger.sqlite") as ledger:  # a month later
+            ledger.execute("UPDATE papers SET updated_at = ?",
+                           ((datetime.now(UTC) - timedelta(days=30)).isoformat(),))  # fmt: skip
         later = sync()
         assert later["relabelled"] == 1 and "1 paper relabelled from their records" in later["line"]
         assert fake.counts["/api/chat"] == chats  # no model call

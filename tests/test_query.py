@@ -451,6 +451,9 @@ def test_json_layout(workdir: Path, fake: FakeOllama) -> None:
         "year",
         "citations",
         "retracted",
+        "design",
+        "organisms",
+        "study",
     }
     edge = d["edges"][0]
     assert set(edge) == {

@@ -25,6 +25,9 @@ def study_options(f: Any) -> Any:
 
 
 def _by_design(counts: dict[str, int]) -> str:
+    """"1 RCT, 2 observational, 1 unknown"; "" where no paper's design is known."""
+    if set(counts) <= {"unknown"}:
+        return ""
     return ", ".join(f"{n} {DESIGNS.get(d, d)}" for d, n in counts.items())
 
 
@@ -66,9 +69,10 @@ def contradictions(
         click.echo("No pair of entities on which papers disagree.")
     for pair in found:
         note = ", only with retracted papers" if pair["only_with_retracted"] else ""
+        by = _by_design(pair["papers_by_design"])
         click.echo(
-            f"{pair['source_name']} -> {pair['target_name']} ({pair['papers']} papers{note}: "
-            f"{_by_design(pair['papers_by_design'])})"
+            f"{pair['source_name']} -> {pair['target_name']} ({pair['papers']} papers{note}"
+            f"{': ' + by if by else ''})"
         )
         for rel, papers in pair["relations"].items():
             gone = pair["retracted"].get(rel)
@@ -162,7 +166,7 @@ def entity(
     click.echo(f"  degree {card['degree']}, weight {card['weight']:.4f}, {counted(n, 'paper')}")
     click.echo("  relations: " + ", ".join(f"{t} {n}" for t, n in card["relations"].items()))
     click.echo("  partners: " + ", ".join(f"{p['name']} ({p['papers']})" for p in card["partners"]))
-    if card["papers_by_design"]:
+    if _by_design(card["papers_by_design"]):
         click.echo("  by design: " + _by_design(card["papers_by_design"]))
     if card["papers_by_year"]:
         click.echo(

@@ -66,9 +66,10 @@ _SET_PAYLOAD_CHUNK = 512
 
 # Disk a stored edge takes at most, with its share of the indexes and a segment rebuild's copy.
 POINT_BYTES = 64 * 1024
-# a sync asks PubMed again for the publication types and check tags of the papers indexed this
-# many days ago or less whose records did not say their study yet
-RELABEL_DAYS = 365
+# a sync asks PubMed again for the publication types and check tags of the papers indexed
+# between a week and a year ago whose records did not say their study yet (NLM indexes a
+# citation weeks to months after it appears)
+RELABEL_DAYS = (7, 365)
 
 
 class PaperEdges(NamedTuple):
@@ -455,12 +456,15 @@ class Collection(Closing):
                 self.ledger.note_retracted(new, source)
             return new
 
-    def relabel_candidates(self, days: int = RELABEL_DAYS) -> list[str]:
-        """The done papers whose id is a PMID, indexed in the last ``days`` days, whose design
+    def relabel_candidates(self, days: tuple[int, int] = RELABEL_DAYS) -> list[str]:
+        """The done papers whose id is a PMID, indexed between ``days`` days ago, whose design
         or organisms their record did not say yet: NLM adds publication types and check tags
         weeks to months after a citation appears."""
-        since = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="seconds")
-        fresh = {p.paper_id for p in self.ledger.papers("done") if p.updated_at >= since}
+        now = datetime.now(UTC)
+        newest, oldest = ((now - timedelta(days=d)).isoformat(timespec="seconds") for d in days)
+        fresh = {
+            p.paper_id for p in self.ledger.papers("done") if oldest <= p.updated_at <= newest
+        }
         return sorted(
             pid
             for pid, (_, _, design_from, organisms_from) in self.ledger.studies().items()
