@@ -39,7 +39,6 @@ from fastbmrag.papers.design import (
     DESIGN_CODES,
     DESIGN_WORDS,
     ORGANISM_CODES,
-    ORGANISMS,
     from_code,
 )
 
@@ -221,12 +220,11 @@ EXTRACT_SYSTEM = (
     "You extract a knowledge graph from a biomedical abstract whose sentences are numbered "
     "[1], [2], ... ([1] is the title). Return JSON "
     '{"k": study, "e": [entities], "r": [relations]}.\n'
-    "k: the study's design as one letter, then a letter for each organism studied, e.g. "
-    '"Rh", "Amc". Design: '
+    "k: study design ("
     + ", ".join(f"{c} {DESIGN_WORDS[d]}" for c, d in DESIGN_CODES.items())
-    + ". Organisms: "
-    + ", ".join(f"{c} {ORGANISMS[o]}" for c, o in ORGANISM_CODES.items())
-    + ".\n"
+    + ") then organisms ("
+    + ", ".join(f"{c} {o}" for c, o in ORGANISM_CODES.items())
+    + '): "Rh".\n'
     "e: every entity that a relation uses, once, as [its number 1, 2, 3 ..., its name as "
     'written in the text (full name or symbol), its type], e.g. [1, "IL-6", "gene"].\n'
     "r: every relation the text states, as [source entity number, relationship type, target "
@@ -234,7 +232,7 @@ EXTRACT_SYSTEM = (
     '[1, "upregulated_in", 2, [3, 4]]. Direction matters: the source acts on, or is in, the '
     "target.\n"
     "Only relations the text states; at most 20, the most important first. "
-    'No relation -> {"k": ..., "e": [], "r": []}.\n'
+    'No relation -> {"e": [], "r": []}.\n'
     f"Entity types:\n{_bullets(ENTITY_TYPES)}\n"
     f"Relationship types:\n{_bullets(RELATIONSHIP_TYPES)}"
 )

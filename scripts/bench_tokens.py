@@ -157,14 +157,19 @@ def measure(items: list[Any], baseline: ModuleType | None) -> dict[str, Any]:
     from fastbmrag.index.refine import chunk_paragraphs, refine_prompt, refine_query, select_chunks
     from fastbmrag.prompts import Draft, extract_messages, relation_statement
     from fastbmrag.testing.answers import hashed_embedding
+    from fastbmrag.testing.responders import study_code
     from fastbmrag.vocab import load_normalizer
 
     normalizer = load_normalizer()
     rows: list[dict[str, Any]] = []
     for paper in items:
         sentences, answer, old = draft(paper, normalizer)
-        arrays = Draft.model_validate(answer).model_dump(mode="json")
+        # the study's code a careful model writes first ("Rh"): what it adds to the decode
+        code = {"k": study_code(f"{paper.title} {paper.abstract}")}
+        arrays = Draft.model_validate({**code, **answer}).model_dump(mode="json")
+        bare = {k: v for k, v in arrays.items() if k != "k"}
         row = {"relations": len(answer["r"]), "refined": 0, "s2_desc": 0.0,
+               "s1_study": tokens(written(arrays)) - tokens(written(bare)),
                "s1_new": tokens(written(arrays)), "s1_objects": tokens(written(answer)),
                "s1_old": tokens(written({"r": old})), "s2_new": 0.0, "s2_objects": 0.0,
                "s2_old": 0.0,
@@ -252,6 +257,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             side: round(sum(r[f"s1_{side}"] for r in rows) / max(rels, 1), 1) for side in SIDES
         },
         "stage1_tokens_per_paper": {side: per_paper(f"s1_{side}") for side in SIDES},
+        "stage1_study_code_tokens_per_paper": per_paper("s1_study"),
         "stage2_overhead_tokens_per_relation": {
             side: round(sum(r[f"s2_{side}"] - r["s2_desc"] for r in rows) / max(refined, 1), 1)
             for side in ("new", "objects")

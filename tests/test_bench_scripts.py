@@ -87,6 +87,7 @@ def test_bench_tokens_meets_the_per_relation_budgets(capsys: pytest.CaptureFixtu
     assert per_paper["new"] <= 0.6 * per_paper["objects"] < per_paper["old"]  # arrays: 40 % less
     assert out["stage1_tokens_per_relation"]["new"] <= 30
     assert out["stage2_overhead_tokens_per_relation"]["new"] <= 8
+    assert 0 < out["stage1_study_code_tokens_per_paper"] <= 8  # the study's code: a few tokens
     worst = out["schema_worst_case"]
     assert (
         worst["stage1_with_one_new_entity"] <= 30 and worst["stage2_overhead_two_citations"] <= 12
@@ -213,3 +214,10 @@ def test_bench_digest_finds_the_new_papers_and_the_pairs_they_contradict(
     said = capsys.readouterr().out
     # 20 new papers of 5 edges; the 2 that restate an older paper's pairs the other way round
     assert "20 new papers, 100 new edges, 10 newly contradicted pairs" in said
+
+
+def test_bench_design_counts_the_labels_records_give() -> None:
+    bench = script("bench_design")
+    out = bench.count(ROOT / "tests" / "data" / "medline" / "pubmed20n0014_first60.xml.gz")
+    assert out["papers"] and 0 < out["design from metadata"] < 1
+    assert out["by design"]["case-report"] >= 1 and out["by organism"]["human"] >= 1

@@ -32,17 +32,12 @@ ORGANISMS: dict[str, str] = {
     "cells": "cells",
 }
 METADATA, MODEL = "metadata", "model"
-# how the extraction prompt names each design
+# how the extraction prompt names each design, in as few tokens as it can
 DESIGN_WORDS: dict[str, str] = {
-    "meta-analysis": "meta-analysis or systematic review",
-    "rct": "randomised controlled trial",
-    "clinical-trial": "other clinical trial",
-    "observational": "observational (cohort, case-control, cross-sectional)",
-    "case-report": "case report or series",
-    "review": "narrative review",
-    "preclinical": "in vitro or animal study",
-    "other": "other",
-}
+    "meta-analysis": "meta-analysis", "rct": "RCT", "clinical-trial": "trial",
+    "observational": "observational", "case-report": "case", "review": "review",
+    "preclinical": "animal/cells", "other": "other",
+}  # fmt: skip
 
 # MEDLINE publication types (NLM's list) that name a design
 PUBLICATION_TYPES: dict[str, str] = {
