@@ -153,6 +153,13 @@ def test_an_answer_s_references_are_marked_with_their_design(
     markdown = run(wd, "query", "What is the role of IL1B in endometriosis?", "--ollama-host",
                    fake.url, "--min-score", "-1", "--format", "markdown").stdout  # fmt: skip
     assert "| RCT, humans |" in markdown
+    answered = json.loads(run(wd, "query", "What is the role of IL1B in endometriosis?",
+                              "--ollama-host", fake.url, "--min-score", "-1", "--json").stdout)  # fmt: skip
+    counts: dict[str, int] = {}
+    for pair in answered["consensus"]:  # each pair's papers counted by design
+        for design, n in pair["papers_by_design"].items():
+            counts[design] = counts.get(design, 0) + n
+    assert counts == {"rct": 1, "observational": 1, "preclinical": 1}
     # the answer prompt gives each item's design and asks which findings rest on stronger ones
     prompt = next(r for r in reversed(fake.requests) if "Evidence:" in json.dumps(r.json))
     text = json.dumps(prompt.json)

@@ -4,11 +4,13 @@ groups of items), citations checked, references and the papers' agreement per en
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from fastbmrag.errors import LLMError
 from fastbmrag.llm.base import KIND_QUERY, LLMClient
+from fastbmrag.papers.design import rank
 from fastbmrag.prompts import (
     Answer,
     PartialAnswer,
@@ -89,12 +91,19 @@ def agreement_lines(edges: list[EdgeResult]) -> list[str]:
 
 
 def consensus_of(edges: list[EdgeResult]) -> list[dict[str, Any]]:
-    """For the JSON: per pair, the relationship types with their papers, and ``conflict``."""
-    return [
-        {"source": p["source_name"], "source_key": p["source"], "target": p["target_name"],
-         "target_key": p["target"], "relations": p["relations"], "conflict": p["conflict"]}
-        for p in _pairs(edges, "paper")
-    ]  # fmt: skip
+    """For the JSON: per pair, the relationship types with their papers, ``conflict``, and the
+    papers counted by study design ("unknown": no label)."""
+    design = {str(e.payload.get("paper_id")): e.payload.get("design") or "unknown" for e in edges}
+    out = []
+    for p in _pairs(edges, "paper"):
+        papers = {pid for ps in p["relations"].values() for pid in ps}
+        counts = Counter(design.get(pid, "unknown") for pid in papers)
+        out.append(
+            {"source": p["source_name"], "source_key": p["source"], "target": p["target_name"],
+             "target_key": p["target"], "relations": p["relations"], "conflict": p["conflict"],
+             "papers_by_design": dict(sorted(counts.items(), key=lambda kv: rank(kv[0])))}
+        )  # fmt: skip
+    return out
 
 
 def references_for(edges: list[EdgeResult], cited: list[int]) -> list[dict[str, Any]]:
