@@ -155,5 +155,7 @@ def test_a_collection_of_an_earlier_version_migrates_and_digests_its_old_edges_i
     assert [e["paper_id"] for entity in everything["entities"] for e in entity["edges"]] == [
         "1000001"
     ]
-    bad = run("digest", "-c", "endo", "--working-dir", str(wd), "--since", "yesterday")
-    assert bad.exit_code == 2 and "--since 'yesterday' is no run" in bad.output
+    for since, said in (("yesterday", "since 'yesterday' is no run"),
+                        ("9" * 30, "is no run"), ("2026-13-45", "is no date")):  # fmt: skip
+        bad = run("digest", "-c", "endo", "--working-dir", str(wd), "--since", since)
+        assert bad.exit_code == 2 and said in bad.output, bad.output

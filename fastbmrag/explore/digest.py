@@ -15,6 +15,7 @@ import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from fastbmrag.errors import InputError
@@ -38,13 +39,17 @@ def first_run(collection: Collection, since: str) -> int | None:
     if since == "last":
         last = ledger.last_run()
         return None if last is None else last.run_id
-    if since.isdigit():
+    if since.isdigit() and len(since) <= 18:
         return int(since)
     if _DATE.match(since):
+        try:
+            date.fromisoformat(since)
+        except ValueError:
+            raise InputError(f"since {since!r} is no date: give one as 2026-11-01") from None
         return ledger.first_run_since(since)
     raise InputError(
-        f"--since {since!r} is no run: give 'last', a run number (fastbmrag status shows the "
-        "last one) or a date (2026-11-01)"
+        f"since {since!r} is no run: give 'last', a run number (status shows the last one) or "
+        "a date (2026-11-01)"
     )
 
 
