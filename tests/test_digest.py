@@ -102,6 +102,7 @@ def test_a_sync_s_digest_names_exactly_what_it_changed(
     found = json.loads(digest(wd, "--format", "json").stdout)
     assert sorted(p["paper_id"] for p in found["papers"]) == ["1000003", "1000004", "1000005"]
     assert found["papers"][0]["title"] == "Study 1000003" and found["papers"][0]["edges"] == 1
+    assert found["papers"][0]["study"] == "other (model-judged)"  # the design where known
     new_edges = {
         (e["source_name"], e["relationship_type"], e["target_name"], e["paper_id"])
         for entity in found["entities"] for e in entity["edges"]

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from fastbmrag.errors import InputError
 from fastbmrag.explore.consensus import consensus
 from fastbmrag.explore.edges import node_names
+from fastbmrag.query.result import study_of
 from fastbmrag.store.base import Filter, HasId, Match
 from fastbmrag.store.payload import evidence_of
 from fastbmrag.util.wording import counted
@@ -154,17 +155,19 @@ def _paper_meta(
     collection: Collection, paper_ids: set[str], payloads: dict[str, dict[str, Any]]
 ) -> dict[str, dict[str, Any]]:
     """Title, journal and year of each paper, from one of its stored edges."""
+    def about(p: dict[str, Any]) -> dict[str, Any]:
+        return {**{k: p.get(k) for k in ("title", "journal", "year", "pmid")},
+                "study": study_of(p)}  # fmt: skip
+
     meta: dict[str, dict[str, Any]] = {}
     for p in payloads.values():
         pid = str(p.get("paper_id"))
         if pid in paper_ids and pid not in meta:
-            meta[pid] = {k: p.get(k) for k in ("title", "journal", "year", "pmid")}
+            meta[pid] = about(p)
     missing = tuple(sorted(paper_ids - meta.keys()))
     for i in range(0, len(missing), 500):
         for hit in collection.scroll(Filter(must=(Match("paper_id", any_of=missing[i:i + 500]),))):
-            pid = str(hit.payload.get("paper_id"))
-            meta.setdefault(pid, {k: hit.payload.get(k) for k in ("title", "journal", "year",
-                                                                   "pmid")})  # fmt: skip
+            meta.setdefault(str(hit.payload.get("paper_id")), about(hit.payload))
     return meta
 
 
@@ -241,7 +244,7 @@ def _since(d: dict[str, Any]) -> str:
 
 def _paper_line(p: dict[str, Any]) -> str:
     bits = [str(p.get("title") or p["paper_id"])]
-    bits += [str(p[k]) for k in ("journal", "year") if p.get(k)]
+    bits += [str(p[k]) for k in ("journal", "year", "study") if p.get(k)]
     return f"{', '.join(bits)} [{p['paper_id']}]"
 
 
