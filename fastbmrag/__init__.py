@@ -36,8 +36,6 @@ if TYPE_CHECKING:
     from fastbmrag.prompts import MAX_NAME_CHARS
     from fastbmrag.query import options_from, render
     from fastbmrag.query.filters import PAYLOAD_FILTERS
-    from fastbmrag.util.files import replacing, written_for
-    from fastbmrag.util.wording import counted
     from fastbmrag.vocab import Normalized, abstention, update_vocab, vocab_cache_dir, vocab_info
     from fastbmrag.web import create_app
 
@@ -59,9 +57,6 @@ _FACE = {
     "options_from": "fastbmrag.query",
     "render": "fastbmrag.query",
     "PAYLOAD_FILTERS": "fastbmrag.query.filters",
-    "replacing": "fastbmrag.util.files",
-    "written_for": "fastbmrag.util.files",
-    "counted": "fastbmrag.util.wording",
     "Normalized": "fastbmrag.vocab",
     "abstention": "fastbmrag.vocab",
     "update_vocab": "fastbmrag.vocab",
@@ -73,7 +68,6 @@ __all__ = [
     "DESIGNS",
     "__version__",
     "abstention",
-    "counted",
     "create_app",
     "DEFAULT_DATETYPE",
     "expand_inputs",
@@ -89,13 +83,11 @@ __all__ = [
     "RAG",
     "ReadReport",
     "render",
-    "replacing",
     "SUFFIXES",
     "update_vocab",
     "vocab_cache_dir",
     "vocab_info",
     "write_papers_csv",
-    "written_for",
 ]
 
 

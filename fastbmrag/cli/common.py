@@ -13,14 +13,17 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from fastbmrag import config, written_for
+from fastbmrag import config
 from fastbmrag.errors import (
     EXIT_CANNOT_START,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     FastbmragError,
 )
-from fastbmrag.util.wording import printable
+from fastbmrag.util.files import replacing, written_for
+from fastbmrag.util.wording import counted, printable
+
+__all__ = ["counted", "replacing"]  # what the commands write with, from here
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -9,8 +9,13 @@ from typing import Any
 
 import click
 
-from fastbmrag import replacing
-from fastbmrag.cli.common import collection_option, json_option, qdrant_options, working_dir_option
+from fastbmrag.cli.common import (
+    collection_option,
+    json_option,
+    qdrant_options,
+    replacing,
+    working_dir_option,
+)
 from fastbmrag.errors import InputError
 
 FORMATS = ("text", "markdown", "json", "html")

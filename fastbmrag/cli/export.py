@@ -7,11 +7,12 @@ from pathlib import Path
 
 import click
 
-from fastbmrag import counted, replacing
 from fastbmrag.cli.common import (
     collection_option,
+    counted,
     qdrant_options,
     quiet_option,
+    replacing,
     working_dir_option,
 )
 from fastbmrag.errors import InputError

@@ -10,10 +10,11 @@ from typing import Any, TypeVar
 
 import click
 
-from fastbmrag import DEFAULT_DATETYPE, FetchSettings, config, counted
+from fastbmrag import DEFAULT_DATETYPE, FetchSettings, config
 from fastbmrag.cli.common import (
     collection_option,
     command_logging,
+    counted,
     index_fields,
     index_options,
     quiet_option,

@@ -8,8 +8,14 @@ from typing import Any
 
 import click
 
-from fastbmrag import DESIGNS, counted
-from fastbmrag.cli.common import collection_option, json_option, qdrant_options, working_dir_option
+from fastbmrag import DESIGNS
+from fastbmrag.cli.common import (
+    collection_option,
+    counted,
+    json_option,
+    qdrant_options,
+    working_dir_option,
+)
 from fastbmrag.errors import InputError
 
 
@@ -25,7 +31,7 @@ def study_options(f: Any) -> Any:
 
 
 def _by_design(counts: dict[str, int]) -> str:
-    """"1 RCT, 2 observational, 1 unknown"; "" where no paper's design is known."""
+    """ "1 RCT, 2 observational, 1 unknown"; "" where no paper's design is known."""
     if set(counts) <= {"unknown"}:
         return ""
     return ", ".join(f"{n} {DESIGNS.get(d, d)}" for d, n in counts.items())
@@ -100,9 +106,7 @@ def path(
     Example:
       fastbmrag path -c endometriosis IL1B CYP19A1
     """
-    found = _rag(**opts).path(
-        start, end, max_hops=max_hops, designs=designs, organisms=organisms
-    )
+    found = _rag(**opts).path(start, end, max_hops=max_hops, designs=designs, organisms=organisms)
     if as_json:
         click.echo(json.dumps(found, indent=2, ensure_ascii=False))
         return

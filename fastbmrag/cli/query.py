@@ -44,8 +44,11 @@ def payload_filter_options(f: F) -> F:
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option(
-    "--top-k", type=click.IntRange(1, config.MAX_TOP_K), default=50, show_default=True,
-    help="Edges to retrieve (--all: every one)."
+    "--top-k",
+    type=click.IntRange(1, config.MAX_TOP_K),
+    default=50,
+    show_default=True,
+    help="Edges to retrieve (--all: every one).",
 )
 @click.option(
     "--all", "all_", is_flag=True, help="Every edge that passes the filters and --min-score."

@@ -7,9 +7,10 @@ from typing import Any
 
 import click
 
-from fastbmrag import DESIGNS, counted
+from fastbmrag import DESIGNS
 from fastbmrag.cli.common import (
     collection_option,
+    counted,
     json_option,
     qdrant_options,
     working_dir_option,
@@ -59,8 +60,10 @@ def _human(stats: dict[str, Any]) -> str:
             "Designs     "
             + ", ".join(f"{n:,} {DESIGNS.get(d, d)}" for d, n in designs["by_design"].items())
             + " (labels: "
-            + ", ".join(f"{n:,} {'from ' + s if s != 'unknown' else s}"
-                        for s, n in designs["by_source"].items())  # fmt: skip
+            + ", ".join(
+                f"{n:,} {'from ' + s if s != 'unknown' else s}"
+                for s, n in designs["by_source"].items()
+            )  # fmt: skip
             + ")"
         )
     if stats["outdated_papers"]:
