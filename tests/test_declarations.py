@@ -76,3 +76,37 @@ def test_the_normaliser_writes_only_declared_ways_of_matching() -> None:
             written |= {a.value for a in args if isinstance(a, ast.Constant)}
     assert written - MATCHED_BY.keys() == set()
     assert len(written) > 20  # the search found the code's spellings
+
+
+def test_every_query_option_is_taken_at_every_door() -> None:
+    """The command line, the page's API and the Python API take every field of QueryOptions
+    (the page all but the server's own settings), and the command line's flags name them."""
+    from dataclasses import fields
+
+    from fastbmrag.query import QueryOptions
+    from fastbmrag.web import QUERY_FIELDS, SERVER_SIDE
+
+    declared = {f.name for f in fields(QueryOptions)}
+    assert set(QUERY_FIELDS) - {"question"} == declared - SERVER_SIDE
+    command = cli.get_command(None, "query")  # type: ignore[arg-type]
+    assert command is not None
+    taken = {p.name for p in command.params}
+    # the switches the command line spells the other way round, or as another word; the
+    # map-reduce width and batch are the library's tuning (the command line's --concurrency is
+    # the model server's)
+    spelled = {"all": "all_", "link": "no_link", "fallback": "no_fallback", "concurrency": None,
+               "answer_batch": None}  # fmt: skip
+    assert {spelled.get(f, f) for f in declared} - {None} <= taken
+
+
+def test_the_study_tables_name_declared_designs_and_organisms() -> None:
+    from fastbmrag.papers import design
+
+    assert set(design.DESIGN_CODES.values()) == design.DESIGNS.keys() == design.DESIGN_WORDS.keys()
+    assert set(design.ORGANISM_CODES.values()) == design.ORGANISMS.keys()
+    assert set(design.PUBLICATION_TYPES.values()) <= design.DESIGNS.keys()
+    assert set(design.ARTICLE_TYPES.values()) <= design.DESIGNS.keys()
+    assert set(design.CHECK_TAGS.values()) <= design.ORGANISMS.keys()
+    for spec in PAYLOAD_FILTERS:  # the filters of the two read the payload fields they name
+        if spec.name in ("designs", "organisms"):
+            assert spec.field == {"designs": "design", "organisms": "organisms"}[spec.name]
