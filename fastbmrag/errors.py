@@ -54,7 +54,20 @@ class FastbmragError(Exception):
 
 
 class InputError(FastbmragError):
-    """An input file or value cannot be used."""
+    """An input file or value cannot be used. ``field``: the option it is about, whose name the
+    message begins with (``top_k must be ...``); each door says it in its own words
+    (:meth:`named`: ``--top-k`` on the command line, ``'top_k'`` on the page)."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+
+    def named(self, name: str) -> str:
+        """The message with its field called ``name``."""
+        text = str(self)
+        if self.field and text.startswith(self.field):
+            return name + text[len(self.field) :]
+        return text
 
 
 class TruncatedInput(InputError):

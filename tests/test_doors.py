@@ -107,7 +107,7 @@ def test_the_python_api_checks_what_the_command_line_checks(tmp_path: Path) -> N
         ({"chunk_chars": 10}, "chunk_chars must be a whole number from 200 to 20,000"),
         ({"num_predict": 1}, "num_predict must be a whole number from 16"),
         ({"commit_seconds": -5}, "commit_seconds must be seconds, 0 or more"),
-        ({"wait": -1}, "--wait must be seconds from 0 to 3600"),
+        ({"wait": -1}, "wait must be seconds from 0 to 3600"),
     ):
         with pytest.raises(InputError, match=named):
             rag.insert_paper([{"paper_id": "P1", "abstract": "IL1B rises."}], **options)
@@ -230,3 +230,21 @@ def test_a_full_output_is_named_and_exit_2_and_a_device_stays_a_device(tmp_path:
     kept = tmp_path / "kept.csv"  # a regular file is still replaced whole, or not at all
     assert CliRunner().invoke(cli, ["convert", papers, "-o", str(kept)]).exit_code == 0
     assert kept.read_text(encoding="utf-8").startswith("paper_id,")
+
+
+def test_an_option_s_error_is_said_in_the_words_of_the_door_that_took_it(tmp_path: Path) -> None:
+    from fastbmrag.errors import InputError
+
+    at_cli = CliRunner().invoke(cli, ["update", "-c", "x", "--min-similarity", "nan",
+                                      str(PAPERS)])  # fmt: skip
+    one_line_error(at_cli, "--min-similarity must be a cosine similarity between -1 and 1, got nan")
+    with pytest.raises(InputError, match="^min_similarity must be a cosine similarity") as raised:
+        RAG(tmp_path, "c").insert_paper(str(PAPERS), min_similarity=float("nan"))
+    assert raised.value.field == "min_similarity"
+    page = TestClient(create_app(RAG(tmp_path, "c")), base_url="http://127.0.0.1")
+    said = page.post("/api/query", json={"question": "IL1B?", "min_score": 2})
+    assert said.status_code == 400
+    assert said.json()["error"].startswith("'min_score' must be a cosine similarity")
+    at_update = CliRunner().invoke(cli, ["update", "-c", "x", "--chunk-size", "200",
+                                         "--chunk-overlap", "300", str(PAPERS)])  # fmt: skip
+    one_line_error(at_update, "--chunk-overlap 300 must be smaller than the chunk size, 200")

@@ -271,12 +271,12 @@ def test_flags_override_parse_and_filter_inside_the_store(workdir: Path, fake: F
 def test_bad_option_values_are_one_line_errors() -> None:
     with pytest.raises(InputError, match="Unknown relationship type 'upregulated'"):
         QueryOptions(relationship_types=("upregulated",))
-    with pytest.raises(InputError, match="--since 2020 is after --until 2010"):
+    with pytest.raises(InputError, match="since 2020 is after the until year 2010"):
         QueryOptions(since=2020, until=2010)
     # an empty value filters on nothing real: "no evidence" would be a wrong answer
-    with pytest.raises(InputError, match="^An empty --paper-id was given"):
+    with pytest.raises(InputError, match="^paper_ids holds an empty value"):
         QueryOptions(paper_ids=("P1", " "))
-    with pytest.raises(InputError, match="^An empty --journal was given"):
+    with pytest.raises(InputError, match="^journals holds an empty value"):
         QueryOptions(journals=("",))
 
 

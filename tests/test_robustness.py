@@ -677,6 +677,5 @@ def test_a_chunk_overlap_past_the_chunk_size_is_a_bad_option(papers_csv: Path) -
         assert fake.requests == []
     assert result.exit_code == 2
     assert one_line(result.stderr) == (
-        "Error: The chunk overlap (--chunk-overlap 5000) must be smaller than the chunk size "
-        "(--chunk-size 200)"
+        "Error: --chunk-overlap 5000 must be smaller than the chunk size, 200"
     )

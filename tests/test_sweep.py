@@ -122,7 +122,7 @@ def test_the_python_api_takes_one_id_as_a_string_and_refuses_what_it_cannot_read
         rag.insert_paper([1, 2])
     with pytest.raises(InputError, match="The question must be text, got NoneType"):
         rag.query(None)  # type: ignore[arg-type]
-    with pytest.raises(InputError, match="--since must be a year from 1800 to 2100.*'2015'"):
+    with pytest.raises(InputError, match="since must be a year from 1800 to 2100.*'2015'"):
         rag.edges(since="2015")
     with pytest.raises(InputError, match="Unknown option 'sincee'"):
         rag.edges(sincee=2015)
@@ -179,7 +179,7 @@ def test_a_file_of_the_working_dir_is_no_collection(tmp_path: Path, fake: FakeOl
             "--min-score must be a cosine similarity between -1 and 1, got nan",
         ),
         (["--min-weight", "nan"], "--min-weight must be between 0 and 1, got nan"),
-        (["--pmid", "abc"], "--pmid must be a PubMed id, digits only (24111943), got 'abc'"),
+        (["--pmid", "abc"], "--pmid: 'abc' is no PubMed id (digits only: 24111943)"),
         (["--since", "-5"], "--since must be a year from 1800 to 2100 (e.g. 2015), got -5"),
     ],
 )

@@ -19,6 +19,7 @@ from fastbmrag.errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     FastbmragError,
+    InputError,
 )
 from fastbmrag.util.files import replacing, written_for
 from fastbmrag.util.wording import counted, printable
@@ -45,7 +46,8 @@ class FastbmragGroup(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except FastbmragError as err:
-            click.echo(f"Error: {printable(str(err))}", err=True)
+            said = _in_flags(err, ctx) if isinstance(err, InputError) else str(err)
+            click.echo(f"Error: {printable(said)}", err=True)
             sys.exit(err.exit_code)
         except BrokenPipeError:  # the reader of stdout went away (`export -o - | head`)
             with contextlib.suppress(OSError, ValueError):  # so that the exit's flush is quiet
@@ -71,6 +73,24 @@ class FastbmragGroup(click.Group):
                 err=True,
             )
             sys.exit(EXIT_INTERNAL)
+
+
+# Option fields the commands take under another parameter name (the flag says it otherwise)
+FIELD_PARAMS = {"chunk_chars": "chunk_size", "refine": "no_refine", "all": "all_",
+                "link": "no_link", "fallback": "no_fallback"}  # fmt: skip
+
+
+def _in_flags(err: InputError, ctx: click.Context) -> str:
+    """The message of an error about an option's field, the field named as the command's flag
+    (``top_k`` -> ``--top-k``)."""
+    command = ctx.command.get_command(ctx, ctx.invoked_subcommand or "")  # type: ignore[attr-defined]
+    if not err.field or command is None:
+        return str(err)
+    wanted = FIELD_PARAMS.get(err.field, err.field)
+    for param in command.params:
+        if param.name == wanted and isinstance(param, click.Option):
+            return err.named(max(param.opts, key=len))
+    return str(err)
 
 
 def _flush_stdout() -> None:

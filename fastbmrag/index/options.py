@@ -41,21 +41,27 @@ class UpdateOptions:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
                 raise InputError(
-                    f"{name} must be a whole number from {low:,} to {high:,}, got {value!r}"
+                    f"{name} must be a whole number from {low:,} to {high:,}, got {value!r}",
+                    field=name,
                 )
         if not isinstance(self.commit_seconds, int | float) or not self.commit_seconds >= 0:
             raise InputError(
-                f"commit_seconds must be seconds, 0 or more, got {self.commit_seconds!r}"
+                f"commit_seconds must be seconds, 0 or more, got {self.commit_seconds!r}",
+                field="commit_seconds",
             )
         if not 0 <= self.wait <= MAX_WAIT:  # NaN too
-            raise InputError(f"--wait must be seconds from 0 to {MAX_WAIT}, got {self.wait}")
+            raise InputError(
+                f"wait must be seconds from 0 to {MAX_WAIT}, got {self.wait}", field="wait"
+            )
         if not -1.0 <= self.min_similarity <= 1.0:  # NaN too
             raise InputError(
-                f"--min-similarity must be a cosine similarity between -1 and 1, got "
-                f"{self.min_similarity}"
+                f"min_similarity must be a cosine similarity between -1 and 1, got "
+                f"{self.min_similarity}",
+                field="min_similarity",
             )
         if self.chunk_overlap >= self.chunk_chars:  # checked before any input is read
             raise InputError(
-                f"The chunk overlap (--chunk-overlap {self.chunk_overlap}) must be smaller than "
-                f"the chunk size (--chunk-size {self.chunk_chars})"
+                f"chunk_overlap {self.chunk_overlap} must be smaller than the chunk size, "
+                f"{self.chunk_chars}",
+                field="chunk_overlap",
             )

@@ -29,14 +29,14 @@ def _tuple(value: Any) -> tuple[str, ...]:
 
 
 def _named(
-    values: tuple[str, ...], named: Any, known: dict[str, str], flag: str
+    values: tuple[str, ...], named: Any, known: dict[str, str], what: str
 ) -> tuple[str, ...]:
     """Comma-separated values as their keys ("RCT, meta-analysis" -> rct, meta-analysis)."""
     out: list[str] = []
     for value in (v for given in values for v in str(given).split(",") if v.strip()):
         key = named(value)
         if not key:
-            raise InputError(f"Unknown {flag[2:]} {value.strip()!r}: use one of {', '.join(known)}")
+            raise InputError(f"Unknown {what} {value.strip()!r}: use one of {', '.join(known)}")
         out.append(key)
     return tuple(dict.fromkeys(out))
 
@@ -77,15 +77,19 @@ class QueryOptions:
         for switch in fields(self):  # True or False ("false" is a word, and true)
             value = getattr(self, switch.name)
             if switch.type in ("bool", bool) and not isinstance(value, bool):
-                raise InputError(f"{switch.name} must be True or False, got {value!r}")
+                raise InputError(
+                    f"{switch.name} must be True or False, got {value!r}", field=switch.name
+                )
         multiple = [f.name for f in PAYLOAD_FILTERS if f.multiple]
         for name in ("entities", "sources", "targets", *multiple):
             setattr(self, name, _tuple(getattr(self, name)))
         for f in PAYLOAD_FILTERS:
             if f.multiple and any(not str(v).strip() for v in getattr(self, f.name)):
-                raise InputError(f"An empty {f.flags[-1]} was given: pass a value or leave it out")
-        self.designs = _named(self.designs, named_design, DESIGNS, "--design")
-        self.organisms = _named(self.organisms, named_organism, ORGANISMS, "--organism")
+                raise InputError(
+                    f"{f.name} holds an empty value: pass a value or leave it out", field=f.name
+                )
+        self.designs = _named(self.designs, named_design, DESIGNS, "design")
+        self.organisms = _named(self.organisms, named_organism, ORGANISMS, "organism")
         self.entity_types = tuple(t.lower() for t in self.entity_types)
         self.relationship_types = tuple(
             r.lower().replace("-", "_").replace(" ", "_") for r in self.relationship_types
@@ -96,8 +100,9 @@ class QueryOptions:
             or not 1 <= self.top_k <= config.MAX_TOP_K
         ):
             raise InputError(
-                f"--top-k must be a whole number from 1 to {config.MAX_TOP_K:,} (--all: every edge), "
-                f"got {self.top_k!r}"
+                f"top_k must be a whole number from 1 to {config.MAX_TOP_K:,} (all: every edge), "
+                f"got {self.top_k!r}",
+                field="top_k",
             )
         for name in ("since", "until"):
             year = getattr(self, name)
@@ -107,19 +112,24 @@ class QueryOptions:
                 or not MIN_YEAR <= year <= MAX_YEAR
             ):
                 raise InputError(
-                    f"--{name} must be a year from {MIN_YEAR} to {MAX_YEAR} (e.g. 2015), got {year!r}"
+                    f"{name} must be a year from {MIN_YEAR} to {MAX_YEAR} (e.g. 2015), got {year!r}",
+                    field=name,
                 )
         bad_pmid = next((p for p in self.pmids if not p.strip().isdigit()), None)
         if bad_pmid is not None:
             raise InputError(
-                f"--pmid must be a PubMed id, digits only (24111943), got {bad_pmid!r}"
+                f"pmids: {bad_pmid!r} is no PubMed id (digits only: 24111943)", field="pmids"
             )
         if self.answer_batch < 1 or self.concurrency < 1:
             raise InputError("answer_batch and concurrency must be at least 1")
         if self.rank not in RANKS:
-            raise InputError(f"--rank must be one of {', '.join(RANKS)}, got {self.rank!r}")
+            raise InputError(
+                f"rank must be one of {', '.join(RANKS)}, got {self.rank!r}", field="rank"
+            )
         if self.match not in MATCH_MODES:
-            raise InputError(f"--match must be one of {', '.join(MATCH_MODES)}, got '{self.match}'")
+            raise InputError(
+                f"match must be one of {', '.join(MATCH_MODES)}, got '{self.match}'", field="match"
+            )
         bad = [t for t in self.entity_types if t not in ENTITY_TYPES]
         if bad:
             raise InputError(
@@ -131,12 +141,17 @@ class QueryOptions:
                 f"Unknown relationship type '{bad[0]}': use one of {', '.join(RELATIONSHIP_TYPES)}"
             )
         if self.since is not None and self.until is not None and self.since > self.until:
-            raise InputError(f"--since {self.since} is after --until {self.until}: swap them")
+            raise InputError(
+                f"since {self.since} is after the until year {self.until}: swap them", field="since"
+            )
         if self.min_weight is not None and not 0.0 <= self.min_weight <= 1.0:
-            raise InputError(f"--min-weight must be between 0 and 1, got {self.min_weight}")
+            raise InputError(
+                f"min_weight must be between 0 and 1, got {self.min_weight}", field="min_weight"
+            )
         if self.min_score is not None and not -1.0 <= self.min_score <= 1.0:
             raise InputError(
-                f"--min-score must be a cosine similarity between -1 and 1, got {self.min_score}"
+                f"min_score must be a cosine similarity between -1 and 1, got {self.min_score}",
+                field="min_score",
             )
 
     @classmethod

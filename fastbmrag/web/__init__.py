@@ -27,7 +27,6 @@ answers only Host headers naming this machine (400 otherwise) unless ``--public`
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
@@ -135,13 +134,9 @@ def query_options(body: Any) -> tuple[str, dict[str, Any]]:
     try:
         QueryOptions(**options)  # its checks, said with the API's field names
     except InputError as err:
-        raise InputError(
-            _FLAG.sub(lambda m: f"'{m.group(1).replace('-', '_')}'", str(err))
-        ) from None
+        raise InputError(err.named(f"'{err.field}'")) from None
     return _text(body.get("question"), "question"), options
 
-
-_FLAG = re.compile(r"(?<![\w-])--([a-z][a-z-]*)")
 MAX_BODY = 64 * 1024  # bytes of a request body: a question and its options
 
 
