@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.explore.edges import Studies, by_design, ledger_edges, node_names
+from fastbmrag.explore.edges import Studies, ledger_edges, node_names, papers_by_design
 from fastbmrag.store.base import Filter, Match
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def entity_card(
         ],  # fmt: skip
         "papers": len(papers),
         "papers_by_year": dict(sorted(years.items())),
-        "papers_by_design": by_design(collection, set(papers)),
+        "papers_by_design": papers_by_design(collection.ledger.studies(), set(papers)),
         "retracted_papers": sorted(left_out),  # about it too, and left out of the above
     }
 

@@ -7,7 +7,14 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.explore.edges import Edge, Studies, by_design, ledger_edges, node_names, opposed
+from fastbmrag.explore.edges import (
+    Edge,
+    Studies,
+    ledger_edges,
+    node_names,
+    opposed,
+    papers_by_design,
+)
 
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
@@ -43,9 +50,10 @@ def contradictions(
         node_names(collection),
         entity_keys,
     )
+    labels = collection.ledger.studies()  # once, not per pair
     for pair in found:
-        pair["papers_by_design"] = by_design(
-            collection, {p for ps in pair["relations"].values() for p in ps}
+        pair["papers_by_design"] = papers_by_design(
+            labels, {p for ps in pair["relations"].values() for p in ps}
         )
         pair["retracted"] = {
             rel: [p for p in papers if p in retracted]

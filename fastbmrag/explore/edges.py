@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from fastbmrag.papers.design import by_design
 from fastbmrag.prompts import OPPOSITE_RELATIONS
 
 if TYPE_CHECKING:
@@ -58,16 +59,11 @@ def ledger_edges(
     return [e for e in edges if e.paper_id not in gone and (kept is None or e.paper_id in kept)]
 
 
-def by_design(collection: Collection, papers: set[str]) -> dict[str, int]:
-    """How many of ``papers`` each design has, strongest first ("unknown": no label)."""
-    from fastbmrag.papers.design import rank
-
-    studies = collection.ledger.studies()
-    counts: dict[str, int] = {}
-    for pid in papers:
-        design = studies.get(pid, ("",))[0] or "unknown"
-        counts[design] = counts.get(design, 0) + 1
-    return dict(sorted(counts.items(), key=lambda kv: rank(kv[0])))
+def papers_by_design(
+    studies: dict[str, tuple[str, tuple[str, ...], str, str]], papers: set[str]
+) -> dict[str, int]:
+    """How many of ``papers`` each design has (``studies``: the ledger's), strongest first."""
+    return by_design(studies.get(pid, ("",))[0] for pid in papers)
 
 
 def node_names(collection: Collection) -> dict[str, dict[str, Any]]:

@@ -101,6 +101,15 @@ def rank(design: str) -> int:
     return order.index(design) if design in DESIGNS else len(order)
 
 
+def by_design(designs: Iterable[str]) -> dict[str, int]:
+    """How many of these (one per paper) each design has, strongest first; "" counts as
+    "unknown"."""
+    counts: dict[str, int] = {}
+    for design in designs:
+        counts[design or "unknown"] = counts.get(design or "unknown", 0) + 1
+    return dict(sorted(counts.items(), key=lambda kv: rank(kv[0])))
+
+
 def design_of_types(publication_types: Iterable[str]) -> str:
     """The design MEDLINE publication types name (the strongest), "" if none does."""
     return strongest(PUBLICATION_TYPES.get(t.strip(), "") for t in publication_types)

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from fastbmrag.papers.design import MODEL, from_code
+
 # Control characters (C0 but tab, line feed and carriage return; DEL; C1): PDF-extracted text
 # carries form feeds and stray bytes, which XML cannot hold and a terminal may obey (ESC ...).
 _CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -64,8 +66,6 @@ class Paper:
     def study(self, code: str) -> None:
         """Fill what the record did not say of the study from the model's code (its answer's
         ``k``, :func:`fastbmrag.papers.design.from_code`); the record's own labels stay."""
-        from fastbmrag.papers.design import MODEL, from_code
-
         design, organisms = from_code(code)
         if design and not self.design:
             self.design, self.design_from = design, MODEL

@@ -4,13 +4,12 @@ groups of items), citations checked, references and the papers' agreement per en
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from fastbmrag.errors import LLMError
 from fastbmrag.llm.base import KIND_QUERY, LLMClient
-from fastbmrag.papers.design import rank
+from fastbmrag.papers.design import by_design
 from fastbmrag.prompts import (
     Answer,
     PartialAnswer,
@@ -93,15 +92,15 @@ def agreement_lines(edges: list[EdgeResult]) -> list[str]:
 def consensus_of(edges: list[EdgeResult]) -> list[dict[str, Any]]:
     """For the JSON: per pair, the relationship types with their papers, ``conflict``, and the
     papers counted by study design ("unknown": no label)."""
-    design = {str(e.payload.get("paper_id")): e.payload.get("design") or "unknown" for e in edges}
+    design = {str(e.payload.get("paper_id")): str(e.payload.get("design") or "") for e in edges}
     out = []
     for p in _pairs(edges, "paper"):
         papers = {pid for ps in p["relations"].values() for pid in ps}
-        counts = Counter(design.get(pid, "unknown") for pid in papers)
+        counts = by_design(design.get(pid, "") for pid in papers)
         out.append(
             {"source": p["source_name"], "source_key": p["source"], "target": p["target_name"],
              "target_key": p["target"], "relations": p["relations"], "conflict": p["conflict"],
-             "papers_by_design": dict(sorted(counts.items(), key=lambda kv: rank(kv[0])))}
+             "papers_by_design": counts}
         )  # fmt: skip
     return out
 
