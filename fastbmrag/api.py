@@ -514,7 +514,9 @@ class RAG:
             journal = coll.ledger.journal()
         interrupted = self._finish_interrupted(journal)
         with self.ledger() as coll:
-            stats = collection_status(coll, max_failed=max_failed)
+            # the vocabularies say where a supplementary concept sits, if the graph has one
+            vocab = self.normalizer() if coll.ledger.supplementary_ids() else None
+            stats = collection_status(coll, max_failed=max_failed, normalizer=vocab)
         stats["interrupted"] = interrupted
         return stats
 

@@ -20,7 +20,9 @@ Two kinds of names, each end grounded exactly as ``update`` grounds it
 
 A name is right when its id is one of the gold ids (a gold NCBI Gene id counts as the HGNC id it
 cross-references, as a PubTator3 gene id does), wrong when it is another id, none without one.
-The dictionaries alone (``--no-pubtator``) are scored beside it on the same names.
+The dictionaries alone (``--no-pubtator``) are scored beside it on the same names. Each figure
+is given overall, per entity type and per source of the id (``pubtator``, ``dictionary``,
+``none``), so that a rule's effect can be read where it acts.
 
 Usage::
 
@@ -130,31 +132,45 @@ def score(
                     end = name_ends(normalizer, name, t, context, paper, cited)[0]
                     oid = end.norm.ontology_id
                     outcome = "none" if not oid else "right" if oid in want else "wrong"
-                    tally[kind][mode][f"{end.grounding}:{outcome}"] += 1
+                    tally[kind][mode][f"{t}:{end.grounding}:{outcome}"] += 1
     return {k: {m: dict(sorted(c.items())) for m, c in v.items()} for k, v in tally.items()}
 
 
+def _rates(counts: dict[str, int]) -> dict[str, Any]:
+    """names, and right / wrong / none as fractions of them."""
+    n = sum(counts.values())
+    outcome = collections.Counter()
+    for key, v in counts.items():
+        outcome[key.rsplit(":", 1)[1]] += v
+    return {"names": n, **{o: round(outcome[o] / n, 4) if n else None
+                           for o in ("right", "wrong", "none")}}  # fmt: skip
+
+
 def summary(tally: dict[str, dict[str, dict[str, int]]]) -> dict[str, Any]:
+    """Per names kind and mode: right / wrong / none overall, per entity type and per source of
+    the id (pubtator, dictionary, none), with the counts by type:source:outcome."""
     out: dict[str, Any] = {}
     for kind, modes in tally.items():
         out[kind] = {}
         for mode, counts in modes.items():
             scored = {k: v for k, v in counts.items() if k != "unscored"}
-            n = sum(scored.values())
-            right = sum(v for k, v in scored.items() if k.endswith(":right"))
-            wrong = sum(v for k, v in scored.items() if k.endswith(":wrong"))
-            by: collections.Counter[str] = collections.Counter()
-            for k, v in scored.items():
-                by[k.split(":")[0]] += v
+            by_type: dict[str, dict[str, int]] = collections.defaultdict(dict)
+            by_source: dict[str, dict[str, int]] = collections.defaultdict(dict)
+            for key, v in scored.items():
+                t, source, _ = key.split(":")
+                by_type[t][key] = v
+                by_source[source][key] = v
             out[kind][mode] = {
-                "names": n,
-                "right": round(right / n, 4) if n else None,
-                "wrong": round(wrong / n, 4) if n else None,
-                "none": round((n - right - wrong) / n, 4) if n else None,
-                "by": dict(by),
-                "detail": counts,
+                **_rates(scored),
+                "by type": {t: _rates(c) for t, c in sorted(by_type.items())},
+                "by source": {s: _rates(c) for s, c in sorted(by_source.items())},
+                "detail": scored,
             }
     return out
+
+
+def _line(r: dict[str, Any]) -> str:
+    return f"{r['names']:6,} names: right {r['right']}, wrong {r['wrong']}, none {r['none']}"
 
 
 def capture(pmids_file: Path, out: Path) -> int:
@@ -214,8 +230,10 @@ def main(argv: list[str] | None = None) -> int:
               "(a re-run: none)")  # fmt: skip
         for kind in ("gold names", "model names"):
             for mode, s in result[kind].items():
-                print(f"{kind:12} {mode:18} {s['names']:6,} names: right {s['right']}, wrong "
-                      f"{s['wrong']}, none {s['none']}; by {s['by']}")  # fmt: skip
+                print(f"{kind:12} {mode:18} {_line(s)}")
+                for part in ("by type", "by source"):
+                    for key, r in s[part].items():
+                        print(f"{'':12}   {part} {key:12} {_line(r)}")
     return 0
 
 

@@ -162,7 +162,12 @@ def test_bench_pubtator_grounds_served_annotations_and_replays_saved_replies(
     assert served["documents"] == 3 and served["requests"] == 1  # the re-run asked nothing
     on, off = served["gold names"]["pubtator on"], served["gold names"]["dictionaries only"]
     assert on["names"] == off["names"] > 20
-    assert on["by"]["pubtator"] > 0.9 * on["names"] and on["right"] > off["right"]
+    assert on["by source"]["pubtator"]["names"] > 0.9 * on["names"]
+    assert on["right"] > off["right"]
+    # each figure per entity type and per source of the id, adding up to the whole
+    assert sum(r["names"] for r in on["by type"].values()) == on["names"]
+    assert set(on["by type"]) == {"gene", "disease", "chemical"}
+    assert on["by source"]["pubtator"]["right"] > 0.9
     # NCBI's replies, saved by --capture, are scored offline by --replay
     replies = tmp_path / "replies.json"
     docs = read_pubtator(gold)[:2]  # one paper not annotated yet
@@ -170,8 +175,9 @@ def test_bench_pubtator_grounds_served_annotations_and_replays_saved_replies(
     assert bench.main(["--replay", str(replies), str(gold), "--json"]) == 0
     replayed = json.loads(capsys.readouterr().out)
     assert replayed["requests"] == 0 and "saved in" in replayed["annotations from"]
-    by = replayed["gold names"]["pubtator on"]["by"]
-    assert by.get("pubtator", 0) < on["by"]["pubtator"] and by.get("dictionary", 0) > 0
+    by = replayed["gold names"]["pubtator on"]["by source"]
+    assert by["pubtator"]["names"] < on["by source"]["pubtator"]["names"]
+    assert by["dictionary"]["names"] > 0
 
 
 def test_bench_retrieval_asks_real_questions_of_their_abstracts(

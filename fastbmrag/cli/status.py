@@ -66,6 +66,14 @@ def _human(stats: dict[str, Any]) -> str:
             )  # fmt: skip
             + ")"
         )
+    supp = stats["supplementary"]
+    if supp["ids"]:
+        lines.append(
+            f"Ids         {counted(supp['ids'], 'supplementary concept')} (MeSH C ids): "
+            f"{supp['with_heading']:,} under a heading descriptor, {supp['without_heading']:,} "
+            "whose heading is not known offline (a filter on a heading misses them; `fastbmrag "
+            "vocab update` reads NLM's supplementary records)"
+        )
     if stats["outdated_papers"]:
         lines.append(
             f"Payload     {stats['outdated_papers']:,} papers were indexed by an earlier version "

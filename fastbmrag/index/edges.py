@@ -28,9 +28,7 @@ class EdgeEnd:
     raw: str
     norm: Normalized
     type: str
-    type_from: str = (
-        "model"  # "vocabulary" / "pubtator": the model's type gave no id, one other did
-    )
+    type_from: str = "model"  # "vocabulary": the model's type gave no id, one other did
     by: str = ""  # "pubtator" when PubTator3's annotation of the paper gave the id
 
     @property
@@ -126,10 +124,6 @@ def name_ends(
     norm = normalizer.normalize(name, etype, context)
     if etype == "gene" and _unsupported_alias(name, norm, context):
         norm = replace(norm, ontology_id=None, matched_by="none", score=0.0, normalized_name=name)
-    if paper is not None:
-        norm = paper.prior(norm)
-        if norm.ontology_id is None and (other := paper.retype(name, cited)) is not None:
-            return [EdgeEnd(name, other, other.type, PUBTATOR, PUBTATOR)]
     if norm.parts:
         return [EdgeEnd(name, part, etype) for part in norm.parts]
     if etype in RETYPED_TYPES and norm.ontology_id is None and norm.matched_by == "none":

@@ -7,10 +7,13 @@ a. an annotation inside the sentences the relation cites whose text is the name 
    hyphens and Greek letters folded: "TNF-α", "TNF alpha" and PubTator's ASCII "TNF-a" agree),
    or the name less a head word of its type ("BRCA1 mutations" -> BRCA1);
 b. the same name annotated elsewhere in the paper;
-c. the dictionary normaliser, with the paper's PubTator ids as a prior: of the candidates of an
-   ambiguous name, the one PubTator found in this paper wins (:meth:`PaperGrounding.prior`).
+c. the dictionary normaliser.
 
-Where a, or b, finds two different ids for the name, it gives none (c decides). An annotation's
+Where a, or b, finds two different ids for the name, it gives none (c decides). A name is
+grounded only on annotations of the type the model gave it: measured on NCBI's real tagger
+output, a name the tagger typed otherwise was as a rule the tagger's error ("NASH" annotated as
+a gene), and the paper's annotated ids chosen among an ambiguous name's candidates added more
+wrong ids than right (docs/benchmarks.md, "On real tagger output"). An annotation's
 text is found in a sentence by string search on the folded texts, so PubTator's offsets (of its
 own copy of the text) need not agree with this project's.
 
@@ -37,7 +40,6 @@ from fastbmrag.vocab.rules.keys import word_set
 PUBTATOR = "pubtator"
 DICTIONARY = "dictionary"
 NOT_YET = "not_yet"  # a paper with a PMID that NCBI has not annotated yet
-DOCUMENT_PRIOR = "document_prior"  # matched_by of an ambiguous name the paper's ids decided
 
 # Head nouns that name an aspect of an entity, not another entity: "BRCA1 mutations" is about
 # BRCA1, "breast cancer risk" about breast cancer, "cisplatin treatment" about cisplatin.
@@ -129,29 +131,6 @@ class PaperGrounding:
             if found:
                 return None  # two ids for one name in this paper: the dictionaries decide
         return None
-
-    def retype(self, name: str, cited: Sequence[CitedSentence]) -> Normalized | None:
-        """The name as written annotated in the cited sentences with exactly one other type and
-        one id (the model typed "COVID-19" a gene; PubTator3 annotated it a disease)."""
-        key = fold(name)
-        found = {(ann.type, n.ontology_id): (ann.type, n) for ann, f, n in self._within(cited)
-                 if f == key and ann.type in HEAD_WORDS}  # fmt: skip
-        if len(found) != 1:
-            return None
-        etype, norm = next(iter(found.values()))
-        return Normalized(name, etype, norm.normalized_name, norm.ontology_id, PUBTATOR, 1.0)
-
-    def prior(self, norm: Normalized) -> Normalized:
-        """An ambiguous dictionary answer decided by the paper: the one candidate PubTator3
-        found in it wins; otherwise ``norm`` unchanged."""
-        if norm.ontology_id or not norm.candidates or norm.parts:
-            return norm
-        chosen = [c for c in norm.candidates if c in self.ids]
-        if len(chosen) != 1:
-            return norm
-        label = self.normalizer.name_of(chosen[0]) or norm.normalized_name
-        return Normalized(norm.name, norm.type, label, chosen[0], DOCUMENT_PRIOR, norm.score,
-                          norm.candidates)  # fmt: skip
 
     def _within(self, cited: Sequence[CitedSentence]) -> list[tuple[Annotation, str, Normalized]]:
         texts = [(s.where, fold(s.text)) for s in cited]

@@ -14,7 +14,6 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from fastbmrag.index.edges import GROUNDED_TYPES
 from fastbmrag.index.grounding import PUBTATOR, PaperGrounding
 from fastbmrag.llm.base import LLMClient
 from fastbmrag.papers.pubtator import PubTatorClient, Request
@@ -96,10 +95,6 @@ def _rekeyed(
         for role in ROLES:
             raw, etype = p.get(f"{role}_raw") or p.get(role, ""), p.get(f"{role}_type", "")
             found = grounding.ground(raw, etype, cited)
-            if found is None and etype in GROUNDED_TYPES and not p.get(f"{role}_id"):
-                found = grounding.retype(raw, cited)
-                if found is not None:
-                    p[f"{role}_type"], p[f"{role}_type_from"] = found.type, PUBTATOR
             if found is None or not found.ontology_id:
                 continue
             oid = found.ontology_id

@@ -441,6 +441,14 @@ class Ledger:
     def node_count(self) -> int:
         return int(self._query("SELECT COUNT(*) FROM entities WHERE degree > 0")[0][0])
 
+    def supplementary_ids(self) -> list[str]:
+        """The MeSH supplementary concepts (C ids) of the graph's nodes."""
+        rows = self._query(
+            "SELECT DISTINCT ontology_id FROM entities WHERE degree > 0 "
+            "AND ontology_id GLOB 'C[0-9]*'"
+        )
+        return [r[0] for r in rows]
+
     def edge_count(self) -> int:
         return int(self._query("SELECT COUNT(*) FROM edges")[0][0])
 

@@ -37,7 +37,7 @@ class Facts(Tables):
 
     def covers(self, ontology_id: str) -> int:
         """How many concepts a filter on ``ontology_id`` covers: itself and every descriptor
-        below it, or every gene of a gene group."""
+        (and supplementary concept) below it, or every gene of a gene group."""
         if ontology_id.startswith(GROUP_PREFIX):
             return self._covered.get(ontology_id, 0)
         return 1 + self._covered.get(ontology_id, 0)
@@ -113,6 +113,9 @@ class Facts(Tables):
         above = (*self.mesh_ancestors.values(), *self.gene_groups.values())
         for ids in (*above, *self.process_above.values()):
             for a in ids:
+                counts[a] = counts.get(a, 0) + 1
+        for c_id in self.supplementary:  # a C id sits under its headings and theirs
+            for a in self.ancestors(c_id):
                 counts[a] = counts.get(a, 0) + 1
         return counts
 
