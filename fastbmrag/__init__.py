@@ -22,6 +22,7 @@ from fastbmrag.config import __version__
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG
+    from fastbmrag.index.options import UpdateOptions
     from fastbmrag.papers import (
         Paper,
         ReadReport,
@@ -34,8 +35,9 @@ if TYPE_CHECKING:
     from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchSettings
     from fastbmrag.papers.io import SUFFIXES, PaperFiles
     from fastbmrag.prompts import MAX_NAME_CHARS
-    from fastbmrag.query import options_from, render
+    from fastbmrag.query import render
     from fastbmrag.query.filters import PAYLOAD_FILTERS
+    from fastbmrag.query.options import QueryOptions
     from fastbmrag.vocab import Normalized, abstention, update_vocab, vocab_cache_dir, vocab_info
     from fastbmrag.web import create_app
 
@@ -54,7 +56,8 @@ _FACE = {
     "DEFAULT_DATETYPE": "fastbmrag.papers.eutils",
     "FetchSettings": "fastbmrag.papers.eutils",
     "MAX_NAME_CHARS": "fastbmrag.prompts",
-    "options_from": "fastbmrag.query",
+    "QueryOptions": "fastbmrag.query.options",
+    "UpdateOptions": "fastbmrag.index.options",
     "render": "fastbmrag.query",
     "PAYLOAD_FILTERS": "fastbmrag.query.filters",
     "Normalized": "fastbmrag.vocab",
@@ -76,15 +79,16 @@ __all__ = [
     "iter_papers",
     "MAX_NAME_CHARS",
     "Normalized",
-    "options_from",
     "Paper",
     "PaperFiles",
     "PAYLOAD_FILTERS",
+    "QueryOptions",
     "RAG",
     "ReadReport",
     "render",
     "SUFFIXES",
     "update_vocab",
+    "UpdateOptions",
     "vocab_cache_dir",
     "vocab_info",
     "write_papers_csv",

@@ -475,8 +475,10 @@ class RAG:
     def readahead(self) -> None:
         """Start reading the collection's embedded shard into the page cache in the background:
         a query's open then finds the files in memory. A hint, once per process; nothing for a
-        Qdrant server."""
-        if not self.settings.qdrant_url:
+        Qdrant server, nor where no one collection is named or found (the query says why)."""
+        if self.settings.qdrant_url:
+            return
+        with contextlib.suppress(FastbmragError):
             readahead(self.working_dir, self.collection_name)
 
     def query(self, question: str, **options: Any) -> dict[str, Any]:

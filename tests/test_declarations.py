@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -78,25 +79,87 @@ def test_the_normaliser_writes_only_declared_ways_of_matching() -> None:
     assert len(written) > 20  # the search found the code's spellings
 
 
-def test_every_query_option_is_taken_at_every_door() -> None:
-    """The command line, the page's API and the Python API take every field of QueryOptions
-    (the page all but the server's own settings), and the command line's flags name them."""
-    from dataclasses import fields
+def _out_of_range(opt: Any) -> list[Any]:
+    """Values a declared option refuses: below and above its range, or not a choice."""
+    if opt.choices:
+        return ["none-of-these"]
+    step = 1 if opt.whole else 0.5
+    return [b for b in (opt.low - step if opt.low is not None else None,
+                        opt.high + step if opt.high is not None else None) if b is not None]  # fmt: skip
 
-    from fastbmrag.query import QueryOptions
-    from fastbmrag.web import QUERY_FIELDS, SERVER_SIDE
 
-    declared = {f.name for f in fields(QueryOptions)}
-    assert set(QUERY_FIELDS) - {"question"} == declared - SERVER_SIDE
-    command = cli.get_command(None, "query")  # type: ignore[arg-type]
+# Each operation: its options dataclass, the command (and the flags it places first) that
+# takes it, and how the Python API and the page are called with one option.
+OPERATIONS = {
+    "update": ("fastbmrag.index.options:UpdateOptions", ["update", "-c", "c"]),
+    "query": ("fastbmrag.query.options:QueryOptions", ["query", "-c", "c", "a question"]),
+}
+
+
+@pytest.mark.parametrize("operation", sorted(OPERATIONS))
+def test_every_declared_option_is_taken_and_checked_alike_at_every_door(
+    operation: str, tmp_path: Path
+) -> None:
+    """Each operation's options are declared once (fastbmrag.declared): the command line takes
+    every field declared with a flag, under that flag, named as the field; a value out of a
+    declared range is refused with the same message at the command line (the flag named), in
+    the Python API (the field) and on the page (the field quoted), HTTP 400."""
+    import dataclasses
+    import importlib
+
+    from starlette.testclient import TestClient
+
+    from fastbmrag import RAG
+    from fastbmrag.declared import declared
+    from fastbmrag.errors import InputError
+    from fastbmrag.web import QUERY_FIELDS, create_app
+
+    where, argv = OPERATIONS[operation]
+    module, name = where.split(":")
+    options = getattr(importlib.import_module(module), name)
+    command = cli.get_command(None, argv[0])  # type: ignore[arg-type]
     assert command is not None
-    taken = {p.name for p in command.params}
-    # the switches the command line spells the other way round, or as another word; the
-    # map-reduce width and batch are the library's tuning (the command line's --concurrency is
-    # the model server's)
-    spelled = {"all": "all_", "link": "no_link", "fallback": "no_fallback", "concurrency": None,
-               "answer_batch": None}  # fmt: skip
-    assert {spelled.get(f, f) for f in declared} - {None} <= taken
+    params = {p.name: p for p in command.params if isinstance(p, click.Option)}
+    papers = tmp_path / "papers.csv"
+    papers.write_text("paper_id,article_title,abstract\n1,A title,An abstract.\n")
+    page = TestClient(create_app(RAG(tmp_path, "c")), base_url="http://127.0.0.1")
+    checked = 0
+    for fld, opt in declared(options):
+        if opt.cli:
+            assert fld.name in params, (operation, fld.name)
+            assert set(params[fld.name].opts) == {n for n in (opt.flag, opt.short) if n}
+        if operation == "query":  # the page takes every request option, not the server's
+            assert (fld.name in QUERY_FIELDS) == opt.page, fld.name
+        for value in _out_of_range(opt):
+            with pytest.raises(InputError) as raised:
+                options(**{fld.name: value})
+            err = raised.value
+            assert err.field == fld.name and str(err).startswith(f"{fld.name} must be ")
+            if operation == "update":
+                with pytest.raises(InputError) as api:
+                    RAG(tmp_path, "c").insert_paper(str(papers), **{fld.name: value})
+                assert str(api.value) == str(err)
+            else:
+                with pytest.raises(InputError) as api:
+                    RAG(tmp_path, "c").query("a question", **{fld.name: value})
+                assert str(api.value) == str(err)
+                if opt.page:
+                    said = page.post("/api/query",
+                                     json={"question": "a question", fld.name: value})  # fmt: skip
+                    assert said.status_code == 400
+                    assert said.json()["error"] == err.named(f"'{fld.name}'")
+            if opt.cli and not opt.choices:
+                extra = [] if operation == "query" else [str(papers)]
+                result = CliRunner().invoke(
+                    cli, [*argv, "--working-dir", str(tmp_path), opt.flag, str(value), *extra]
+                )
+                assert result.exit_code == 2, result.output
+                assert result.stderr.strip() == f"Error: {err.named(opt.flag)}"
+            checked += 1
+    assert checked >= 6
+    # every field of the dataclass is declared, or a payload filter (declared in its table)
+    undeclared = {f.name for f in dataclasses.fields(options)} - {f.name for f, _ in declared(options)}
+    assert undeclared <= {f.name for f in PAYLOAD_FILTERS}
 
 
 def test_the_study_tables_name_declared_designs_and_organisms() -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from cli_support import cli_run as run
+from click.testing import Result
 
-from fastbmrag.cli import cli
 from fastbmrag.testing.fake_eutils import FakeEutils
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import (
@@ -56,10 +56,6 @@ def citation(pmid: str, abstract: str) -> bytes:
 def servers() -> Iterator[tuple[FakeEutils, FakeOllama]]:
     with FakeEutils() as eutils, FakeOllama(responder=stated) as ollama:
         yield eutils, ollama
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
 
 
 def sync(servers: tuple[FakeEutils, FakeOllama], wd: Path, *extra: str) -> Result:

@@ -56,7 +56,7 @@ def test_numbers_beyond_their_range_or_not_numbers_are_refused(tmp_path: Path) -
     huge = CliRunner().invoke(cli, ["query", "IL1B?", "--top-k", "99999999999999999999"])
     one_line_error(huge, "--top-k")
     nan = CliRunner().invoke(cli, ["update", "-c", "x", "--wait", "nan", str(PAPERS)])
-    one_line_error(nan, "--wait must be seconds from 0 to 3600, got nan")
+    one_line_error(nan, "--wait must be seconds from 0 to 3,600, got nan")
 
 
 def test_the_page_refuses_a_top_k_beyond_its_range(tmp_path: Path) -> None:
@@ -107,7 +107,7 @@ def test_the_python_api_checks_what_the_command_line_checks(tmp_path: Path) -> N
         ({"chunk_chars": 10}, "chunk_chars must be a whole number from 200 to 20,000"),
         ({"num_predict": 1}, "num_predict must be a whole number from 16"),
         ({"commit_seconds": -5}, "commit_seconds must be seconds, 0 or more"),
-        ({"wait": -1}, "wait must be seconds from 0 to 3600"),
+        ({"wait": -1}, "wait must be seconds from 0 to 3,600"),
     ):
         with pytest.raises(InputError, match=named):
             rag.insert_paper([{"paper_id": "P1", "abstract": "IL1B rises."}], **options)
@@ -237,7 +237,7 @@ def test_an_option_s_error_is_said_in_the_words_of_the_door_that_took_it(tmp_pat
 
     at_cli = CliRunner().invoke(cli, ["update", "-c", "x", "--min-similarity", "nan",
                                       str(PAPERS)])  # fmt: skip
-    one_line_error(at_cli, "--min-similarity must be a cosine similarity between -1 and 1, got nan")
+    one_line_error(at_cli, "--min-similarity must be a cosine similarity from -1 to 1, got nan")
     with pytest.raises(InputError, match="^min_similarity must be a cosine similarity") as raised:
         RAG(tmp_path, "c").insert_paper(str(PAPERS), min_similarity=float("nan"))
     assert raised.value.field == "min_similarity"

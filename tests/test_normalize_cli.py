@@ -11,9 +11,8 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_support import cli_parts as run
 
-from fastbmrag.cli import cli
 from fastbmrag.errors import EXIT_CANNOT_START
 
 VOCAB = Path(__file__).parent / "data" / "vocab"
@@ -36,11 +35,6 @@ def vocab_server() -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_normalize_prints_a_table() -> None:

@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from cli_support import cli_run
+from click.testing import Result
 
-from fastbmrag.cli import cli
 from fastbmrag.papers import ReadReport, iter_papers
 from fastbmrag.store.base import Filter, Match
 from fastbmrag.store.collection import Collection
@@ -35,10 +35,6 @@ def eutils() -> Iterator[FakeEutils]:
 def ollama() -> Iterator[FakeOllama]:
     with FakeOllama(responder=responder) as server:
         yield server
-
-
-def cli_run(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
 
 
 def sync(eutils: FakeEutils, ollama: FakeOllama, wd: Path, *extra: str) -> Result:

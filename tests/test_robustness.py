@@ -5,6 +5,7 @@ Servers are real sockets started by the tests."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import socket
@@ -18,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from cli_support import cli_run
 
-from fastbmrag.cli import cli
 from fastbmrag.papers import Paper, write_papers_csv
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import responder as pipeline_responder
@@ -28,8 +28,7 @@ from fastbmrag.testing.responders import responder as pipeline_responder
 DATA = Path(__file__).parent / "data"
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(cli, list(args), env=env, catch_exceptions=False)
+run = functools.partial(cli_run, catch_exceptions=False)
 
 
 def one_line(text: str) -> str:
@@ -358,7 +357,7 @@ def test_a_score_that_is_not_a_number_is_a_bad_option(papers_csv: Path, tmp_path
         result = run("query", "-c", "m", "--ollama-host", fake.url, "--min-score", "nan", "IL1B")
     assert result.exit_code == 2
     assert one_line(result.stderr) == (
-        "Error: --min-score must be a cosine similarity between -1 and 1, got nan"
+        "Error: --min-score must be a cosine similarity from -1 to 1, got nan"
     )
 
 

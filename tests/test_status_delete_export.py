@@ -8,11 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from cli_support import cli_parts as invoke
 from lxml import etree
 from store_support import cid_papers, paper_edges
 
-from fastbmrag.cli import cli
 from fastbmrag.store import Collection, Filter, Match, PaperEdges
 
 PAPERS = ("PMID:2696505", "PMID:7881871", "PMID:12653683")
@@ -32,11 +31,6 @@ def wd(tmp_path: Path) -> Path:
         coll.mark_failed("PMID:11166519", "sha256:x", "Ollama returned HTTP 500 after 3 tries")
         coll.record_run_end(run, {"done": 3, "failed": 1})
     return work
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def n_edges(*pids: str) -> int:

@@ -11,13 +11,11 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from cli_support import cli_run as run
 from lxml import etree
 
-from fastbmrag.cli import cli
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import responder
 
@@ -26,10 +24,6 @@ ABSTRACT = (
     "62 women with endometriosis\x0c and 40 controls, and IL1B levels rose with disease stage."
 )
 TITLE = '=HYPERLINK("http://x.test","IL1B\x01 in endometriosis") \x1b]0;owned\x07'
-
-
-def run(*args: str, env: dict[str, str] | None = None) -> Any:
-    return CliRunner().invoke(cli, list(args), env=env)
 
 
 @pytest.fixture(scope="module")
@@ -176,9 +170,9 @@ def test_a_file_of_the_working_dir_is_no_collection(tmp_path: Path, fake: FakeOl
     [
         (
             ["--min-score", "nan"],
-            "--min-score must be a cosine similarity between -1 and 1, got nan",
+            "--min-score must be a cosine similarity from -1 to 1, got nan",
         ),
-        (["--min-weight", "nan"], "--min-weight must be between 0 and 1, got nan"),
+        (["--min-weight", "nan"], "--min-weight must be a number from 0 to 1, got nan"),
         (["--pmid", "abc"], "--pmid: 'abc' is no PubMed id (digits only: 24111943)"),
         (["--since", "-5"], "--since must be a year from 1800 to 2100 (e.g. 2015), got -5"),
     ],
@@ -196,7 +190,7 @@ def test_nan_min_similarity_is_refused_before_anything_runs(tmp_path: Path) -> N
     result = run("update", "-c", "demo", "--working-dir", str(tmp_path), "--min-similarity",
                  "nan", str(Path(__file__).parent / "data" / "query" / "papers.csv"))  # fmt: skip
     assert result.exit_code == 2
-    assert "--min-similarity must be a cosine similarity between -1 and 1, got nan" in result.output
+    assert "--min-similarity must be a cosine similarity from -1 to 1, got nan" in result.output
     assert not (tmp_path / "demo").exists()
 
 

@@ -8,17 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from cli_support import cli_run as run
 
 from fastbmrag.cli import cli
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import responder, schema_title
 
 DATA = Path(__file__).parent / "data"
-
-
-def run(*args: str) -> Any:
-    return CliRunner().invoke(cli, list(args))
 
 
 @pytest.fixture

@@ -75,7 +75,7 @@ def test_query_api_answers_with_citations(client: TestClient) -> None:
         ({"question": ""}, "'question' must be a non-empty text"),
         ({"question": "x", "since": "soon"}, "'since' must be a whole number"),
         ({"question": "x", "since": 2019.5}, "'since' must be a whole number"),
-        ({"question": "x", "min_score": 7}, "'min_score' must be a cosine similarity between"),
+        ({"question": "x", "min_score": 7}, "'min_score' must be a cosine similarity from"),
         ({"question": "x", "top_k": 0}, "'top_k' must be a whole number from 1 to 100,000"),
         ({"question": "x", "entities": "IL1B"}, "'entities' must be a list of texts"),
         ({"question": "x", "password": "1"}, "Unknown field(s): password"),
@@ -158,7 +158,7 @@ def test_a_lone_surrogate_in_a_question_is_answered_as_json(client: TestClient) 
     body = b'{"question": "x", "min_score": NaN}'
     r = client.post("/api/query", content=body, headers={"Content-Type": "application/json"})
     assert r.status_code == 400
-    assert r.json()["error"] == "'min_score' must be a cosine similarity between -1 and 1, got nan"
+    assert r.json()["error"] == "'min_score' must be a cosine similarity from -1 to 1, got nan"
     r = client.get("/api/entity?name=IL1B%ff%fe")  # bytes that are not UTF-8 in a parameter
     assert r.status_code == 200 and r.json()["id"] == "HGNC:5992"
 

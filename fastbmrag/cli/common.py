@@ -8,12 +8,14 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import MISSING
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
 
 from fastbmrag import config
+from fastbmrag.declared import declared
 from fastbmrag.errors import (
     EXIT_CANNOT_START,
     EXIT_INTERNAL,
@@ -75,22 +77,63 @@ class FastbmragGroup(click.Group):
             sys.exit(EXIT_INTERNAL)
 
 
-# Option fields the commands take under another parameter name (the flag says it otherwise)
-FIELD_PARAMS = {"chunk_chars": "chunk_size", "refine": "no_refine", "all": "all_",
-                "link": "no_link", "fallback": "no_fallback"}  # fmt: skip
-
-
 def _in_flags(err: InputError, ctx: click.Context) -> str:
     """The message of an error about an option's field, the field named as the command's flag
-    (``top_k`` -> ``--top-k``)."""
+    (``top_k`` -> ``--top-k``): a declared option's parameter is named as its field."""
     command = ctx.command.get_command(ctx, ctx.invoked_subcommand or "")  # type: ignore[attr-defined]
     if not err.field or command is None:
         return str(err)
-    wanted = FIELD_PARAMS.get(err.field, err.field)
     for param in command.params:
-        if param.name == wanted and isinstance(param, click.Option):
+        if param.name == err.field and isinstance(param, click.Option):
             return err.named(max(param.opts, key=len))
     return str(err)
+
+
+_KINDS = {"int": click.INT, "float": click.FLOAT, "str": click.STRING}
+
+
+def declared_options(options: Any) -> Callable[[F], F]:
+    """The command-line options of an options dataclass (:mod:`fastbmrag.declared`): one per
+    field whose declaration gives a flag, its parameter named as the field, with the field's
+    default, help and environment variable. The range is the dataclass's to check, so that a
+    value out of it is refused in the same words at every door."""
+
+    def apply(f: F) -> F:
+        for fld, opt in reversed(list(declared(options))):
+            if not opt.cli:
+                continue
+            names = [n for n in (opt.short, opt.flag) if n]
+            kind = str(fld.type).split(" | ")[0]
+            if kind == "bool":
+                f = click.option(*names, fld.name, is_flag=True, default=False,
+                                 help=opt.help)(f)  # fmt: skip
+                continue
+            many = kind.startswith("tuple")
+            default = None if many or fld.default is MISSING else fld.default
+            f = click.option(
+                *names, fld.name, multiple=many, envvar=opt.env or None,
+                type=click.Choice(opt.choices) if opt.choices else _KINDS.get(kind, click.STRING),
+                default=default, show_default=default is not None and not opt.env,
+                help=opt.described(),
+            )(f)  # fmt: skip
+        return f
+
+    return apply
+
+
+def declared_values(options: Any, given: dict[str, Any]) -> dict[str, Any]:
+    """The fields of an options dataclass from a command's parsed options: a negating flag
+    given turns its field off; one not given leaves the field's default."""
+    out: dict[str, Any] = {}
+    for fld, opt in declared(options):
+        if not opt.cli or fld.name not in given:
+            continue
+        if opt.negate:
+            if given[fld.name]:
+                out[fld.name] = False
+        else:
+            out[fld.name] = given[fld.name]
+    return out
 
 
 def _flush_stdout() -> None:
@@ -311,107 +354,44 @@ def command_logging(log_file: str | None, quiet: bool) -> Iterator[logging.Logge
                 h.close()
 
 
-def index_options(f: F) -> F:
-    """Everything that shapes indexing; shared by `update` and `sync`."""
-    decorators = [
-        click.option("--force", is_flag=True, help="Re-index papers even when unchanged."),
-        click.option(
-            "--dry-run", is_flag=True, help="Say what would be indexed; no LLM call, no write."
-        ),
-        click.option(
-            "--no-refine", is_flag=True, help="Skip stage 2 (abstract-only graph, 1 chat call)."
-        ),
-        click.option(
-            "--chunk-size",
-            type=click.IntRange(*config.UPDATE_RANGES["chunk_chars"]),
-            default=config.DEFAULT_CHUNK_CHARS,
-            show_default=True,
-            help="Max characters per main-text chunk.",
-        ),
-        click.option(
-            "--chunk-overlap",
-            type=click.IntRange(*config.UPDATE_RANGES["chunk_overlap"]),
-            default=config.DEFAULT_CHUNK_OVERLAP,
-            show_default=True,
-            help="Characters repeated where a paragraph is split.",
-        ),
-        click.option(
-            "--top-k",
-            type=click.IntRange(*config.UPDATE_RANGES["top_k"]),
-            default=config.DEFAULT_REFINE_TOP_K,
-            show_default=True,
-            help="Chunks per relation in stage 2.",
-        ),
-        click.option(
-            "--min-similarity",
-            type=click.FloatRange(-1, 1),
-            default=config.DEFAULT_MIN_SIMILARITY,
-            show_default=True,
-            help="Cosine floor for a chunk to refine a relation.",
-        ),
-        click.option(
-            "--no-pubtator",
-            is_flag=True,
-            help="Ground names with the dictionaries only, not on NCBI's PubTator3 annotations of "
-            f"papers with a PMID or PMCID [env {config.ENV_PUBTATOR}=0].",
-        ),
-        click.option(
-            "--no-normalize",
-            is_flag=True,
-            help="Keep entity names as the model wrote them (no HGNC/MeSH ids).",
-        ),
-        click.option(
-            "--num-predict",
-            type=click.IntRange(*config.UPDATE_RANGES["num_predict"]),
-            default=None,
-            envvar=config.ENV_NUM_PREDICT,
-            help=f"Cap on the tokens the model writes per draft / refine call [env "
-            f"{config.ENV_NUM_PREDICT}, default {config.DEFAULT_DRAFT_NUM_PREDICT} / {config.DEFAULT_REFINE_NUM_PREDICT}].",
-        ),
-        click.option(
-            "--wait",
-            type=click.FloatRange(0, 3600),
-            default=config.DEFAULT_WRITE_WAIT,
-            show_default=True,
-            help="Seconds to wait for a query or the web page reading the embedded store before "
-            "giving up (exit 3).",
-        ),
-        click.option(
-            "--strict",
-            is_flag=True,
-            help="Exit 1 when input rows or records were skipped as unusable (for cron).",
-        ),
-        llm_options,
-        qdrant_options,
-        working_dir_option,
-        quiet_option,
-        json_option,
-        click.option(
-            "--log-file",
-            type=click.Path(dir_okay=False),
-            default=None,
-            help="Also append log lines (warnings, failures, the summary) to this file.",
-        ),
-    ]
-    for deco in reversed(decorators):
-        f = deco(f)
-    return f
+def index_options(update_options: Any) -> Callable[[F], F]:
+    """Everything that shapes indexing, shared by `update` and `sync`: the declared fields of
+    ``update_options`` (:class:`fastbmrag.index.UpdateOptions`, passed in so that a command
+    that does not index loads none of it), then the settings that shape a run."""
 
+    def apply(f: F) -> F:
+        decorators = [
+            declared_options(update_options),
+            click.option(
+                "--no-normalize",
+                is_flag=True,
+                help="Keep entity names as the model wrote them (no HGNC/MeSH ids).",
+            ),
+            click.option(
+                "--num-predict",
+                type=click.IntRange(*config.UPDATE_RANGES["num_predict"]),
+                default=None,
+                envvar=config.ENV_NUM_PREDICT,
+                help=f"Cap on the tokens the model writes per draft / refine call [env "
+                f"{config.ENV_NUM_PREDICT}, default {config.DEFAULT_DRAFT_NUM_PREDICT} / {config.DEFAULT_REFINE_NUM_PREDICT}].",
+            ),
+            llm_options,
+            qdrant_options,
+            working_dir_option,
+            quiet_option,
+            json_option,
+            click.option(
+                "--log-file",
+                type=click.Path(dir_okay=False),
+                default=None,
+                help="Also append log lines (warnings, failures, the summary) to this file.",
+            ),
+        ]
+        for deco in reversed(decorators):
+            f = deco(f)
+        return f
 
-def index_fields(opts: dict[str, Any]) -> dict[str, Any]:
-    """The indexing options of `update` and `sync` (:class:`fastbmrag.index.UpdateOptions`
-    fields) from the command's parsed options."""
-    return {
-        "force": opts["force"],
-        "dry_run": opts["dry_run"],
-        "refine": not opts["no_refine"],
-        "chunk_chars": opts["chunk_size"],
-        "chunk_overlap": opts["chunk_overlap"],
-        "top_k": opts["top_k"],
-        "min_similarity": opts["min_similarity"],
-        "wait": opts["wait"],
-        **({"pubtator": False} if opts["no_pubtator"] else {}),
-    }
+    return apply
 
 
 def strict_exit(code: int, unusable: int, strict: bool) -> int:

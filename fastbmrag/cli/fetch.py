@@ -10,12 +10,12 @@ from typing import Any, TypeVar
 
 import click
 
-from fastbmrag import DEFAULT_DATETYPE, FetchSettings, config
+from fastbmrag import DEFAULT_DATETYPE, FetchSettings, UpdateOptions, config
 from fastbmrag.cli.common import (
     collection_option,
     command_logging,
     counted,
-    index_fields,
+    declared_values,
     index_options,
     quiet_option,
     strict_exit,
@@ -147,7 +147,7 @@ def fetch(**opts: Any) -> None:
 @click.option("--query", required=True, help="PubMed query, as typed in PubMed.")
 @window_options
 @fetch_options
-@index_options
+@index_options(UpdateOptions)
 @click.option(
     "--digest",
     "digest_file",
@@ -185,7 +185,7 @@ def sync(collection: str, digest_file: str | None, **opts: Any) -> None:
             since=_day(opts["since"]),
             days=opts["days"],
             progress=not opts["quiet"],
-            **index_fields(opts),
+            **declared_values(UpdateOptions, opts),
         )
         logging.getLogger("fastbmrag.papers.sync").info("%s", result.line())
         if digest_file and result.run_id is not None:

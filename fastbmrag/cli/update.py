@@ -8,11 +8,11 @@ from typing import Any
 
 import click
 
-from fastbmrag import PaperFiles, ReadReport
+from fastbmrag import PaperFiles, ReadReport, UpdateOptions
 from fastbmrag.cli.common import (
     collection_option,
     command_logging,
-    index_fields,
+    declared_values,
     index_options,
 )
 from fastbmrag.errors import EXIT_INTERRUPTED, FastbmragError
@@ -58,7 +58,7 @@ def report_summary(summary: Any, *, as_json: bool) -> None:
 
 @click.command("update")
 @collection_option(required=True)
-@index_options
+@index_options(UpdateOptions)
 @click.argument("inputs", nargs=-1, required=True)
 def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
     """Index papers into a collection (two-stage: draft from abstract, refine from main text).
@@ -80,7 +80,7 @@ def update(collection: str, inputs: tuple[str, ...], **opts: Any) -> None:
         files = ShownFiles(inputs, opts["quiet"])  # the first pass: the latest version of each PMID
         try:
             summary = rag.insert_paper(
-                files, progress=not opts["quiet"], strict=opts["strict"], **index_fields(opts)
+                files, progress=not opts["quiet"], **declared_values(UpdateOptions, opts)
             )
         except (FastbmragError, KeyboardInterrupt) as err:
             done = getattr(err, "summary", None)  # a run that stopped: what it committed

@@ -1,64 +1,80 @@
-"""What an indexing run can be told (:class:`UpdateOptions`), with its defaults."""
+"""What an indexing run can be told (:class:`UpdateOptions`), each option declared once with its
+default, range, flag and help (:mod:`fastbmrag.declared`): `update`, `sync` and
+``RAG.insert_paper`` take these fields and refuse the same values the same way."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from fastbmrag import config
+from fastbmrag.declared import check, option
 from fastbmrag.errors import InputError
 
 MAX_WAIT = 3600  # seconds a run may wait for the store (--wait)
+_RANGES = config.UPDATE_RANGES
 
 
 @dataclass
 class UpdateOptions:
-    force: bool = False  # re-index papers that are done and unchanged
-    dry_run: bool = False  # say what would happen, no LLM call, no write
-    refine: bool = True  # stage 2 for papers with main text
-    # Papers in flight: the model requests in flight (--concurrency), so that every request
-    # slot has a paper to work on; the LLM client bounds the requests themselves.
-    concurrency: int = config.DEFAULT_CONCURRENCY
-    chunk_chars: int = config.DEFAULT_CHUNK_CHARS
-    chunk_overlap: int = config.DEFAULT_CHUNK_OVERLAP
-    top_k: int = config.DEFAULT_REFINE_TOP_K
-    min_similarity: float = config.DEFAULT_MIN_SIMILARITY
-    commit_every: int = 32  # finished papers per store flush + ledger transaction
-    commit_seconds: float = 5.0  # ... or fewer, when this long has passed since the last
-    num_predict: int | None = None  # completion cap of the draft and refine calls (else theirs)
-    # seconds a run waits for the embedded store while a query or the page reads it
-    wait: float = config.DEFAULT_WRITE_WAIT
-    # ground the names of papers with a PMID or PMCID on PubTator3's annotations first
-    # (--no-pubtator, or FASTBMRAG_PUBTATOR=0, turns it off)
-    pubtator: bool = field(default_factory=config.pubtator_on)
-    # input skipped as unusable (unreadable files, rows without text or id; not a citation
-    # without an abstract) makes a run that indexed the rest exit 1
-    strict: bool = False
+    force: bool = option(False, flag="--force", help="Re-index papers even when unchanged.")
+    dry_run: bool = option(
+        False, flag="--dry-run", help="Say what would be indexed; no LLM call, no write."
+    )
+    refine: bool = option(
+        True, flag="--no-refine", negate=True,
+        help="Skip stage 2 (abstract-only graph, 1 chat call).",
+    )  # fmt: skip
+    # Papers in flight: the model requests in flight (the settings' concurrency per server), so
+    # that every request slot has a paper to work on; the LLM client bounds the requests.
+    concurrency: int = option(
+        config.DEFAULT_CONCURRENCY, low=_RANGES["concurrency"][0],
+        high=_RANGES["concurrency"][1], whole=True, cli=False, help="Papers in flight.",
+    )  # fmt: skip
+    chunk_chars: int = option(
+        config.DEFAULT_CHUNK_CHARS, flag="--chunk-size", low=_RANGES["chunk_chars"][0],
+        high=_RANGES["chunk_chars"][1], whole=True, help="Max characters per main-text chunk.",
+    )  # fmt: skip
+    chunk_overlap: int = option(
+        config.DEFAULT_CHUNK_OVERLAP, flag="--chunk-overlap", low=_RANGES["chunk_overlap"][0],
+        high=_RANGES["chunk_overlap"][1], whole=True,
+        help="Characters repeated where a paragraph is split.",
+    )  # fmt: skip
+    top_k: int = option(
+        config.DEFAULT_REFINE_TOP_K, flag="--top-k", low=_RANGES["top_k"][0],
+        high=_RANGES["top_k"][1], whole=True, help="Chunks per relation in stage 2.",
+    )  # fmt: skip
+    min_similarity: float = option(
+        config.DEFAULT_MIN_SIMILARITY, flag="--min-similarity", low=-1, high=1,
+        kind="a cosine similarity", help="Cosine floor for a chunk to refine a relation.",
+    )  # fmt: skip
+    commit_every: int = option(
+        32, low=_RANGES["commit_every"][0], high=_RANGES["commit_every"][1], whole=True,
+        cli=False, help="Finished papers per store flush and ledger transaction.",
+    )  # fmt: skip
+    commit_seconds: float = option(
+        5.0, low=0, kind="seconds", cli=False, help="... or fewer, when this long has passed since the last.",
+    )  # fmt: skip
+    num_predict: int | None = option(
+        None, low=_RANGES["num_predict"][0], high=_RANGES["num_predict"][1], whole=True,
+        cli=False, help="Completion cap of the draft and refine calls (else theirs).",
+    )  # fmt: skip
+    wait: float = option(
+        config.DEFAULT_WRITE_WAIT, flag="--wait", low=0, high=MAX_WAIT, kind="seconds",
+        help="Seconds to wait for a query or the web page reading the embedded store before "
+        "giving up (exit 3).",
+    )  # fmt: skip
+    pubtator: bool = option(
+        factory=config.pubtator_on, flag="--no-pubtator", negate=True,
+        help="Ground names with the dictionaries only, not on NCBI's PubTator3 annotations of "
+        f"papers with a PMID or PMCID [env {config.ENV_PUBTATOR}=0].",
+    )  # fmt: skip
+    strict: bool = option(
+        False, flag="--strict",
+        help="Exit 1 when input rows or records were skipped as unusable (for cron).",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
-        for name, (low, high) in config.UPDATE_RANGES.items():
-            value = getattr(self, name)
-            if value is None and name == "num_predict":
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise InputError(
-                    f"{name} must be a whole number from {low:,} to {high:,}, got {value!r}",
-                    field=name,
-                )
-        if not isinstance(self.commit_seconds, int | float) or not self.commit_seconds >= 0:
-            raise InputError(
-                f"commit_seconds must be seconds, 0 or more, got {self.commit_seconds!r}",
-                field="commit_seconds",
-            )
-        if not 0 <= self.wait <= MAX_WAIT:  # NaN too
-            raise InputError(
-                f"wait must be seconds from 0 to {MAX_WAIT}, got {self.wait}", field="wait"
-            )
-        if not -1.0 <= self.min_similarity <= 1.0:  # NaN too
-            raise InputError(
-                f"min_similarity must be a cosine similarity between -1 and 1, got "
-                f"{self.min_similarity}",
-                field="min_similarity",
-            )
+        check(self)
         if self.chunk_overlap >= self.chunk_chars:  # checked before any input is read
             raise InputError(
                 f"chunk_overlap {self.chunk_overlap} must be smaller than the chunk size, "

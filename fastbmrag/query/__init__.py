@@ -37,7 +37,7 @@ filter (score None, at the end).
 from __future__ import annotations
 
 from fastbmrag.query.entities import Entity, Parse, resolve_entity
-from fastbmrag.query.options import FORMATS, QueryOptions, options_from
+from fastbmrag.query.options import FORMATS, QueryOptions
 from fastbmrag.query.result import EdgeResult, QueryResult, render
 from fastbmrag.query.run import aquery, query
 from fastbmrag.query.spec import FilterSpec, build_spec
@@ -52,7 +52,6 @@ __all__ = [
     "QueryResult",
     "aquery",
     "build_spec",
-    "options_from",
     "query",
     "render",
     "resolve_entity",

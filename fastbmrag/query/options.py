@@ -3,11 +3,11 @@ and the web page, with its default and its check, declared once."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
 from fastbmrag import config
+from fastbmrag.declared import check, option
 from fastbmrag.errors import InputError
 from fastbmrag.papers.design import DESIGNS, ORGANISMS, named_design, named_organism
 from fastbmrag.prompts import ENTITY_TYPES, RELATIONSHIP_TYPES
@@ -43,18 +43,49 @@ def _named(
 
 @dataclass
 class QueryOptions:
-    """Everything a query can be told. Filter fields given here override the question's parse."""
+    """Everything a query can be told. Filter fields given here override the question's parse.
+    Each option is declared once (:func:`fastbmrag.declared.option`); the payload filters are
+    declared in :data:`PAYLOAD_FILTERS`."""
 
-    top_k: int = config.DEFAULT_QUERY_TOP_K
-    all: bool = False  # every edge passing filters + threshold
-    min_score: float | None = config.DEFAULT_MIN_SCORE
-    no_answer: bool = False  # retrieved edges only, 0 chat calls
-    no_llm_parse: bool = False  # skip the parse call (relations / answer type)
-    link: bool = True  # link genes/diseases/chemicals in the question with the dictionaries
-    match: str = "all"  # how several entities combine: "all" (an edge joins two) | "any"
-    entities: tuple[str, ...] = ()  # names or ids, on either end
-    sources: tuple[str, ...] = ()
-    targets: tuple[str, ...] = ()
+    top_k: int = option(
+        config.DEFAULT_QUERY_TOP_K, flag="--top-k", low=1, high=config.MAX_TOP_K, whole=True,
+        note="(all: every edge)", help="Edges to retrieve (--all: every one).",
+    )  # fmt: skip
+    all: bool = option(
+        False, flag="--all", help="Every edge that passes the filters and --min-score."
+    )
+    min_score: float | None = option(
+        config.DEFAULT_MIN_SCORE, flag="--min-score", low=-1, high=1,
+        kind="a cosine similarity",
+        help="Cosine similarity an edge needs to be retrieved; --min-score -1 keeps all.",
+    )  # fmt: skip
+    no_answer: bool = option(
+        False, flag="--no-answer", help="Only the retrieved edges: zero chat calls."
+    )
+    no_llm_parse: bool = option(
+        False, flag="--no-llm-parse",
+        help="Skip the chat call that picks relation and answer types.",
+    )  # fmt: skip
+    link: bool = option(
+        True, flag="--no-link", negate=True,
+        help="Do not link genes/diseases/chemicals in the question.",
+    )  # fmt: skip
+    match: str = option(
+        "all", flag="--match", choices=MATCH_MODES,
+        help="Two entities: an edge joins both (all) or touches either (any).",
+    )  # fmt: skip
+    entities: tuple[str, ...] = option(
+        (), flag="--entity", short="-e",
+        help="Entity name or id (HGNC:5992, D004715) on either end of an edge; repeatable. "
+        "Replaces the question's entities.",
+    )  # fmt: skip
+    sources: tuple[str, ...] = option(
+        (), flag="--source", help="Entity name or id at the source end."
+    )
+    targets: tuple[str, ...] = option(
+        (), flag="--target", help="Entity name or id at the target end."
+    )
+    # the payload filters: declared in PAYLOAD_FILTERS, a flag each
     entity_types: tuple[str, ...] = ()  # either end has one of these types
     relationship_types: tuple[str, ...] = ()
     since: int | None = None
@@ -64,14 +95,42 @@ class QueryOptions:
     pmids: tuple[str, ...] = ()
     designs: tuple[str, ...] = ()  # papers.design: "rct", "meta-analysis", ...
     organisms: tuple[str, ...] = ()  # "human", "mouse", ...
-    min_weight: float | None = None
-    exact: bool = False  # entity filters match the entity itself, not what is below it
-    fallback: bool = True  # relax filters that match nothing, down to no filter
-    include_retracted: bool = False  # keep the edges of retracted papers (marked) in answers
-    rank: str = "score"  # "design": stronger study designs first, similarity within each
-    answer_model: str | None = None
-    answer_batch: int = ANSWER_BATCH
-    concurrency: int = config.DEFAULT_CONCURRENCY  # answer calls in flight (map-reduce)
+    min_weight: float | None = option(
+        None, flag="--min-weight", low=0, high=1,
+        help="Edge weight at least this, applied inside Qdrant.",
+    )  # fmt: skip
+    exact: bool = option(
+        False, flag="--exact",
+        help="An entity filter matches the entity itself, not the MeSH concepts below it or "
+        "the genes of a gene group.",
+    )  # fmt: skip
+    fallback: bool = option(
+        True, flag="--no-fallback", negate=True,
+        help="Do not relax the join of two question entities or the parsed relation/answer "
+        "types.",
+    )  # fmt: skip
+    rank: str = option(
+        "score", flag="--rank", choices=RANKS,
+        help="Order of the evidence: by similarity, or by study design (meta-analyses and "
+        "RCTs first), similarity within each.",
+    )  # fmt: skip
+    include_retracted: bool = option(
+        False, flag="--include-retracted",
+        help="Keep the edges of retracted papers (left out by default), marked [retracted].",
+    )  # fmt: skip
+    answer_model: str | None = option(
+        None, flag="--answer-model", env=config.ENV_ANSWER_MODEL, page=False,
+        help=f"Chat model for the parse and the answer [env {config.ENV_ANSWER_MODEL}, "
+        "default --llm-model].",
+    )  # fmt: skip
+    answer_batch: int = option(
+        ANSWER_BATCH, low=1, whole=True, cli=False, page=False,
+        help="Evidence items per answer call; more are map-reduced.",
+    )  # fmt: skip
+    concurrency: int = option(
+        config.DEFAULT_CONCURRENCY, low=1, whole=True, cli=False, page=False,
+        help="Answer calls in flight (map-reduce).",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         for switch in fields(self):  # True or False ("false" is a word, and true)
@@ -88,22 +147,13 @@ class QueryOptions:
                 raise InputError(
                     f"{f.name} holds an empty value: pass a value or leave it out", field=f.name
                 )
+        check(self)
         self.designs = _named(self.designs, named_design, DESIGNS, "design")
         self.organisms = _named(self.organisms, named_organism, ORGANISMS, "organism")
         self.entity_types = tuple(t.lower() for t in self.entity_types)
         self.relationship_types = tuple(
             r.lower().replace("-", "_").replace(" ", "_") for r in self.relationship_types
         )
-        if (
-            isinstance(self.top_k, bool)
-            or not isinstance(self.top_k, int)
-            or not 1 <= self.top_k <= config.MAX_TOP_K
-        ):
-            raise InputError(
-                f"top_k must be a whole number from 1 to {config.MAX_TOP_K:,} (all: every edge), "
-                f"got {self.top_k!r}",
-                field="top_k",
-            )
         for name in ("since", "until"):
             year = getattr(self, name)
             if year is not None and (
@@ -120,16 +170,6 @@ class QueryOptions:
             raise InputError(
                 f"pmids: {bad_pmid!r} is no PubMed id (digits only: 24111943)", field="pmids"
             )
-        if self.answer_batch < 1 or self.concurrency < 1:
-            raise InputError("answer_batch and concurrency must be at least 1")
-        if self.rank not in RANKS:
-            raise InputError(
-                f"rank must be one of {', '.join(RANKS)}, got {self.rank!r}", field="rank"
-            )
-        if self.match not in MATCH_MODES:
-            raise InputError(
-                f"match must be one of {', '.join(MATCH_MODES)}, got '{self.match}'", field="match"
-            )
         bad = [t for t in self.entity_types if t not in ENTITY_TYPES]
         if bad:
             raise InputError(
@@ -144,22 +184,3 @@ class QueryOptions:
             raise InputError(
                 f"since {self.since} is after the until year {self.until}: swap them", field="since"
             )
-        if self.min_weight is not None and not 0.0 <= self.min_weight <= 1.0:
-            raise InputError(
-                f"min_weight must be between 0 and 1, got {self.min_weight}", field="min_weight"
-            )
-        if self.min_score is not None and not -1.0 <= self.min_score <= 1.0:
-            raise InputError(
-                f"min_score must be a cosine similarity between -1 and 1, got {self.min_score}",
-                field="min_score",
-            )
-
-    @classmethod
-    def field_names(cls) -> set[str]:
-        return {f.name for f in fields(cls)}
-
-
-def options_from(values: dict[str, Any], keys: Iterable[str] | None = None) -> QueryOptions:
-    """QueryOptions from a dict, ignoring keys it does not know (CLI kwargs, API kwargs)."""
-    names = QueryOptions.field_names() if keys is None else set(keys)
-    return QueryOptions(**{k: v for k, v in values.items() if k in names})

@@ -55,18 +55,16 @@ if TYPE_CHECKING:
     from fastbmrag.api import RAG
 
 STATIC = Path(__file__).parent / "static"
-# The server's settings, not a request's: the model, the map-reduce width.
-SERVER_SIDE = frozenset(["answer_model", "answer_batch", "concurrency"])
 
 
 def _query_fields() -> dict[str, type]:
     """What a request may say: the question and every option of :class:`QueryOptions` (the
-    one declaration the CLI's options follow too) that is not the server's to set, with the
-    JSON kind of its value."""
+    one declaration the CLI's options follow too) that is not the server's to set (the model,
+    the map-reduce width: declared ``page=False``), with the JSON kind of its value."""
     hints = get_type_hints(QueryOptions)
     out: dict[str, type] = {"question": str}
     for f in fields(QueryOptions):
-        if f.name in SERVER_SIDE:
+        if "option" in f.metadata and not f.metadata["option"].page:
             continue
         hint = hints[f.name]
         if get_origin(hint) is tuple:
@@ -131,11 +129,7 @@ def query_options(body: Any) -> tuple[str, dict[str, Any]]:
             if number is None or (kind is int and not isinstance(number, int)):
                 raise InputError(f"'{name}' must be a {'whole ' if kind is int else ''}number")
             options[name] = kind(number)
-    try:
-        QueryOptions(**options)  # its checks, said with the API's field names
-    except InputError as err:
-        raise InputError(err.named(f"'{err.field}'")) from None
-    return _text(body.get("question"), "question"), options
+    return _text(body.get("question"), "question"), options  # their ranges: QueryOptions
 
 MAX_BODY = 64 * 1024  # bytes of a request body: a question and its options
 
@@ -181,6 +175,8 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
             return JSON({"error": error, "retry": True}, status_code=503)
         except (LLMUnavailable, ModelNotFound) as err:
             return JSON({"error": str(err), "retry": False}, status_code=503)
+        except InputError as err:  # an option's field, quoted as the API names it
+            return JSON({"error": err.named(f"'{err.field}'")}, status_code=400)
         except FastbmragError as err:
             return JSON({"error": str(err)}, status_code=400)
         except Exception as err:  # a bug: JSON still, the traceback in the crash log

@@ -1,0 +1,97 @@
+"""An option declared once: its field in an operation's options dataclass carries what every
+door needs (:class:`Opt`: the flag, a short flag, the range or choices, the help, an environment
+variable), and :func:`check` holds it to its range. The command line's options, the page's
+parameters and the Python API's keywords are all these fields; a value out of range is the same
+:class:`~fastbmrag.errors.InputError` at every door, naming the field, which each door words
+its own way (``--top-k`` at the command line, ``'top_k'`` on the page)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import MISSING, Field, dataclass, field, fields
+from typing import Any
+
+from fastbmrag.errors import InputError
+
+
+@dataclass(frozen=True)
+class Opt:
+    """How an options field is given: ``flag`` at the command line (``negate``: the flag turns
+    the field off, ``--no-refine`` for ``refine``), an optional ``short`` flag, ``low``/``high``
+    bounds (``whole``: a whole number) or ``choices``, the ``help`` and an ``env`` variable.
+    ``cli=False``: a field no command takes (library tuning); ``page=False``: the web server's
+    setting, not a request's."""
+
+    help: str
+    flag: str = ""
+    short: str = ""
+    low: float | None = None
+    high: float | None = None
+    whole: bool = False
+    choices: tuple[str, ...] = ()
+    env: str = ""
+    negate: bool = False
+    cli: bool = True
+    page: bool = True  # False: the server's setting, not a request's
+    kind: str = ""  # what the value is, in a refusal: "a cosine similarity", "seconds"
+    note: str = ""  # said after the range in a refusal: "(all: every edge)"
+
+    def refusal(self, name: str, value: Any) -> str | None:
+        """Why ``value`` is refused for the field ``name`` (a message that begins with the
+        field), None when it is in range."""
+        if value is None or (self.low is None and self.high is None and not self.choices):
+            return None
+        if self.choices:
+            if value in self.choices:
+                return None
+            return f"{name} must be one of {', '.join(self.choices)}, got {value!r}"
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = number and (isinstance(value, int) or not self.whole)  # NaN fails the bounds
+        if ok and (self.low is None or value >= self.low) and (
+            self.high is None or value <= self.high
+        ):
+            return None
+        kind = self.kind or ("a whole number" if self.whole else "a number")
+        note = f" {self.note}" if self.note else ""
+        return f"{name} must be {kind}{self.span()}{note}, got {value!r}"
+
+    def span(self) -> str:
+        """The range in words, after what the value is: " from 1 to 20", ", 0 or more"."""
+        low, high = _shown(self.low), _shown(self.high)
+        if self.low is not None and self.high is not None:
+            return f" from {low} to {high}"
+        return f", {low} or more" if self.low is not None else f", {high} or less"
+
+    def described(self) -> str:
+        """The help, and the range as its last sentence ("From 1 to 20.")."""
+        if self.low is None and self.high is None:
+            return self.help
+        span = self.span().lstrip(" ,")
+        return f"{self.help} {span[0].upper()}{span[1:]}."
+
+
+def _shown(bound: float | None) -> str:
+    if bound is None:
+        return ""
+    return f"{int(bound):,}" if float(bound).is_integer() else f"{bound:g}"
+
+
+def option(default: Any = MISSING, *, factory: Any = MISSING, **opt: Any) -> Any:
+    """A dataclass field with its :class:`Opt`."""
+    if factory is not MISSING:
+        return field(default_factory=factory, metadata={"option": Opt(**opt)})
+    return field(default=default, metadata={"option": Opt(**opt)})
+
+
+def declared(cls: Any) -> Iterator[tuple[Field[Any], Opt]]:
+    """The fields of an options dataclass that carry an :class:`Opt`, in order."""
+    for f in fields(cls):
+        if "option" in f.metadata:
+            yield f, f.metadata["option"]
+
+
+def check(options: Any) -> None:
+    """InputError (with the field) for the first declared field out of its range or choices."""
+    for f, opt in declared(options):
+        if (why := opt.refusal(f.name, getattr(options, f.name))) is not None:
+            raise InputError(why, field=f.name)
