@@ -95,3 +95,13 @@ def check(options: Any) -> None:
     for f, opt in declared(options):
         if (why := opt.refusal(f.name, getattr(options, f.name))) is not None:
             raise InputError(why, field=f.name)
+
+
+def options_of(kind: Any, given: dict[str, Any]) -> Any:
+    """``kind(**given)`` for an options dataclass, an unknown keyword an InputError naming the
+    known ones."""
+    known = {f.name for f in fields(kind)}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise InputError(f"Unknown option {unknown[0]!r}: use one of {', '.join(sorted(known))}")
+    return kind(**given)

@@ -96,7 +96,7 @@ def test_fetch_skips_papers_done_in_a_collection(fake: FakeEutils, tmp_path: Pat
     wd = tmp_path / "wd"
     with Collection.writer(wd, "endo", create=True) as coll:
         coll.commit_paper("33316284", None, [], [])  # done (a paper without relations)
-        coll.mark_failed("33169800", None, "model error")  # failed papers are fetched again
+        coll.ledger.mark_failed("33169800", None, "model error")  # failed papers are fetched again
     out = tmp_path / "p.csv"
     result = invoke(fake, out, "--collection", "endo", "--working-dir", str(wd))
     assert result.exit_code == 0, result.output

@@ -28,8 +28,8 @@ def wd(tmp_path: Path) -> Path:
             points, refs = paper_edges(pid, cid_papers()[pid])
             items.append(PaperEdges(pid, f"sha256:{pid}", points, refs))
         coll.commit_papers(items)
-        coll.mark_failed("PMID:11166519", "sha256:x", "Ollama returned HTTP 500 after 3 tries")
-        coll.record_run_end(run, {"done": 3, "failed": 1})
+        coll.ledger.mark_failed("PMID:11166519", "sha256:x", "Ollama returned HTTP 500 after 3 tries")
+        coll.ledger.record_run_end(run, {"done": 3, "failed": 1})
     return work
 
 

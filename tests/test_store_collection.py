@@ -54,7 +54,7 @@ def test_missing_collection_lists_the_existing_ones(tmp_path: Path) -> None:
 
 def test_commit_stores_exactly_and_marks_done(tmp_path: Path) -> None:
     with Collection.writer(tmp_path, "cid", create=True) as coll:
-        coll.mark_pending("PMID:2696505", "sha256:a")
+        coll.ledger.mark_pending("PMID:2696505", "sha256:a")
         assert coll.ledger.paper_state("PMID:2696505").status == "pending"  # type: ignore[union-attr]
         commit(coll, "PMID:2696505")
         state = coll.ledger.paper_state("PMID:2696505")
@@ -70,7 +70,7 @@ def test_commit_stores_exactly_and_marks_done(tmp_path: Path) -> None:
         hits = list(coll.store.scroll(Filter(must=(Match("paper_id", "PMID:2696505"),))))
         assert sorted(h.payload["target_id"] for h in hits) == ["D007022", "D016534"]
         assert coll.ledger.paper_state("PMID:2696505").n_edges == 2  # type: ignore[union-attr]
-        coll.mark_failed("PMID:7881871", "sha256:c", "LLM answer never matched the schema")
+        coll.ledger.mark_failed("PMID:7881871", "sha256:c", "LLM answer never matched the schema")
         assert [p.paper_id for p in coll.ledger.papers("failed")] == ["PMID:7881871"]
         # the payload carries the node keys set by the collection, the degrees stay in the ledger
         hit = coll.store.search(vec("nitroprusside induces hypotension"), limit=1)[0]
@@ -202,7 +202,7 @@ if scenario == "new-paper":
     pid, rows = "PMID:12653683", papers["PMID:12653683"]
 else:  # re-index: the paper had 3 edges, now 2
     pid, rows = "PMID:2696505", papers["PMID:2696505"][:2]
-coll.mark_pending(pid, "h2")
+coll.ledger.mark_pending(pid, "h2")
 points, refs = paper_edges(pid, rows)
 coll.commit_paper(pid, "h2", points, refs)
 print("not killed")
@@ -273,10 +273,10 @@ def test_stats_runs_and_sync_state(tmp_path: Path) -> None:
         run = coll.ledger.begin_run("fastbmrag update", {"input": "papers.csv"})
         commit(coll, "PMID:2696505")
         commit(coll, "PMID:7881871")
-        coll.mark_failed("PMID:12653683", "h", "Ollama returned HTTP 500 three times")
-        coll.mark_pending("PMID:11166519", "h")
-        coll.record_run_end(run or 0, {"done": 2, "failed": 1})
-        coll.set_sync_state("endometriosis[MeSH]", "2024/10/01", new_papers=12)
+        coll.ledger.mark_failed("PMID:12653683", "h", "Ollama returned HTTP 500 three times")
+        coll.ledger.mark_pending("PMID:11166519", "h")
+        coll.ledger.record_run_end(run or 0, {"done": 2, "failed": 1})
+        coll.ledger.set_sync_state("endometriosis[MeSH]", "2024/10/01", new_papers=12)
         stats = collection_status(coll)
     assert stats["papers"] == {"done": 2, "failed": 1, "pending": 1, "total": 4}
     assert stats["failed"] == [

@@ -687,7 +687,7 @@ def test_the_page_says_which_update_holds_the_store_since_when_and_how_far(
     with Collection.writer(dirty, "demo", command="fastbmrag update") as coll:
         run_id = coll.ledger.record_run_start("update", {})
         r = client.post("/api/query", json={"question": "IL1B?"})
-        coll.record_run_end(run_id, {})
+        coll.ledger.record_run_end(run_id, {})
     assert r.status_code == 503 and r.json()["retry"] is True
     error = r.json()["error"]
     assert error.startswith("`fastbmrag update` is updating collection 'demo' since 20")

@@ -58,7 +58,7 @@ class Indexer:
         out = Indexed()
         for p in papers:
             if p.paper_id in self.fail:
-                self.coll.mark_failed(p.paper_id, p.content_hash(), "model error")
+                self.coll.ledger.mark_failed(p.paper_id, p.content_hash(), "model error")
                 out.failed += 1
                 out.failures.append((p.paper_id, "model error"))
             else:
@@ -100,20 +100,20 @@ def test_window_first_run_default_and_overrides(coll: Collection) -> None:
 
 
 def test_window_after_a_mark_has_one_day_of_overlap(coll: Collection) -> None:
-    coll.set_sync_state(Q, "2020-12-10")
+    coll.ledger.set_sync_state(Q, "2020-12-10")
     assert sync_window(coll, Q, today=TODAY) == (date(2020, 12, 9), TODAY, "2020-12-10")
     # another query of the same collection has its own mark
     assert sync_window(coll, "other", today=TODAY)[2] is None
-    coll.set_sync_state(Q, "2020-12-10", retry_from="2020-11-01")
+    coll.ledger.set_sync_state(Q, "2020-12-10", retry_from="2020-11-01")
     assert sync_window(coll, Q, today=TODAY)[0] == date(2020, 11, 1)
-    coll.set_sync_state(Q, "10/12/2020")
+    coll.ledger.set_sync_state(Q, "10/12/2020")
     with pytest.raises(InputError, match="pass --since"):
         sync_window(coll, Q, today=TODAY)
 
 
 def test_done_set_reads_the_ledger(coll: Collection) -> None:
     coll.commit_paper("123", None, [], [])
-    coll.mark_failed("456", None, "boom")
+    coll.ledger.mark_failed("456", None, "boom")
     done = DoneSet(coll)
     assert "123" in done
     assert "456" not in done and "789" not in done and "" not in done
@@ -158,7 +158,7 @@ def test_nothing_new_does_not_call_the_indexer(fake: FakeEutils, coll: Collectio
 
 
 def test_full_text_failure_keeps_the_mark(fake: FakeEutils, coll: Collection) -> None:
-    coll.set_sync_state(Q, "2008-06-29")
+    coll.ledger.set_sync_state(Q, "2008-06-29")
     fake.fail("fulltext", 503, times=10)
     indexer = Indexer(coll)
     s = FetchSettings.resolve(

@@ -35,7 +35,10 @@ def delete(
     """
     from fastbmrag import RAG
 
-    rag = RAG(working_dir, collection, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key)
+    rag = RAG.from_options(
+        {"working_dir": working_dir, "collection": collection, "qdrant_url": qdrant_url,
+         "qdrant_api_key": qdrant_api_key}
+    )  # fmt: skip
     known, unknown, removed = rag.delete(paper_ids)
     if unknown:
         click.echo(f"Not in collection '{collection}': {', '.join(unknown)}", err=True)

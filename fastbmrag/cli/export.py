@@ -76,7 +76,10 @@ def export(
                 "--format csv"
             )
         fmt = suffix
-    rag = RAG(working_dir, collection, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key)
+    rag = RAG.from_options(
+        {"working_dir": working_dir, "collection": collection, "qdrant_url": qdrant_url,
+         "qdrant_api_key": qdrant_api_key}
+    )  # fmt: skip
     collection = rag.collection_name  # the one there is, when not given; checked before writing
     try:
         if output == "-":

@@ -133,7 +133,10 @@ def status(
     """
     from fastbmrag import RAG
 
-    rag = RAG(working_dir, collection, qdrant_url=qdrant_url, qdrant_api_key=qdrant_api_key)
+    rag = RAG.from_options(
+        {"working_dir": working_dir, "collection": collection, "qdrant_url": qdrant_url,
+         "qdrant_api_key": qdrant_api_key}
+    )  # fmt: skip
     stats = rag.status(max_failed=None if as_json else 20)
     held = rag.check_store()  # a damaged store is an error here too
     stats["store_opened"], stats["store_not_opened"] = held is None, held

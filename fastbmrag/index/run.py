@@ -256,7 +256,7 @@ async def _run(
         finally:
             _account(summary, llm, started)
             if own is not None:
-                collection.record_run_end(own, summary.to_dict())
+                collection.ledger.record_run_end(own, summary.to_dict())
         return summary
     finally:
         _account(summary, llm, started)
@@ -340,7 +340,7 @@ async def _work(
                     commit()
             else:
                 error = one_line(outcome.error or "unknown error")
-                collection.mark_failed(paper.paper_id, digest, error)
+                collection.ledger.mark_failed(paper.paper_id, digest, error)
                 summary.failed += 1
                 summary.failures.append((paper.paper_id, error))
                 log.warning("paper %s failed: %s", paper.paper_id, error)

@@ -96,5 +96,29 @@ __all__ = [
     "ResponseCache",
     "ServerPool",
     "Usage",
+    "llm_for",
     "make_llm",
 ]
+
+
+def llm_for(
+    s: config.Settings, *, cache: bool | None = None, query: bool = False
+) -> BaseLLM | ServerPool:
+    """The client the settings ``s`` describe, with the working directory's response cache
+    unless ``cache`` is False (or the settings turn it off). ``query``: a question's one
+    embedding must come within the preflight bound, so that a server that hangs is named (or,
+    in a pool, left out) at once."""
+    use_cache = s.use_cache if cache is None else cache and s.use_cache
+    return make_llm(
+        s.llm_backend,
+        host=s.host,
+        model=s.llm_model,
+        embed_model=s.embed_model,
+        concurrency=s.concurrency,
+        embed_batch=s.embed_batch,
+        num_ctx=s.num_ctx,
+        cache=ResponseCache.for_working_dir(s.working_dir) if use_cache else None,
+        api_key=s.api_key,
+        preflight_timeout=s.preflight_timeout,
+        **({"embed_timeout": s.preflight_timeout} if query else {}),
+    )

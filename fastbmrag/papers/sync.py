@@ -68,12 +68,10 @@ class IndexResult(Protocol):
 
 class SyncLedger(Protocol):
     """The part of :class:`fastbmrag.store.collection.Collection` that sync uses (its ledger:
-    paper states and the last-sync marks)."""
+    paper states and the last-sync marks, through ``ledger``)."""
 
     @property
     def ledger(self) -> Any: ...
-
-    def set_sync_state(self, query: str, last_date: str, **info: Any) -> None: ...
 
     def retraction_candidates(self) -> list[str]: ...
 
@@ -240,7 +238,7 @@ def sync_collection(
     mindate, maxdate, mark = sync_window(collection, query, since=since, days=days, today=today)
     log.info("sync %r: Entrez dates %s..%s (last mark %s)", query, mindate, maxdate, mark)
     if not dry_run:  # until this run succeeds, the next one starts from the same date
-        collection.set_sync_state(query, mark or "", retry_from=mindate.isoformat())
+        collection.ledger.set_sync_state(query, mark or "", retry_from=mindate.isoformat())
 
     kwargs: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
     with PubMedClient(settings, **kwargs) as client:
@@ -270,7 +268,7 @@ def sync_collection(
         records = client.study_labels(collection.relabel_candidates())
     result.relabelled = collection.relabel(records)
     if result.failed == 0:
-        collection.set_sync_state(
+        collection.ledger.set_sync_state(
             query,
             maxdate.isoformat(),
             mindate=mindate.isoformat(),
@@ -280,7 +278,7 @@ def sync_collection(
         )
         result.mark, result.mark_moved = maxdate.isoformat(), True
     else:
-        collection.set_sync_state(
+        collection.ledger.set_sync_state(
             query,
             mark or "",
             retry_from=mindate.isoformat(),

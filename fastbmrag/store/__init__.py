@@ -17,7 +17,8 @@ from fastbmrag.store.base import (
     node_key,
 )
 from fastbmrag.store.collection import DEFAULT_OPTIMIZE_MIN_POINTS, Collection, PaperEdges
-from fastbmrag.store.ledger import Ledger, PaperState, RunRecord, SyncState
+from fastbmrag.store.history import RunRecord, SyncState
+from fastbmrag.store.ledger import Ledger, PaperState
 from fastbmrag.store.places import list_collections
 
 __all__ = [

@@ -217,12 +217,6 @@ class Collection(Closing):
             self._dim = dim
 
     # -- papers -----------------------------------------------------------------------------
-    def mark_pending(self, paper_id: str, content_hash: str | None) -> None:
-        self.ledger.mark_pending(paper_id, content_hash)
-
-    def mark_failed(self, paper_id: str, content_hash: str | None, error: str) -> None:
-        self.ledger.mark_failed(paper_id, content_hash, error)
-
     def commit_paper(
         self, paper_id: str, content_hash: str | None, points: list[Point], refs: list[EdgeRef]
     ) -> None:
@@ -426,13 +420,6 @@ class Collection(Closing):
                 return False
             self.store.optimize()
             return True
-
-    # -- runs and sync state ----------------------------------------------------------------
-    def record_run_end(self, run_id: int, summary: dict[str, Any]) -> None:
-        self.ledger.record_run_end(run_id, summary)
-
-    def set_sync_state(self, query: str, last_date: str, **info: Any) -> None:
-        self.ledger.set_sync_state(query, last_date, **info)
 
     # -- status -----------------------------------------------------------------------------
     def size_on_disk(self) -> int:

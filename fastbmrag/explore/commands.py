@@ -1,0 +1,258 @@
+"""The graph commands of a workspace (:class:`fastbmrag.RAG`), no model call: the start page,
+entity completion and cards, contradictions, paths, the digest and its watched entities, the
+concepts below one, and the edges as a DataFrame or a networkx graph. Names and ids are
+resolved as a query's entities are (:func:`fastbmrag.query.resolve_entity`)."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from fastbmrag.declared import options_of
+from fastbmrag.errors import InputError
+from fastbmrag.store.admin import status
+
+if TYPE_CHECKING:
+    import networkx
+    import pandas
+
+    from fastbmrag.store.workspace import Workspace
+
+
+def node_keys(rag: Workspace, name: str) -> tuple[str, ...]:
+    """The node keys a name or id (IL1B, HGNC:5992, endometriosis) can have."""
+    from fastbmrag.query import resolve_entity
+
+    return resolve_entity(name, rag.normalizer()).node_keys()
+
+
+def overview(rag: Workspace) -> dict[str, Any]:
+    """The collection at a glance (a start page): counts, the last update, the most
+    connected genes, diseases and chemicals, the papers indexed last, example questions."""
+    from fastbmrag.explore import overview
+
+    stats = status(rag, max_failed=0)
+    with rag.reader(command="overview") as coll:
+        return {
+            "collection": stats["collection"],
+            "papers": stats["papers"]["done"],
+            "edges": stats["edges"],
+            "entities": stats["entities"],
+            "retracted_papers": stats["retracted_papers"],
+            "last_update": (stats["last_run"] or {}).get("ended_at"),
+            **overview(coll),
+        }
+
+
+def find_entities(rag: Workspace, text: str, limit: int = 10) -> list[dict[str, Any]]:
+    """The collection's entities named or identified by ``text`` (a prefix first)."""
+    from fastbmrag.explore import find_entities
+
+    _text_arg(text, "text")
+    with rag.reader(command="entity") as coll:
+        return find_entities(coll, text, limit=limit)
+
+
+def contradictions(
+    rag: Workspace, entity: str | None = None, *, designs: Any = (), organisms: Any = ()
+) -> list[dict[str, Any]]:
+    """The entity pairs whose papers disagree (opposite relationship types), most papers
+    first; with ``entity``, only pairs it is part of; ``designs`` / ``organisms``: only
+    papers of these study designs and organisms (as a query's)."""
+    from fastbmrag.explore import contradictions, node_names
+    from fastbmrag.query import resolve_entity
+
+    studies = _studies(designs, organisms)
+    if entity is not None:
+        _text_arg(entity, "entity")
+    if entity is None:
+        with rag.ledger() as coll:
+            return contradictions(coll, (), studies)
+    found = resolve_entity(entity, rag.normalizer())  # "" is an error there
+    with rag.ledger() as coll:
+        known = node_names(coll)
+        if not any(k in known for k in found.node_keys()):
+            raise _absent(entity, found, coll.name, "so no pair holds it")
+        return contradictions(coll, found.node_keys(), studies)
+
+
+def path(
+    rag: Workspace, start: str, end: str, *, max_hops: int = 3, designs: Any = (), organisms: Any = ()
+) -> list[list[dict[str, Any]]]:
+    """The best-supported paths between two entities, each hop with its relation, papers
+    and an evidence sentence; ``designs`` / ``organisms`` as for :meth:`contradictions`."""
+    from fastbmrag.explore import node_names, paths
+    from fastbmrag.query import resolve_entity
+
+    _text_arg(start, "start")
+    _text_arg(end, "end")
+    norm = rag.normalizer()
+    ends = [resolve_entity(start, norm), resolve_entity(end, norm)]
+    if set(ends[0].node_keys()) & set(ends[1].node_keys()):
+        named = f"{ends[0].name} ({ends[0].id})" if ends[0].id else repr(start)
+        raise InputError(
+            f"{start!r} and {end!r} both name {named}: a path joins two different entities"
+        )
+    with rag.reader(command="path") as coll:
+        known = node_names(coll)
+        for given, found in zip((start, end), ends, strict=True):
+            if not any(k in known for k in found.node_keys()):
+                raise _absent(given, found, coll.name, "so no path reaches it")
+        return paths(coll, ends[0].node_keys(), ends[1].node_keys(), max_hops=max_hops,
+                     studies=_studies(designs, organisms))  # fmt: skip
+
+
+def entity(rag: Workspace, name: str, *, designs: Any = (), organisms: Any = ()) -> dict[str, Any] | None:
+    """An entity's card: vocabulary facts and what the collection holds about it (in the
+    papers of ``designs`` / ``organisms``, as for :meth:`contradictions`), its papers
+    counted by study design. An entry of the vocabularies that no edge is about gets its
+    facts alone (``in_collection`` false); a name neither knows is None."""
+    from fastbmrag.explore import entity_card, node_names, vocabulary_card
+    from fastbmrag.query import resolve_entity
+
+    studies = _studies(designs, organisms)
+    _text_arg(name, "name")
+    norm = rag.normalizer()
+    found = resolve_entity(name, norm)
+    with rag.reader(command="entity") as coll:
+        known = node_names(coll)
+        key = next((k for k in found.node_keys() if k in known), None)
+        if key is not None:
+            ontology_id = known[key]["id"]
+            facts: dict[str, Any] = norm.facts(ontology_id) if ontology_id else {}
+            return entity_card(coll, key, facts, studies)
+    facts = norm.facts(found.id) if found.id else {}
+    return vocabulary_card(found.name, found.type, found.id, facts) if facts else None
+
+
+def digest(rag: Workspace, since: str = "last") -> dict[str, Any]:
+    """What the runs since ``since`` changed (:mod:`fastbmrag.explore.digest`): new papers
+    and edges by entity, watched ones first, pairs that newly disagree or agree,
+    retractions. No model call."""
+    from fastbmrag.explore.digest import digest
+
+    if not isinstance(since, str):
+        raise InputError(f"since must be 'last', a run number or a date as text, got {since!r}")
+    with rag.reader(command="digest") as coll:
+        return digest(coll, since)
+
+
+def watch(rag: Workspace, names: Sequence[str]) -> list[tuple[str, str]]:
+    """Watch these entities (names or ids, normalised as a query's ``entities`` are): their
+    news come first in a digest. The (node key, name) watched."""
+    from fastbmrag.explore import node_names
+    from fastbmrag.query import resolve_entity
+
+    norm = rag.normalizer()
+    with rag.ledger() as coll:
+        known = node_names(coll)
+        chosen = []
+        for name in names:
+            _text_arg(name, "name")
+            found = resolve_entity(name, norm)
+            keys = found.node_keys()
+            key = next((k for k in keys if k in known), keys[0])
+            chosen.append((key, known.get(key, {}).get("name") or found.name))
+        coll.ledger.watch(chosen)
+    return chosen
+
+
+def unwatch(rag: Workspace, names: Sequence[str]) -> int:
+    """Stop watching these entities (names, ids or the keys ``watched`` lists): how many."""
+    from fastbmrag.query import resolve_entity
+
+    norm = rag.normalizer()
+    with rag.ledger() as coll:
+        watched = coll.ledger.watched()
+        keys = set()
+        for name in names:
+            _text_arg(name, "name")
+            named = {k for k, n in watched.items() if name in (k, n)}
+            keys |= named or set(resolve_entity(name, norm).node_keys())
+        return coll.ledger.unwatch(sorted(keys))
+
+
+def watched(rag: Workspace) -> dict[str, str]:
+    """Node key -> name of the watched entities."""
+    with rag.ledger() as coll:
+        return coll.ledger.watched()
+
+
+def narrower(rag: Workspace, name: str, limit: int = 5) -> list[str]:
+    """The collection's entities below a concept (MeSH descendants, an HGNC gene group's
+    genes), most connected first: where to look when no edge is about the concept itself."""
+    from fastbmrag.explore import node_names
+    from fastbmrag.query import resolve_entity
+
+    norm = rag.normalizer()
+    concept = resolve_entity(name, norm).id
+    if not concept:
+        return []
+    with rag.reader(command="entity") as coll:
+        below = [
+            e for e in node_names(coll).values() if e["id"] and concept in norm.ancestors(e["id"])
+        ]
+    return [e["name"] for e in sorted(below, key=lambda e: -e["degree"])[:limit]]
+
+
+def edges(rag: Workspace, **filters: Any) -> pandas.DataFrame:
+    """Every edge passing the query filters (``entities``, ``relationship_types``,
+    ``since``, ``min_weight``, ...): one row per edge, its payload and current weight."""
+    import pandas
+
+    rows = [{"point_id": point_id, **payload} for point_id, payload in _edges(rag, filters)]
+    if not rows:  # no edge: the columns all the same
+        import dataclasses
+
+        from fastbmrag.store.payload import EdgePayload
+
+        fields = [f.name for f in dataclasses.fields(EdgePayload)]
+        return pandas.DataFrame(columns=["point_id", *fields, "weight"])
+    return pandas.DataFrame(rows)
+
+
+def graph(rag: Workspace, **filters: Any) -> networkx.DiGraph:
+    """The edges passing the query filters as a directed graph: a node per entity (name,
+    type, ontology id), an edge per (source, target) with every relation between them
+    (``relations``: type, paper, description) and the pair's largest weight."""
+    from fastbmrag.explore import as_digraph
+
+    return as_digraph(payload for _, payload in _edges(rag, filters))
+
+
+def _edges(rag: Workspace, filters: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    from fastbmrag.query import FilterSpec, Parse, QueryOptions, build_spec
+
+    opts = options_of(QueryOptions, {**filters, "link": False})
+    with rag.reader(command="edges") as coll:
+        spec: FilterSpec = build_spec(opts, [], Parse(), rag.normalizer())
+        spec = spec.resolve_weight(coll)
+        for hit in coll.edges(spec.to_filter() or None):
+            yield hit.id, hit.payload
+
+
+def _studies(designs: Any, organisms: Any) -> Any:
+    """The study filter of a graph command, its values checked as a query's."""
+    from fastbmrag.explore import Studies
+    from fastbmrag.query import QueryOptions
+
+    checked = QueryOptions(designs=designs, organisms=organisms)
+    return Studies(checked.designs, checked.organisms)
+
+
+def _text_arg(value: Any, name: str) -> None:
+    """InputError naming the argument where a name or id is not text."""
+    if not isinstance(value, str):
+        raise InputError(
+            f"{name} must be an entity's name or id as text (IL1B, HGNC:5992), got {value!r}"
+        )
+
+
+def _absent(given: str, found: Any, collection: str, so: str) -> InputError:
+    """The error for an entity (``found``: its resolution) no edge of the collection is about."""
+    named = f"{found.name} ({found.id})" if found.id else repr(given)
+    return InputError(
+        f"{named} is not in collection '{collection}': no edge is about it, {so} "
+        f"(`fastbmrag entity {shlex.quote(given)}` says what the vocabularies know of it)"
+    )
