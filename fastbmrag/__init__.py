@@ -22,6 +22,7 @@ from fastbmrag.config import __version__
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG
+    from fastbmrag.explore.commands import PathOptions
     from fastbmrag.index.options import UpdateOptions
     from fastbmrag.papers import (
         Paper,
@@ -57,6 +58,7 @@ _FACE = {
     "FetchSettings": "fastbmrag.papers.eutils",
     "MAX_NAME_CHARS": "fastbmrag.prompts",
     "QueryOptions": "fastbmrag.query.options",
+    "PathOptions": "fastbmrag.explore.commands",
     "UpdateOptions": "fastbmrag.index.options",
     "render": "fastbmrag.query",
     "PAYLOAD_FILTERS": "fastbmrag.query.filters",
@@ -81,6 +83,7 @@ __all__ = [
     "Normalized",
     "Paper",
     "PaperFiles",
+    "PathOptions",
     "PAYLOAD_FILTERS",
     "QueryOptions",
     "RAG",

@@ -8,10 +8,11 @@ from typing import Any
 
 import click
 
-from fastbmrag import DESIGNS
+from fastbmrag import DESIGNS, PathOptions
 from fastbmrag.cli.common import (
     collection_option,
     counted,
+    declared_options,
     json_option,
     qdrant_options,
     working_dir_option,
@@ -92,7 +93,7 @@ def contradictions(
 @collection_option()
 @working_dir_option
 @qdrant_options
-@click.option("--max-hops", type=click.IntRange(1, 6), default=3, show_default=True)
+@declared_options(PathOptions)
 @study_options
 @json_option
 def path(

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.declared import options_of
+from fastbmrag.declared import check, option, options_of
 from fastbmrag.errors import InputError
 from fastbmrag.store.admin import status
 
@@ -18,6 +19,22 @@ if TYPE_CHECKING:
     import pandas
 
     from fastbmrag.store.workspace import Workspace
+
+
+MAX_HOPS = 6  # a path of more hops says little: every entity is a few hops from every other
+
+
+@dataclass
+class PathOptions:
+    """What `path` can be told beyond its two entities and the study filters."""
+
+    max_hops: int = option(
+        3, flag="--max-hops", low=1, high=MAX_HOPS, whole=True,
+        help="Most hops a path may take.",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check(self)
 
 
 def node_keys(rag: Workspace, name: str) -> tuple[str, ...]:
@@ -85,6 +102,7 @@ def path(
     from fastbmrag.explore import node_names, paths
     from fastbmrag.query import resolve_entity
 
+    PathOptions(max_hops=max_hops)  # its range, as every door refuses it
     _text_arg(start, "start")
     _text_arg(end, "end")
     norm = rag.normalizer()

@@ -49,6 +49,7 @@ from fastbmrag.errors import (
     ModelNotFound,
     StoreBusy,
 )
+from fastbmrag.explore.commands import PathOptions
 from fastbmrag.query import QueryOptions
 
 if TYPE_CHECKING:
@@ -86,17 +87,21 @@ def _text(value: Any, name: str) -> str:
     return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace").strip()
 
 
-def _whole(request: Request, name: str, default: int, low: int, high: int) -> int:
-    """A whole-number query parameter within [low, high] (InputError naming it)."""
+def _whole(
+    request: Request, name: str, default: int, low: int | None = None, high: int | None = None
+) -> int:
+    """A whole-number query parameter (InputError naming it), within [low, high] where given
+    here; an operation's declared option is held to its range by the operation."""
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
+    span = f" from {low} to {high}" if low is not None and high is not None else ""
     try:
         value = int(raw)
     except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        raise InputError(f"'{name}' must be a whole number from {low} to {high}, got {raw!r}")
+        raise InputError(f"'{name}' must be a whole number{span}, got {raw!r}") from None
+    if span and not low <= value <= high:  # type: ignore[operator]
+        raise InputError(f"'{name}' must be a whole number{span}, got {raw!r}")
     return value
 
 
@@ -251,7 +256,7 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
     async def path(request: Request) -> Response:
         try:
             start, end = name(request, "start"), name(request, "end")
-            hops = _whole(request, "max_hops", 3, 1, 6)
+            hops = _whole(request, "max_hops", PathOptions().max_hops)
         except InputError as err:
             return JSON({"error": str(err)}, status_code=400)
         return await call(rag.path, start, end, max_hops=hops)
