@@ -11,7 +11,12 @@ from fastbmrag.declared import check, option
 from fastbmrag.errors import InputError
 
 MAX_WAIT = 3600  # seconds a run may wait for the store (--wait)
-_RANGES = config.UPDATE_RANGES
+
+
+def _whole(name: str) -> dict[str, int | bool]:
+    """A whole-number option's bounds, from :data:`fastbmrag.config.UPDATE_RANGES`."""
+    low, high = config.UPDATE_RANGES[name]
+    return {"low": low, "high": high, "whole": True}
 
 
 @dataclass
@@ -27,35 +32,35 @@ class UpdateOptions:
     # Papers in flight: the model requests in flight (the settings' concurrency per server), so
     # that every request slot has a paper to work on; the LLM client bounds the requests.
     concurrency: int = option(
-        config.DEFAULT_CONCURRENCY, low=_RANGES["concurrency"][0],
-        high=_RANGES["concurrency"][1], whole=True, cli=False, help="Papers in flight.",
+        config.DEFAULT_CONCURRENCY, **_whole("concurrency"), cli=False,
+        help="Papers in flight.",
     )  # fmt: skip
     chunk_chars: int = option(
-        config.DEFAULT_CHUNK_CHARS, flag="--chunk-size", low=_RANGES["chunk_chars"][0],
-        high=_RANGES["chunk_chars"][1], whole=True, help="Max characters per main-text chunk.",
+        config.DEFAULT_CHUNK_CHARS, flag="--chunk-size", **_whole("chunk_chars"),
+        help="Max characters per main-text chunk.",
     )  # fmt: skip
     chunk_overlap: int = option(
-        config.DEFAULT_CHUNK_OVERLAP, flag="--chunk-overlap", low=_RANGES["chunk_overlap"][0],
-        high=_RANGES["chunk_overlap"][1], whole=True,
+        config.DEFAULT_CHUNK_OVERLAP, flag="--chunk-overlap", **_whole("chunk_overlap"),
         help="Characters repeated where a paragraph is split.",
     )  # fmt: skip
     top_k: int = option(
-        config.DEFAULT_REFINE_TOP_K, flag="--top-k", low=_RANGES["top_k"][0],
-        high=_RANGES["top_k"][1], whole=True, help="Chunks per relation in stage 2.",
+        config.DEFAULT_REFINE_TOP_K, flag="--top-k", **_whole("top_k"),
+        help="Chunks per relation in stage 2.",
     )  # fmt: skip
     min_similarity: float = option(
         config.DEFAULT_MIN_SIMILARITY, flag="--min-similarity", low=-1, high=1,
         kind="a cosine similarity", help="Cosine floor for a chunk to refine a relation.",
     )  # fmt: skip
     commit_every: int = option(
-        32, low=_RANGES["commit_every"][0], high=_RANGES["commit_every"][1], whole=True,
+        32, **_whole("commit_every"),
         cli=False, help="Finished papers per store flush and ledger transaction.",
     )  # fmt: skip
     commit_seconds: float = option(
-        5.0, low=0, kind="seconds", cli=False, help="... or fewer, when this long has passed since the last.",
+        5.0, low=0, kind="seconds", cli=False,
+        help="... or fewer, when this long has passed since the last.",
     )  # fmt: skip
     num_predict: int | None = option(
-        None, low=_RANGES["num_predict"][0], high=_RANGES["num_predict"][1], whole=True,
+        None, **_whole("num_predict"),
         cli=False, help="Completion cap of the draft and refine calls (else theirs).",
     )  # fmt: skip
     wait: float = option(
