@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from fastbmrag.query import render
     from fastbmrag.query.filters import PAYLOAD_FILTERS
     from fastbmrag.query.options import QueryOptions
+    from fastbmrag.store.admin import ExportOptions
     from fastbmrag.vocab import Normalized, abstention, update_vocab, vocab_cache_dir, vocab_info
     from fastbmrag.web import create_app
 
@@ -60,6 +61,7 @@ _FACE = {
     "QueryOptions": "fastbmrag.query.options",
     "PathOptions": "fastbmrag.explore.commands",
     "UpdateOptions": "fastbmrag.index.options",
+    "ExportOptions": "fastbmrag.store.admin",
     "render": "fastbmrag.query",
     "PAYLOAD_FILTERS": "fastbmrag.query.filters",
     "Normalized": "fastbmrag.vocab",
@@ -76,6 +78,7 @@ __all__ = [
     "create_app",
     "DEFAULT_DATETYPE",
     "expand_inputs",
+    "ExportOptions",
     "FetchSettings",
     "iter_file",
     "iter_papers",

@@ -32,6 +32,7 @@ from fastbmrag.store import admin
 from fastbmrag.store.collection import Collection
 from fastbmrag.store.opening import check_no_writer_waits
 from fastbmrag.store.places import check_name, choose_collection, readahead
+from fastbmrag.util.wording import option_named
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
 
 if TYPE_CHECKING:
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from fastbmrag.llm import BaseLLM, ServerPool
     from fastbmrag.papers.eutils import FetchReport, FetchSettings
     from fastbmrag.papers.sync import SyncResult
-    from fastbmrag.query import command
+    from fastbmrag.query import QueryResult, command
 else:  # imported on a first call, so that `import fastbmrag` stays fast
 
     class _Later:
@@ -167,7 +168,7 @@ class RAG:
         name = self.settings.collection if create else self.collection_name
         if not name:
             raise ConfigError(
-                f"No collection name: pass collection_name= or --collection, or set "
+                f"No collection name: pass {option_named('collection')}, or set "
                 f"{config.ENV_COLLECTION}"
             )
         waiting: dict[str, Any] = {} if wait is None else {"busy_timeout": wait}  # for readers
@@ -208,6 +209,11 @@ class RAG:
     def query(self, question: str, **options: Any) -> dict[str, Any]:
         """Answer ``question``: what ``fastbmrag query --format json`` prints; ``options`` are
         :class:`fastbmrag.query.QueryOptions` fields (:func:`fastbmrag.query.command.ask`)."""
+        return self.ask(question, **options).to_dict()
+
+    def ask(self, question: str, **options: Any) -> QueryResult:
+        """:meth:`query`'s typed result (:class:`fastbmrag.query.QueryResult`), which the
+        command line renders."""
         return command.ask(self, question, **options)
 
     # --- the operations, each in the package of its concern ---------------------------------
@@ -242,9 +248,10 @@ class RAG:
         """Remove papers and their edges: (deleted, not in the collection, edges removed)."""
         return admin.delete(self, paper_ids)
 
-    def export(self, fmt: str, out: IO[Any], *, raw: bool = False) -> tuple[int, int]:
-        """Write the graph to ``out`` as GraphML or CSV: (nodes, edges)."""
-        return admin.export(self, fmt, out, raw=raw)
+    def export(self, fmt: str, out: IO[Any], **options: Any) -> tuple[int, int]:
+        """Write the graph to ``out`` as GraphML or CSV: (nodes, edges); ``options`` are
+        :class:`fastbmrag.store.admin.ExportOptions` fields (``raw``)."""
+        return admin.export(self, out, fmt=fmt, **options)
 
     def node_keys(self, name: str) -> tuple[str, ...]:
         """The node keys a name or id (IL1B, HGNC:5992, endometriosis) can have."""

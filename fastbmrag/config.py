@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from fastbmrag.errors import ConfigError
+from fastbmrag.util.wording import option_named
 
 __version__ = "0.1.0"  # the package's version (read by the build, shown by --version)
 
@@ -153,7 +154,7 @@ def _each(value: str, one: Callable[[str], str]) -> str:
 def _ollama_url(host: str) -> str:
     if "://" not in host:  # OLLAMA_HOST is often given as host:port
         host = "http://" + host
-    return checked_url(host.rstrip("/"), f"--ollama-host / {ENV_OLLAMA_HOST}", DEFAULT_OLLAMA_HOST)
+    return checked_url(host.rstrip("/"), f"{option_named('ollama_host')} / {ENV_OLLAMA_HOST}", DEFAULT_OLLAMA_HOST)
 
 
 def ollama_host(value: str | None = None) -> str:
@@ -188,7 +189,7 @@ def qdrant_url(value: str | None = None) -> str | None:
     url = value or os.environ.get(ENV_QDRANT_URL) or None
     if url is None or url == ":memory:":
         return url
-    return checked_url(url, f"--qdrant-url / {ENV_QDRANT_URL}", "http://localhost:6333")
+    return checked_url(url, f"{option_named('qdrant_url')} / {ENV_QDRANT_URL}", "http://localhost:6333")
 
 
 def qdrant_api_key(value: str | None = None) -> str | None:
@@ -199,7 +200,7 @@ def _openai_url(url: str) -> str:
     url = url.rstrip("/")
     url = url if url.endswith("/v1") else url + "/v1"
     url = url if "://" in url else "http://" + url
-    return checked_url(url, f"--openai-base-url / {ENV_OPENAI_BASE_URL}", DEFAULT_OPENAI_BASE_URL)
+    return checked_url(url, f"{option_named('openai_base_url')} / {ENV_OPENAI_BASE_URL}", DEFAULT_OPENAI_BASE_URL)
 
 
 def openai_base_url(value: str | None = None) -> str:
@@ -321,14 +322,8 @@ def resolve(**given: Any) -> Settings:
 
 
 def flags(values: dict[str, Any]) -> dict[str, Any]:
-    """The settings flags among a command's options (``no_cache`` / ``no_normalize`` become
-    ``use_cache`` / ``normalize``)."""
-    out = {k: v for k, v in values.items() if k in FLAGS}
-    if "no_cache" in values:
-        out["use_cache"] = not values["no_cache"]
-    if "no_normalize" in values:
-        out["normalize"] = not values["no_normalize"]
-    return out
+    """The settings flags among a command's options (each named as its setting)."""
+    return {k: v for k, v in values.items() if k in FLAGS}
 
 
 def crash_log(err: BaseException) -> str:

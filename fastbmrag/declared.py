@@ -12,6 +12,7 @@ from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any
 
 from fastbmrag.errors import InputError
+from fastbmrag.util.wording import option_named
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ def declared(cls: Any) -> Iterator[tuple[Field[Any], Opt]]:
 def check(options: Any) -> None:
     """InputError (with the field) for the first declared field out of its range or choices."""
     for f, opt in declared(options):
-        if (why := opt.refusal(f.name, getattr(options, f.name))) is not None:
+        if (why := opt.refusal(option_named(f.name), getattr(options, f.name))) is not None:
             raise InputError(why, field=f.name)
 
 

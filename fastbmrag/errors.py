@@ -30,12 +30,18 @@ Exit codes (documented in README.md):
 
 A path that cannot be created or written (``OSError``) is exit 2 with a line naming the path.
 
-Messages are one line and name the fix.
+Messages are one line and name the fix. An option a message names is written
+``option_named(field)`` (:mod:`fastbmrag.util.wording`): the library names the field, and each door
+says it in its own words (:meth:`FastbmragError.said`: ``--top-k`` on the command line,
+``'top_k'`` on the page, ``top_k`` in Python, where ``str(err)`` is the message).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from fastbmrag.util.wording import said
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -52,22 +58,21 @@ class FastbmragError(Exception):
     exit_code = EXIT_CANNOT_START
     summary: Any = None
 
+    def __str__(self) -> str:
+        return self.said(str)
+
+    def said(self, word: Callable[[str], str]) -> str:
+        """The message, each option it names (:func:`~fastbmrag.util.wording.option_named`) said as ``word(field)``."""
+        return said(super().__str__(), word)
+
 
 class InputError(FastbmragError):
-    """An input file or value cannot be used. ``field``: the option it is about, whose name the
-    message begins with (``top_k must be ...``); each door says it in its own words
-    (:meth:`named`: ``--top-k`` on the command line, ``'top_k'`` on the page)."""
+    """An input file or value cannot be used. ``field``: the option it is about, where it is
+    one (its message begins with it: ``top_k must be ...``)."""
 
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)
         self.field = field
-
-    def named(self, name: str) -> str:
-        """The message with its field called ``name``."""
-        text = str(self)
-        if self.field and text.startswith(self.field):
-            return name + text[len(self.field) :]
-        return text
 
 
 class TruncatedInput(InputError):

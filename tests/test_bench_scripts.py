@@ -12,6 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from doors_support import page
 
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import pipeline_responder, schema_title, task_text
@@ -136,14 +137,12 @@ def test_the_command_reference_is_the_clis_own_help() -> None:
 
 
 def test_bench_web_builds_a_collection_the_page_can_read(tmp_path: Path) -> None:
-    from starlette.testclient import TestClient
 
     from fastbmrag import RAG
-    from fastbmrag.web import create_app
 
     bench = script("bench_web")
     bench.build(tmp_path, 160)
-    client = TestClient(create_app(RAG(tmp_path, "bench")))
+    client = page(RAG(tmp_path, "bench"))
     top = client.get("/api/overview").json()
     assert top["edges"] == 160 and top["papers"] == 20 and top["top"]["gene"]
     gene = top["top"]["gene"][0]["name"]

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import cli_run as run
 from click.testing import Result
+from doors_support import cli_run as run
 
 from fastbmrag.testing.fake_eutils import FakeEutils
 from fastbmrag.testing.fake_ollama import FakeOllama

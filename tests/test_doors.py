@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from starlette.testclient import TestClient
+from doors_support import page
 
 from fastbmrag.api import RAG
 from fastbmrag.cli import cli
-from fastbmrag.web import create_app
 
 PAPERS = Path(__file__).parent / "data" / "query" / "papers.csv"
 BAD_URL = "http://[::1"
@@ -61,7 +60,7 @@ def test_numbers_beyond_their_range_or_not_numbers_are_refused(tmp_path: Path) -
 
 def test_the_page_refuses_a_top_k_beyond_its_range(tmp_path: Path) -> None:
     (tmp_path / "c").mkdir()
-    client = TestClient(create_app(RAG(tmp_path, "c")))
+    client = page(RAG(tmp_path, "c"))
     for value in (10**23, 1e23, 0):
         r = client.post("/api/query", json={"question": "IL1B?", "top_k": value})
         assert r.status_code == 400, r.text
@@ -84,14 +83,15 @@ def test_one_path_given_as_a_string_is_one_path(tmp_path: Path) -> None:
 
 
 def test_markdown_escapes_the_markup_of_paper_fields() -> None:
-    from fastbmrag.query.result import render_markdown
+    from fastbmrag.query.result import EdgeResult, QueryResult, render_markdown
 
-    edge = {"n": 1, "score": 0.5, "payload": {"source": "IL1B", "relationship_type": "causes",
-            "target": "<img src=x onerror=alert(1)>", "paper_id": "P<b>1</b>", "year": 2020}}  # fmt: skip
+    edge = EdgeResult(1, "e1", 0.5, 0.5, {"source": "IL1B", "relationship_type": "causes",
+                      "target": "<img src=x onerror=alert(1)>", "paper_id": "P<b>1</b>",
+                      "year": 2020})  # fmt: skip
     ref = {"citations": [1], "paper_id": "P1", "title": "<script>alert(1)</script> IL1B",
            "journal": "J & <i>K</i>", "year": 2020}  # fmt: skip
-    result = {"question": "IL1B <b>?</b>", "understood": [], "no_evidence": None, "warnings": [],
-              "answer": "IL1B <script>x</script> [1].", "references": [ref], "edges": [edge]}  # fmt: skip
+    result = QueryResult("IL1B <b>?</b>", "c", "IL1B <script>x</script> [1].", [ref], [edge],
+                         {}, {}, {}, {}, {})  # fmt: skip
     out = render_markdown(result)
     assert "<" not in out.replace("&lt;", "")
     assert "&lt;script&gt;alert(1)&lt;/script&gt; IL1B" in out and "J &amp; &lt;i&gt;K" in out
@@ -241,10 +241,23 @@ def test_an_option_s_error_is_said_in_the_words_of_the_door_that_took_it(tmp_pat
     with pytest.raises(InputError, match="^min_similarity must be a cosine similarity") as raised:
         RAG(tmp_path, "c").insert_paper(str(PAPERS), min_similarity=float("nan"))
     assert raised.value.field == "min_similarity"
-    page = TestClient(create_app(RAG(tmp_path, "c")), base_url="http://127.0.0.1")
-    said = page.post("/api/query", json={"question": "IL1B?", "min_score": 2})
+    served = page(RAG(tmp_path, "c"), "127.0.0.1")
+    said = served.post("/api/query", json={"question": "IL1B?", "min_score": 2})
     assert said.status_code == 400
     assert said.json()["error"].startswith("'min_score' must be a cosine similarity")
     at_update = CliRunner().invoke(cli, ["update", "-c", "x", "--chunk-size", "200",
                                          "--chunk-overlap", "300", str(PAPERS)])  # fmt: skip
     one_line_error(at_update, "--chunk-overlap 300 must be smaller than the chunk size, 200")
+
+
+def test_a_library_message_names_an_option_as_the_door_that_said_it(tmp_path: Path) -> None:
+    from fastbmrag.errors import CollectionNotFound
+
+    (tmp_path / "other").mkdir()
+    at_cli = CliRunner().invoke(cli, ["query", "IL1B?", "--working-dir", str(tmp_path), "-c",
+                                      "nope", "--no-answer"])  # fmt: skip
+    one_line_error(at_cli, "check --collection and --working-dir, or index papers into it")
+    with pytest.raises(CollectionNotFound) as raised:
+        RAG(tmp_path, "nope").query("IL1B?", no_answer=True)
+    assert str(raised.value).endswith("check collection and working_dir, or index papers into it")
+    assert "\x1f" not in str(raised.value)

@@ -261,7 +261,7 @@ def test_entrez_throttle_is_faster_with_a_key(fake: FakeEutils) -> None:
 
 def test_settings_need_an_email(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NCBI_EMAIL", raising=False)
-    with pytest.raises(ConfigError, match="--email"):
+    with pytest.raises(ConfigError, match="pass email you@example.org or set NCBI_EMAIL"):
         FetchSettings.resolve()
     monkeypatch.setenv("NCBI_EMAIL", "lab@example.org")
     monkeypatch.setenv("NCBI_API_KEY", "abc123")

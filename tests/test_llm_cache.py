@@ -68,7 +68,7 @@ def test_vectors_round_trip_in_bulk(tmp_path: Path) -> None:
 def test_unusable_path_is_a_config_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
-    with pytest.raises(ConfigError, match=r"Cannot open the LLM cache .*pass --no-cache"):
+    with pytest.raises(ConfigError, match=r"Cannot open the LLM cache .*run without the cache \(use_cache\)$"):
         ResponseCache(blocker / "llm_cache.sqlite")
 
 

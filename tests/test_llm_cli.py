@@ -129,5 +129,5 @@ def test_make_llm_choices() -> None:
         ConfigError, match="Unknown LLM backend 'vllm': choose one of ollama, openai"
     ):
         make_llm("vllm")
-    with pytest.raises(ConfigError, match="--openai-api-key only applies"):
+    with pytest.raises(ConfigError, match="^openai_api_key only applies to llm_backend openai"):
         make_llm("ollama", api_key="sk")

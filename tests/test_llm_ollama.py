@@ -379,7 +379,7 @@ def test_warns_when_the_prompt_exceeds_num_ctx(
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warnings == [  # the server's count (the fake's is cl100k_base's)
         "extract prompt of 3001 tokens filled the model's context (num_ctx=2048): the model "
-        "saw a truncated prompt; raise --num-ctx or shorten the input"
+        "saw a truncated prompt; raise num_ctx or shorten the input"
     ]
 
 

@@ -122,7 +122,7 @@ def test_preflight_missing_model(fake: FakeOllama) -> None:
         run(client(fake.url, model="Qwen/Qwen2.5-7B-Instruct"), lambda c: c.preflight())
     assert str(err.value) == (
         f"Model 'Qwen/Qwen2.5-7B-Instruct' is not served by {fake.url}/v1: start the server "
-        "with it or choose another with --llm-model / --embed-model"
+        "with it or choose another with llm_model / embed_model"
     )
     run(client(fake.url), lambda c: c.preflight())
 
@@ -135,7 +135,7 @@ def test_preflight_unreachable() -> None:
         run(client(f"http://127.0.0.1:{port}"), lambda c: c.preflight())
     assert str(err.value) == (
         f"Cannot reach the OpenAI-compatible server at http://127.0.0.1:{port}/v1: start it "
-        "(for example `vllm serve <model>`) or set --openai-base-url"
+        "(for example `vllm serve <model>`) or set openai_base_url"
     )
 
 

@@ -11,7 +11,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from cli_support import cli_parts as run
+from doors_support import cli_parts as run
 
 from fastbmrag.errors import EXIT_CANNOT_START
 

@@ -383,7 +383,7 @@ def test_no_pubtator_and_an_unreachable_service_give_the_dictionary_ids(
                   env={"FASTBMRAG_PUBTATOR": "1", "FASTBMRAG_PUBTATOR_URL": url})  # fmt: skip
     assert down.exit_code == 0, down.output
     warned = [r.getMessage() for r in caplog.records if "PubTator3 cannot be" in r.getMessage()]
-    assert len(warned) == 1 and "--no-pubtator" in warned[0]
+    assert len(warned) == 1 and "(FASTBMRAG_PUBTATOR=0 skips it)" in warned[0]
     assert {k: v["id"] for k, v in ends(tmp_path / "down").items()} == {
         k: v["id"] for k, v in dictionary.items()
     }

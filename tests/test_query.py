@@ -302,6 +302,11 @@ def test_all_returns_every_matching_edge(workdir: Path, fake: FakeOllama) -> Non
     scores = [e.score for e in result.edges]
     assert all(s is not None for s in scores)
     assert scores == sorted(scores, reverse=True)  # type: ignore[type-var]
+    # edges of one paper with the same text tie: they come in the order of their ids, however
+    # the store happens to keep them
+    pairs = zip(result.edges, result.edges[1:], strict=False)
+    ties = [(a.id, b.id) for a, b in pairs if a.score == b.score]
+    assert ties and all(a < b for a, b in ties)
 
     top, _ = ask(workdir, fake, QUESTIONS["regulated"], no_answer=True, top_k=3, min_score=None)
     assert len(top.edges) == 3
@@ -334,7 +339,11 @@ def test_edges_below_the_score_floor_are_no_evidence(workdir: Path, fake: FakeOl
     assert result.edges == [] and result.answer is None and chats == 1
     assert result.no_evidence is not None
     assert result.no_evidence["reason"].startswith("13 edges passed the filters (none)")
-    assert "--min-score 0.99" in result.no_evidence["reason"]
+    # the option it names, in each door's words: the field in JSON, the flag on the command line
+    assert "(min_score 0.99; -1 keeps every edge)" in result.to_dict()["no_evidence"]["reason"]
+    flag = {"min_score": "--min-score"}.get
+    assert "(--min-score 0.99; -1 keeps every edge)" in render(result, "text", flag)  # type: ignore[arg-type]
+    assert "\x1f" not in render(result, "json", flag)  # type: ignore[arg-type]
 
 
 def test_uncited_sentences_are_marked_and_an_uncited_answer_is_withheld(

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import cli_run
 from click.testing import Result
+from doors_support import cli_run
 
 from fastbmrag.papers import ReadReport, iter_papers
 from fastbmrag.store.base import Filter, Match

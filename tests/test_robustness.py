@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import cli_run
+from doors_support import cli_run
 
 from fastbmrag.papers import Paper, write_papers_csv
 from fastbmrag.testing.fake_ollama import FakeOllama
@@ -293,8 +293,8 @@ def test_a_lost_store_is_named_by_every_command_and_update_force_rebuilds_it(
         shutil.rmtree(wd / "m" / "shard")
         expected = (
             f"Error: Collection 'm' lists {edges:,} edges but its store at {wd / 'm' / 'shard'} "
-            f"holds 0: the store was deleted or damaged. Index the papers again with "
-            f"`fastbmrag update --force -c m INPUTS`, or start afresh by removing {wd / 'm'}"
+            f"holds 0: the store was deleted or damaged. Index the papers again (an update with "
+            f"--force), or start afresh by removing {wd / 'm'}"
         )
         for args in (
             ("status", "-c", "m", "--working-dir", str(wd)),

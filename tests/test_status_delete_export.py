@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from cli_support import cli_parts as invoke
+from doors_support import cli_parts as invoke
 from lxml import etree
 from store_support import cid_papers, paper_edges
 

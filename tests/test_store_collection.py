@@ -86,7 +86,7 @@ def test_dimension_mismatch_names_both_sizes_and_the_fix(tmp_path: Path) -> None
         with pytest.raises(DimensionMismatch) as err:
             coll.ensure_vector_size(1024)
         message = str(err.value)
-        assert "16-d" in message and "1024-d" in message and "--embed-model" in message
+        assert "16-d" in message and "1024-d" in message and "(embed_model / " in message
         with pytest.raises(DimensionMismatch):
             coll.commit_paper(
                 "PMID:1",
@@ -138,7 +138,7 @@ def test_reader_gets_store_busy_while_a_writer_holds_the_shard(tmp_path: Path) -
             Collection.reader(tmp_path, "cid", command="fastbmrag query")
         assert err.value.exit_code == 3
         message = str(err.value)
-        assert f"pid {os.getpid()} (fastbmrag update" in message and "--qdrant-url" in message
+        assert f"pid {os.getpid()} (fastbmrag update" in message and "use qdrant_url / " in message
         # status reads the ledger only, so it works during the update
         with Collection.ledger_only(tmp_path, "cid") as status:
             assert collection_status(status)["papers"]["done"] == 1

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import cli_run as run
+from doors_support import cli_run as run
+from doors_support import page
 from lxml import etree
 
 from fastbmrag.testing.fake_ollama import FakeOllama
@@ -677,13 +678,11 @@ def test_an_unresolvable_host_is_said_at_once_and_a_bad_email_named(tmp_path: Pa
 def test_the_page_says_which_update_holds_the_store_since_when_and_how_far(
     dirty: Path,
 ) -> None:
-    from starlette.testclient import TestClient
 
     from fastbmrag.api import RAG
     from fastbmrag.store.collection import Collection
-    from fastbmrag.web import create_app
 
-    client = TestClient(create_app(RAG(dirty, "demo")))
+    client = page(RAG(dirty, "demo"))
     with Collection.writer(dirty, "demo", command="fastbmrag update") as coll:
         run_id = coll.ledger.record_run_start("update", {})
         r = client.post("/api/query", json={"question": "IL1B?"})

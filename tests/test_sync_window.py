@@ -107,7 +107,7 @@ def test_window_after_a_mark_has_one_day_of_overlap(coll: Collection) -> None:
     coll.ledger.set_sync_state(Q, "2020-12-10", retry_from="2020-11-01")
     assert sync_window(coll, Q, today=TODAY)[0] == date(2020, 11, 1)
     coll.ledger.set_sync_state(Q, "10/12/2020")
-    with pytest.raises(InputError, match="pass --since"):
+    with pytest.raises(InputError, match="pass since to choose the window"):
         sync_window(coll, Q, today=TODAY)
 
 

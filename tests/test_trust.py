@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_support import cli_run as run
+from doors_support import cli_run as run
 
 from fastbmrag.cli import cli
 from fastbmrag.testing.fake_ollama import FakeOllama

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from doors_support import page
 from starlette.testclient import TestClient
 
 from fastbmrag import RAG
@@ -43,7 +44,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RAG, Fake
 
 @pytest.fixture
 def client(served: tuple[RAG, FakeOllama]) -> TestClient:
-    return TestClient(create_app(served[0]))
+    return page(served[0])
 
 
 def test_query_api_answers_with_citations(client: TestClient) -> None:
@@ -167,7 +168,7 @@ def test_a_model_server_that_is_down_is_503(served: tuple[RAG, FakeOllama], tmp_
     rag, _ = served
     down = RAG(rag.working_dir, "papers", ollama_host="http://127.0.0.1:9")
     question = "Which genes does TNF regulate?"  # not cached by the other tests
-    r = TestClient(create_app(down)).post("/api/query", json={"question": question})
+    r = page(down).post("/api/query", json={"question": question})
     assert r.status_code == 503, r.text
     assert r.json()["error"].startswith("Cannot reach Ollama at http://127.0.0.1:9")
     assert r.json()["retry"] is False

@@ -21,7 +21,6 @@ from fastbmrag.errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     FastbmragError,
-    InputError,
 )
 from fastbmrag.util.files import replacing, written_for
 from fastbmrag.util.wording import counted, printable
@@ -48,7 +47,7 @@ class FastbmragGroup(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except FastbmragError as err:
-            said = _in_flags(err, ctx) if isinstance(err, InputError) else str(err)
+            said = err.said(lambda field: flag_of(field, ctx))
             click.echo(f"Error: {printable(said)}", err=True)
             sys.exit(err.exit_code)
         except BrokenPipeError:  # the reader of stdout went away (`export -o - | head`)
@@ -77,16 +76,26 @@ class FastbmragGroup(click.Group):
             sys.exit(EXIT_INTERNAL)
 
 
-def _in_flags(err: InputError, ctx: click.Context) -> str:
-    """The message of an error about an option's field, the field named as the command's flag
-    (``top_k`` -> ``--top-k``): a declared option's parameter is named as its field."""
-    command = ctx.command.get_command(ctx, ctx.invoked_subcommand or "")  # type: ignore[attr-defined]
-    if not err.field or command is None:
-        return str(err)
-    for param in command.params:
-        if param.name == err.field and isinstance(param, click.Option):
-            return err.named(max(param.opts, key=len))
-    return str(err)
+def flag_of(field: str, ctx: click.Context | None = None) -> str:
+    """The flag that gives the option ``field`` (``top_k`` -> ``--top-k``): the option of a
+    command named as the field (each is named so, and a name means one flag across the
+    commands), else the field itself."""
+    ctx = ctx or click.get_current_context()
+    for command in _commands(ctx.find_root().command, ctx):
+        for param in command.params:
+            if param.name == field and isinstance(param, click.Option):
+                return max(param.opts, key=len)
+    return field
+
+
+def _commands(group: click.Command, ctx: click.Context) -> Iterator[click.Command]:
+    """Every command under ``group``, its subgroups' included."""
+    if not isinstance(group, click.Group):
+        yield group
+        return
+    for name in group.list_commands(ctx):
+        if (command := group.get_command(ctx, name)) is not None:
+            yield from _commands(command, ctx)
 
 
 _KINDS = {"int": click.INT, "float": click.FLOAT, "str": click.STRING}
@@ -283,7 +292,10 @@ def llm_options(f: F) -> F:
         ),
         click.option(
             "--no-cache",
+            "use_cache",
             is_flag=True,
+            flag_value=False,
+            default=True,
             help="Do not read or write the LLM response cache (<working-dir>/llm_cache.sqlite).",
         ),
         click.option(
@@ -364,7 +376,10 @@ def index_options(update_options: Any) -> Callable[[F], F]:
             declared_options(update_options),
             click.option(
                 "--no-normalize",
+                "normalize",
                 is_flag=True,
+                flag_value=False,
+                default=True,
                 help="Keep entity names as the model wrote them (no HGNC/MeSH ids).",
             ),
             click.option(

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import click
 
+from fastbmrag import ExportOptions
 from fastbmrag.cli.common import (
     collection_option,
     counted,
+    declared_options,
     qdrant_options,
     quiet_option,
     replacing,
@@ -23,27 +25,13 @@ from fastbmrag.errors import InputError
 @working_dir_option
 @qdrant_options
 @click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(["graphml", "csv"]),
-    default=None,
-    help="graphml (Cytoscape, Gephi, networkx) or csv (one row per edge with its payload) "
-    "[default: from the output file's suffix].",
-)
-@click.option(
     "-o",
     "--output",
     required=True,
     type=click.Path(dir_okay=False, allow_dash=True),
     help="File to write ('-' for stdout); replaced if it exists.",
 )
-@click.option(
-    "--raw",
-    is_flag=True,
-    help="CSV: write cells beginning with =, +, -, @ as they are (by default they get a leading "
-    "' so that a spreadsheet shows them as text instead of running them as formulas).",
-)
+@declared_options(ExportOptions)
 @quiet_option
 def export(
     collection: str | None,

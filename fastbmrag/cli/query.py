@@ -12,6 +12,7 @@ from fastbmrag.cli.common import (
     collection_option,
     declared_options,
     declared_values,
+    flag_of,
     llm_options,
     qdrant_options,
     working_dir_option,
@@ -66,4 +67,4 @@ def query(question: str, **kw: Any) -> None:
 
     filters = {f.name: kw[f.name] for f in PAYLOAD_FILTERS}
     options = {**declared_values(QueryOptions, kw), **filters}
-    click.echo(render(rag.query(question, **options), fmt), nl=False)
+    click.echo(render(rag.ask(question, **options), fmt, flag_of), nl=False)

@@ -17,6 +17,7 @@ from fastbmrag.errors import CollectionNotFound, ConfigError, FastbmragError
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection
 from fastbmrag.store.places import WRITE_FREE, check_space, ensure_creatable
+from fastbmrag.util.wording import option_named
 
 if TYPE_CHECKING:
     from fastbmrag.index import RunSummary, UpdateOptions
@@ -58,7 +59,7 @@ def open_for_writing(
     """
     s = rag.settings
     if not s.collection:
-        raise ConfigError("No collection name: give --collection (or collection_name=)")
+        raise ConfigError(f"No collection name: give {option_named('collection')}")
     with contextlib.ExitStack() as stack:
         coll = None
         if Collection.exists(s.working_dir, s.collection):
@@ -241,7 +242,8 @@ def sync(
                 raise CollectionNotFound(
                     f"No collection '{rag.settings.collection}' yet: a dry run reads its "
                     "last sync and the papers it holds, and the first `sync` without "
-                    "--dry-run creates it (or check --collection and --working-dir)"
+                    f"{option_named('dry_run')} creates it (or check {option_named('collection')} and "
+                    f"{option_named('working_dir')})"
                 ) from err
         else:
             coll, _ = stack.enter_context(open_for_writing(rag, _nothing, wait=opts.wait))

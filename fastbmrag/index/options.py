@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from fastbmrag import config
 from fastbmrag.declared import check, option
 from fastbmrag.errors import InputError
+from fastbmrag.util.wording import option_named
 
 MAX_WAIT = 3600  # seconds a run may wait for the store (--wait)
 
@@ -82,7 +83,7 @@ class UpdateOptions:
         check(self)
         if self.chunk_overlap >= self.chunk_chars:  # checked before any input is read
             raise InputError(
-                f"chunk_overlap {self.chunk_overlap} must be smaller than the chunk size, "
-                f"{self.chunk_chars}",
+                f"{option_named('chunk_overlap')} {self.chunk_overlap} must be smaller than the "
+                f"chunk size, {self.chunk_chars}",
                 field="chunk_overlap",
             )

@@ -445,7 +445,7 @@ class _Annotations:
             self.unavailable = str(err)
             log.warning(
                 "PubTator3 cannot be reached (%s): names are grounded with the dictionaries in "
-                "this run (--no-pubtator or %s=0 skips it)", err, config.ENV_PUBTATOR,
+                "this run (%s=0 skips it)", err, config.ENV_PUBTATOR,
             )  # fmt: skip
             return out
         for pid, req in asked.items():

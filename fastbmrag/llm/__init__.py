@@ -30,6 +30,7 @@ from fastbmrag.llm.common import BaseLLM
 from fastbmrag.llm.ollama import OllamaClient
 from fastbmrag.llm.openai_compat import OpenAICompatClient
 from fastbmrag.llm.pool import ServerPool
+from fastbmrag.util.wording import option_named
 
 BACKENDS = ("ollama", "openai")
 
@@ -66,7 +67,9 @@ def make_llm(
     if backend not in BACKENDS:
         raise ConfigError(f"Unknown LLM backend '{backend}': choose one of {', '.join(BACKENDS)}")
     if backend == "ollama" and api_key:
-        raise ConfigError("--openai-api-key only applies to --llm-backend openai")
+        raise ConfigError(
+            f"{option_named('openai_api_key')} only applies to {option_named('llm_backend')} openai"
+        )
     resolve = config.ollama_host if backend == "ollama" else config.openai_base_url
     hosts = resolve(host).split(",")
 

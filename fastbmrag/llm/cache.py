@@ -25,6 +25,7 @@ import numpy as np
 
 from fastbmrag.errors import ConfigError
 from fastbmrag.util.closing import Closing
+from fastbmrag.util.wording import option_named
 
 CACHE_FILENAME = "llm_cache.sqlite"
 
@@ -98,7 +99,8 @@ class ResponseCache(Closing):
                 conn.executescript(_SCHEMA)
             except (OSError, sqlite3.Error) as err:
                 raise ConfigError(
-                    f"Cannot open the LLM cache {self.path}: {err}; fix the path or pass --no-cache"
+                    f"Cannot open the LLM cache {self.path}: {err}; fix the path or run without "
+                    f"the cache ({option_named('use_cache')})"
                 ) from None
             self._conn = conn
         return self._conn

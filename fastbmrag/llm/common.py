@@ -42,6 +42,7 @@ from fastbmrag.llm.base import (
 from fastbmrag.llm.cache import ResponseCache, chat_cache_key, embed_cache_key
 from fastbmrag.llm.validation import repair_messages, validate
 from fastbmrag.util.tokens import count_tokens
+from fastbmrag.util.wording import option_named
 
 log = logging.getLogger("fastbmrag.llm")
 
@@ -96,7 +97,7 @@ class BaseLLM(LLMClient):
         slow_notice: float = SLOW_NOTICE,
     ) -> None:
         if concurrency < 1:
-            raise LLMError(f"--concurrency must be at least 1, got {concurrency}")
+            raise LLMError(f"{option_named('concurrency')} must be at least 1, got {concurrency}")
         if embed_batch < 1:
             raise LLMError(f"embedding batch size must be at least 1, got {embed_batch}")
         self.model = config.llm_model(model)
@@ -372,7 +373,7 @@ class BaseLLM(LLMClient):
             if self.backend == "ollama" and raw.prompt_tokens >= num_ctx:  # its own count
                 log.warning(
                     "%s prompt of %d tokens filled the model's context (num_ctx=%d): the model "
-                    "saw a truncated prompt; raise --num-ctx or shorten the input",
+                    "saw a truncated prompt; raise num_ctx or shorten the input",
                     kind,
                     raw.prompt_tokens,
                     num_ctx,

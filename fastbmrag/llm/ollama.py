@@ -23,6 +23,7 @@ with config.ollama_import_environment():
 from fastbmrag.errors import LLMUnavailable, ModelNotFound
 from fastbmrag.llm.base import Permanent, RawChat, RawEmbed, Transient
 from fastbmrag.llm.common import DEFAULT_KEEP_ALIVE, BaseLLM
+from fastbmrag.util.wording import option_named
 
 
 def _same_model(wanted: str, name: str) -> bool:
@@ -141,7 +142,7 @@ class OllamaClient(BaseLLM):
         except ValueError:  # 200 with a body that is not JSON: an HTML page, another server
             raise LLMUnavailable(
                 f"{self.host}/api/tags did not answer as Ollama does: is {self.host} an Ollama "
-                "server? Set --ollama-host or OLLAMA_HOST to one"
+                f"server? Set {option_named('ollama_host')} or OLLAMA_HOST to one"
             ) from None
         except ResponseError as err:
             raise LLMUnavailable(

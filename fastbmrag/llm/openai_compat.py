@@ -21,6 +21,7 @@ from fastbmrag import config
 from fastbmrag.errors import LLMUnavailable, ModelNotFound
 from fastbmrag.llm.base import Permanent, RawChat, RawEmbed, Transient
 from fastbmrag.llm.common import BaseLLM
+from fastbmrag.util.wording import option_named
 
 
 def normalize_base_url(url: str | None) -> str:
@@ -59,13 +60,13 @@ class OpenAICompatClient(BaseLLM):
     def unreachable_message(self) -> str:
         return (
             f"Cannot reach the OpenAI-compatible server at {self.base_url}: start it "
-            "(for example `vllm serve <model>`) or set --openai-base-url"
+            f"(for example `vllm serve <model>`) or set {option_named('openai_base_url')}"
         )
 
     def _missing(self, model: str) -> ModelNotFound:
         return ModelNotFound(
             f"Model '{model}' is not served by {self.base_url}: start the server with it "
-            "or choose another with --llm-model / --embed-model"
+            f"or choose another with {option_named('llm_model')} / {option_named('embed_model')}"
         )
 
     @property
@@ -167,7 +168,7 @@ class OpenAICompatClient(BaseLLM):
         if resp.status_code in (401, 403):
             raise LLMUnavailable(
                 f"{self.base_url} refused the API key (HTTP {resp.status_code}): "
-                "set --openai-api-key or OPENAI_API_KEY"
+                f"set {option_named('openai_api_key')} or OPENAI_API_KEY"
             )
         try:
             resp.raise_for_status()

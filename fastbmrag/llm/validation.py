@@ -27,7 +27,7 @@ def validate(content: str, schema: type[T], *, truncated: bool = False) -> tuple
             reason = f"{err.error_count()} validation error(s), first at {where}: {msg}"
         if truncated:
             reason = (
-                "answer truncated at the token cap (raise --num-predict or "
+                "answer truncated at the token cap (raise num_predict or "
                 "FASTBMRAG_NUM_PREDICT); " + reason
             )
         return None, reason

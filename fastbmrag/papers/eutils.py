@@ -53,6 +53,7 @@ from fastbmrag.papers.medline import parse_medline
 from fastbmrag.papers.model import Paper
 from fastbmrag.papers.report import ReadReport
 from fastbmrag.util.closing import Closing
+from fastbmrag.util.wording import option_named
 
 log = logging.getLogger(__name__)
 
@@ -107,16 +108,18 @@ class FetchSettings:
         if email and not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", email):
             raise ConfigError(
                 f"{email!r} is not an email address: NCBI asks for a contact it can write to "
-                "(--email you@example.org)"
+                f"({option_named('email')} you@example.org)"
             )
         if "@" not in email:
             raise ConfigError(
-                "NCBI asks every E-utilities user for a contact email: pass --email you@example.org "
-                f"or set {config.ENV_NCBI_EMAIL}"
+                "NCBI asks every E-utilities user for a contact email: pass "
+                f"{option_named('email')} you@example.org or set {config.ENV_NCBI_EMAIL}"
             )
         eutils = config.setting(eutils_url, config.ENV_EUTILS_URL, config.DEFAULT_EUTILS_URL)
         config.checked_url(
-            eutils or "", f"--eutils-url / {config.ENV_EUTILS_URL}", config.DEFAULT_EUTILS_URL
+            eutils or "",
+            f"{option_named('eutils_url')} / {config.ENV_EUTILS_URL}",
+            config.DEFAULT_EUTILS_URL,
         )
         eutils = (eutils or "").rstrip("/")
         fulltext = (
@@ -348,7 +351,7 @@ class PubMedClient(Closing):
             ) from err
         error = root.findtext("ERROR")
         if error:
-            raise FetchError(f"PubMed rejected the search: {error.strip()}; check --query")
+            raise FetchError(f"PubMed rejected the search: {error.strip()}; check {option_named('query')}")
         for phrase in root.iterfind("ErrorList/PhraseNotFound"):
             log.warning("PubMed: phrase not found: %s", phrase.text)
         count_text = root.findtext("Count")

@@ -33,6 +33,7 @@ from datetime import date, timedelta
 from fastbmrag.errors import FetchError, InputError
 from fastbmrag.papers.eutils import DEFAULT_DATETYPE, PubMedClient
 from fastbmrag.papers.model import Paper
+from fastbmrag.util.wording import option_named
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +44,17 @@ def date_window(
     """(mindate, maxdate) for ``--since`` / ``--days``; (None, None) when neither is given."""
     today = today or date.today()
     if since is not None and days is not None:
-        raise InputError("Give --since or --days, not both")
+        raise InputError(f"Give {option_named('since')} or {option_named('days')}, not both")
     if days is not None:
         if days < 0:
-            raise InputError(f"--days must be 0 or more, not {days}")
+            raise InputError(f"{option_named('days')} must be 0 or more, not {days}", field="days")
         return today - timedelta(days=days), today
     if since is not None:
         if since > today:
-            raise InputError(f"--since {since} is in the future; give a past date (YYYY-MM-DD)")
+            raise InputError(
+            f"{option_named('since')} {since} is in the future; give a past date (YYYY-MM-DD)",
+            field="since",
+        )
         return since, today
     return None, None
 
@@ -73,7 +77,9 @@ def fetch_papers(
     ``client.report.failed``. Progress and counts are in ``client.report``.
     """
     if not query.strip():
-        raise InputError("The PubMed query is empty; pass --query, e.g. 'endometriosis[tiab]'")
+        raise InputError(
+            f"The PubMed query is empty; pass {option_named('query')}, e.g. 'endometriosis[tiab]'"
+        )
     if datetype not in ("edat", "pdat", "mdat"):
         raise InputError(f"Unknown date type {datetype!r}: use edat, pdat or mdat")
     report = client.report

@@ -44,7 +44,7 @@ from fastbmrag.errors import EXIT_OK, EXIT_PARTIAL, InputError
 from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchReport, FetchSettings, PubMedClient
 from fastbmrag.papers.fetch import date_window, fetch_papers
 from fastbmrag.papers.model import Paper
-from fastbmrag.util.wording import counted
+from fastbmrag.util.wording import counted, option_named
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ def _ledger_date(query: str, value: str) -> date:
     except ValueError as err:
         raise InputError(
             f"The ledger's sync date for {query!r} is {value!r}, not YYYY-MM-DD; "
-            "pass --since to choose the window"
+            f"pass {option_named('since')} to choose the window"
         ) from err
 
 
@@ -233,7 +233,9 @@ def sync_collection(
     """
     query = query.strip()
     if not query:
-        raise InputError("The PubMed query is empty; pass --query, e.g. 'endometriosis[tiab]'")
+        raise InputError(
+            f"The PubMed query is empty; pass {option_named('query')}, e.g. 'endometriosis[tiab]'"
+        )
     today = today or date.today()
     mindate, maxdate, mark = sync_window(collection, query, since=since, days=days, today=today)
     log.info("sync %r: Entrez dates %s..%s (last mark %s)", query, mindate, maxdate, mark)

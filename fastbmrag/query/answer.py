@@ -21,6 +21,7 @@ from fastbmrag.query.options import QueryOptions
 from fastbmrag.query.result import REFERENCE_FIELDS, EdgeResult, study_of
 from fastbmrag.store.payload import evidence_of
 from fastbmrag.text import citations
+from fastbmrag.util.wording import option_named
 
 MERGE_FANIN = 12  # partial answers merged per call
 DESCRIPTION_CHARS = 700  # per evidence item in a prompt
@@ -196,7 +197,7 @@ async def _ask(
     if result.value is None:
         calls.failed += 1
         what = "answer" if final else "summarising"
-        raise LLMError(f"The {what} call failed: {result.error}; retry, or use --no-answer")
+        raise LLMError(f"The {what} call failed: {result.error}; retry, or use {option_named('no_answer')}")
     return result.value.answer
 
 

@@ -11,16 +11,18 @@ from typing import TYPE_CHECKING, Any
 from fastbmrag.declared import options_of
 from fastbmrag.errors import InputError, StoreBusy
 from fastbmrag.query.options import QueryOptions
+from fastbmrag.query.result import QueryResult
 from fastbmrag.query.run import query
+from fastbmrag.util.wording import option_named
 
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
     from fastbmrag.store.workspace import Workspace
 
 
-def ask(rag: Workspace, question: str, **options: Any) -> dict[str, Any]:
-    """Answer ``question`` from the workspace's collection: what ``fastbmrag query --format
-    json`` prints (the command line renders its text and Markdown from it)."""
+def ask(rag: Workspace, question: str, **options: Any) -> QueryResult:
+    """Answer ``question`` from the workspace's collection (``to_dict()``: what ``fastbmrag
+    query --format json`` prints; the command line renders its text and Markdown from it)."""
     if not isinstance(question, str):
         raise InputError(
             f"The question must be text, got {type(question).__name__}: "
@@ -36,11 +38,11 @@ def ask(rag: Workspace, question: str, **options: Any) -> dict[str, Any]:
     if not rag.settings.qdrant_url and (running := rag.update_running()):
         raise StoreBusy(  # an update holds the embedded store: said before any model call
             f"{running}, and its embedded store can be open in one process at a time: wait "
-            "for it to finish, or run a Qdrant server and use --qdrant-url / QDRANT_URL to "
+            f"for it to finish, or run a Qdrant server and use {option_named('qdrant_url')} / QDRANT_URL to "
             "query during updates"
         )
     llm = None if opts.no_answer and opts.no_llm_parse else rag.llm(query=True)
-    return query(question, _Reading(rag), llm, normalizer, options=opts).to_dict()
+    return query(question, _Reading(rag), llm, normalizer, options=opts)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from fastbmrag.errors import InputError
 from fastbmrag.papers.design import DESIGNS, ORGANISMS, named_design, named_organism
 from fastbmrag.prompts import ENTITY_TYPES, RELATIONSHIP_TYPES
 from fastbmrag.query.filters import PAYLOAD_FILTERS
+from fastbmrag.util.wording import option_named
 
 ANSWER_BATCH = 50  # evidence items per answer call; more are map-reduced
 MIN_YEAR, MAX_YEAR = 1800, 2100  # a publication year, as the papers' readers take it
@@ -137,7 +138,8 @@ class QueryOptions:
             value = getattr(self, switch.name)
             if switch.type in ("bool", bool) and not isinstance(value, bool):
                 raise InputError(
-                    f"{switch.name} must be True or False, got {value!r}", field=switch.name
+                    f"{option_named(switch.name)} must be True or False, got {value!r}",
+                    field=switch.name,
                 )
         multiple = [f.name for f in PAYLOAD_FILTERS if f.multiple]
         for name in ("entities", "sources", "targets", *multiple):
@@ -145,7 +147,8 @@ class QueryOptions:
         for f in PAYLOAD_FILTERS:
             if f.multiple and any(not str(v).strip() for v in getattr(self, f.name)):
                 raise InputError(
-                    f"{f.name} holds an empty value: pass a value or leave it out", field=f.name
+                    f"{option_named(f.name)} holds an empty value: pass a value or leave it out",
+                    field=f.name,
                 )
         check(self)
         self.designs = _named(self.designs, named_design, DESIGNS, "design")
@@ -162,13 +165,15 @@ class QueryOptions:
                 or not MIN_YEAR <= year <= MAX_YEAR
             ):
                 raise InputError(
-                    f"{name} must be a year from {MIN_YEAR} to {MAX_YEAR} (e.g. 2015), got {year!r}",
+                    f"{option_named(name)} must be a year from {MIN_YEAR} to {MAX_YEAR} (e.g. 2015), "
+                    f"got {year!r}",
                     field=name,
                 )
         bad_pmid = next((p for p in self.pmids if not p.strip().isdigit()), None)
         if bad_pmid is not None:
             raise InputError(
-                f"pmids: {bad_pmid!r} is no PubMed id (digits only: 24111943)", field="pmids"
+                f"{option_named('pmids')}: {bad_pmid!r} is no PubMed id (digits only: 24111943)",
+                field="pmids",
             )
         bad = [t for t in self.entity_types if t not in ENTITY_TYPES]
         if bad:
@@ -182,5 +187,7 @@ class QueryOptions:
             )
         if self.since is not None and self.until is not None and self.since > self.until:
             raise InputError(
-                f"since {self.since} is after the until year {self.until}: swap them", field="since"
+                f"{option_named('since')} {self.since} is after the {option_named('until')} year "
+                f"{self.until}: swap them",
+                field="since",
             )

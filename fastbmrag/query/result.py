@@ -4,13 +4,16 @@ written for people: text and Markdown."""
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from fastbmrag.papers.design import MODEL
 from fastbmrag.papers.design import label as design_label
 from fastbmrag.papers.model import without_controls
-from fastbmrag.util.wording import counted
+from fastbmrag.util.wording import counted, said
+
+Word = Callable[[str], str]  # how a door says an option's field: "--top-k", "'top_k'"
 
 
 @dataclass
@@ -75,11 +78,13 @@ class QueryResult:
     follow_ups: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON layout, an option a note names said as its field (``no_answer``)."""
+        why = self.no_evidence
         return {
             "question": self.question,
             "collection": self.collection,
             "answer": self.answer,
-            "no_evidence": self.no_evidence,
+            "no_evidence": why and {**why, "reason": said(why["reason"])},
             "understood": self.understood,
             "uncited_sentences": self.uncited_sentences,
             "consensus": self.consensus,
@@ -91,8 +96,19 @@ class QueryResult:
             "retrieval": self.retrieval,
             "timings": self.timings,
             "llm": self.llm,
-            "warnings": self.warnings,
+            "warnings": [said(w) for w in self.warnings],
         }
+
+    @classmethod
+    def from_dict(cls, layout: dict[str, Any]) -> QueryResult:
+        """The result again from its JSON layout (:meth:`to_dict`)."""
+        edges = [
+            EdgeResult(e["n"], e.get("id", ""), e.get("score"), e.get("weight"), e["payload"],
+                       e.get("cited", False), e.get("kept_by", "entity"))  # fmt: skip
+            for e in layout.get("edges", [])
+        ]
+        known = {f.name for f in fields(cls)} - {"edges"}
+        return cls(edges=edges, **{k: v for k, v in layout.items() if k in known})
 
 
 def study_of(payload: dict[str, Any]) -> str:
@@ -121,21 +137,15 @@ def _html_escaped(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def _score(edge: dict[str, Any]) -> str:
-    return "  -  " if edge["score"] is None else f"{edge['score']:.3f}"
+def _score(edge: EdgeResult) -> str:
+    return "  -  " if edge.score is None else f"{edge.score:.3f}"
 
 
-def _statement(edge: dict[str, Any]) -> str:
-    p = edge["payload"]
-    rel = str(p.get("relationship_type", "")).replace("_", " ")
-    return f"{p.get('source', '?')} {rel} {p.get('target', '?')}"
-
-
-def _no_evidence_lines(result: dict[str, Any]) -> list[str]:
-    why = result["no_evidence"]
+def _no_evidence_lines(result: QueryResult, word: Word) -> list[str]:
+    why = result.no_evidence
     if why is None:
         return []
-    out = [f"No evidence: {why['reason']}."]
+    out = [f"No evidence: {said(why['reason'], word)}."]
     if why["closest"]:
         near = ", ".join(
             f"{c['name']} ({c['id'] or c['type']}, {counted(c['degree'], 'edge')})"
@@ -145,10 +155,10 @@ def _no_evidence_lines(result: dict[str, Any]) -> list[str]:
     return out + [""]
 
 
-def understood_line(result: dict[str, Any]) -> str | None:
+def understood_line(result: QueryResult) -> str | None:
     """ "Understood: IL1B (HGNC:5992), Endometriosis (D004715, not in this collection)": what the
     question names, as understood, or None when it names nothing recognised."""
-    if not result["understood"]:
+    if not result.understood:
         return None
     notes = {"absent": ", not in this collection", None: ", not used: entity flags given"}
 
@@ -157,36 +167,35 @@ def understood_line(result: dict[str, Any]) -> str | None:
             return f", not in this collection: answered from {u['broader']['name']}"
         return notes.get(u["used_as"], "")
 
-    return "Understood: " + ", ".join(
-        f"{u['name']} ({u['id']}{note(u)})" for u in result["understood"]
-    )
+    return "Understood: " + ", ".join(f"{u['name']} ({u['id']}{note(u)})" for u in result.understood)
 
 
-def render_text(result: dict[str, Any]) -> str:
+def render_text(result: QueryResult, word: Word = str) -> str:
+    """Readable text; an option a note names said as ``word(field)``."""
     # What the question names first; "No evidence"; then notes, before the answer they qualify
     line = understood_line(result)
     out: list[str] = [line, ""] if line else []
-    out += _no_evidence_lines(result) + [f"Note: {w}." for w in result["warnings"]]
-    out += [""] if result["warnings"] else []
-    if result["answer"] is not None:
-        out += [result["answer"], ""]
-        if result["references"]:
+    out += _no_evidence_lines(result, word) + [f"Note: {said(w, word)}." for w in result.warnings]
+    out += [""] if result.warnings else []
+    if result.answer is not None:
+        out += [result.answer, ""]
+        if result.references:
             out.append("References:")
-            for ref in result["references"]:
+            for ref in result.references:
                 nums = "".join(f"[{k}]" for k in ref["citations"])
                 out.append(f"  {nums} {_ref_line(ref)}")
             out.append("")
-        if result["follow_ups"]:
-            out += ["Follow-up questions:", *(f"  - {q}" for q in result["follow_ups"]), ""]
-    elif result["no_evidence"] is None:
-        matched = result["filters"]["matched"]
+        if result.follow_ups:
+            out += ["Follow-up questions:", *(f"  - {q}" for q in result.follow_ups), ""]
+    elif result.no_evidence is None:
+        matched = result.filters["matched"]
         passed = "ranked by the question" if matched is None else f"{matched:,} passed the filters"
-        out.append(f"{counted(len(result['edges']), 'edge')} ({passed}):")
-        for e in result["edges"]:
-            p = e["payload"]
+        out.append(f"{counted(len(result.edges), 'edge')} ({passed}):")
+        for e in result.edges:
+            p = e.payload
             study = study_of(p)
             out.append(
-                f"  [{e['n']}] {_score(e)}  {_statement(e)}  "
+                f"  [{e.n}] {_score(e)}  {e.statement}  "
                 f"({p.get('paper_id')}{', ' + str(p['year']) if p.get('year') else ''}"
                 f"{'; ' + study if study else ''})"
             )
@@ -196,47 +205,49 @@ def render_text(result: dict[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_markdown(result: dict[str, Any]) -> str:
+def render_markdown(result: QueryResult, word: Word = str) -> str:
     """Markdown, its text HTML-escaped (a paper's title, a journal, the model's answer may hold
     markup that a Markdown viewer would render: escaped, as the page does)."""
     md = _html_escaped
     line = understood_line(result)
-    out = [f"## {md(result['question'])}", "", *([md(line), ""] if line else [])]
-    out += [md(x) for x in _no_evidence_lines(result)]
-    out += [f"> Note: {md(w)}." for w in result["warnings"]] + ([""] if result["warnings"] else [])
-    if result["answer"] is not None:
-        out += [md(result["answer"]), ""]
-        if result["references"]:
+    out = [f"## {md(result.question)}", "", *([md(line), ""] if line else [])]
+    out += [md(x) for x in _no_evidence_lines(result, word)]
+    out += [f"> Note: {md(said(w, word))}." for w in result.warnings]
+    out += [""] if result.warnings else []
+    if result.answer is not None:
+        out += [md(result.answer), ""]
+        if result.references:
             out += ["### References", ""]
-            for ref in result["references"]:
+            for ref in result.references:
                 nums = ", ".join(str(k) for k in ref["citations"])
                 out.append(f"- [{nums}] {md(_ref_line(ref))}")
             out.append("")
     out += ["### Evidence", "", "| n | score | relation | paper | year | design |",
             "|---|---|---|---|---|---|"]  # fmt: skip
-    for e in result["edges"]:
-        p = e["payload"]
-        statement = md(_statement(e)).replace("|", "\\|")
+    for e in result.edges:
+        p = e.payload
+        statement = md(e.statement).replace("|", "\\|")
         paper = md(str(p.get("paper_id", ""))).replace("|", "\\|")
         out.append(
-            f"| {e['n']} | {_score(e).strip()} | {statement} | {paper} | {p.get('year') or ''} "
+            f"| {e.n} | {_score(e).strip()} | {statement} | {paper} | {p.get('year') or ''} "
             f"| {study_of(p)} |"
         )
     out.append("")
     return "\n".join(out).rstrip() + "\n"
 
 
-def render(result: QueryResult | dict[str, Any], fmt: str) -> str:
+def render(result: QueryResult | dict[str, Any], fmt: str, word: Word = str) -> str:
     """``result`` (or its JSON layout, as :meth:`fastbmrag.RAG.query` returns it) as ``fmt``:
-    text, markdown or json."""
-    if isinstance(result, QueryResult):
-        result = result.to_dict()
+    text, markdown or json. ``word``: how an option a note names is said (the command line's
+    flag); JSON names the field, at every door."""
+    if isinstance(result, dict):
+        result = QueryResult.from_dict(result)
     if fmt == "json":
         import json
 
-        return json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n"
+        return json.dumps(result.to_dict(), indent=2, ensure_ascii=False, default=str) + "\n"
     # a control character a stored field still holds (an escape sequence a terminal would obey)
     # is no text: read papers lose theirs, older collections may keep them
     if fmt == "markdown":
-        return without_controls(render_markdown(result))
-    return without_controls(render_text(result))
+        return without_controls(render_markdown(result, word))
+    return without_controls(render_text(result, word))

@@ -32,6 +32,9 @@ def retrieve(
     if matched == 0:
         return []
     hits = collection.search(vector, flt, limit=matched, score_threshold=min_score)
+    # edges of equal similarity in the order of their ids, not of where the store keeps them:
+    # a collection indexed again answers in the same order
+    hits.sort(key=lambda h: (-(h.score or 0.0), h.id))
     if limit is None and min_score is None and len(hits) < matched:
         seen = {h.id for h in hits}
         hits += [h for h in collection.scroll(flt) if h.id not in seen]

@@ -34,7 +34,7 @@ from fastbmrag.query.understand import Mention, understand, with_presence
 from fastbmrag.store.base import Filter, HasId, Hit, Words
 from fastbmrag.store.payload import TEXT_FIELDS
 from fastbmrag.text import citations
-from fastbmrag.util.wording import counted
+from fastbmrag.util.wording import counted, option_named
 
 MAX_LEFT_OUT_EDGES = 10_000  # edges of retracted papers looked at to name them
 
@@ -123,7 +123,7 @@ async def aquery(
     if parse.timed_out and not opts.no_answer and edges:  # the answer would wait as long
         steps.warnings.append(
             "the model server did not answer the question's parse in time: it hangs, so the "
-            "evidence is listed with no answer (restart it, or --no-answer)"
+            f"evidence is listed with no answer (restart it, or {option_named('no_answer')})"
         )
     elif not opts.no_answer and llm is not None and edges:
         with steps.timed("answer_s"):
@@ -263,7 +263,7 @@ def _gather(
                 steps.warnings.append(
                     f"{len(left_out)} retracted paper{'s' if len(left_out) > 1 else ''} left "
                     f"out ({', '.join(sorted(left_out)[:5])}{' ...' if len(left_out) > 5 else ''}"
-                    "); --include-retracted shows their edges, marked"
+                    f"); {option_named('include_retracted')} shows their edges, marked"
                 )
         with steps.timed("search_s"):
             if asked:
@@ -404,14 +404,15 @@ def _names_indexed(collection: Collection, warnings: list[str]) -> bool:
     if indexed is not None and not all(f in indexed for f in TEXT_FIELDS):
         warnings.append(
             "this collection was indexed before entity names were searchable: a question's "
-            "entities select edges by id only (`fastbmrag update --force` on its input adds them)"
+            f"entities select edges by id only (an update of its input with {option_named('force')} "
+            "adds them)"
         )
         return False
     if older := collection.ledger.outdated_papers():
         warnings.append(
             f"{counted(older, 'paper')} of this collection {'was' if older == 1 else 'were'} "
             "indexed before entity names were searchable: their edges are selected by id only "
-            "(`fastbmrag update --force` on their input adds the names)"
+            f"(an update of their input with {option_named('force')} adds the names)"
         )
     return True
 
@@ -508,7 +509,7 @@ def _hierarchical(spec: FilterSpec, collection: Collection, warnings: list[str])
     if any(e.id for e in spec.entities):
         warnings.append(
             "this collection was indexed before hierarchical filters: an entity matches "
-            "itself only (`fastbmrag update --force` on its input adds them)"
+            f"itself only (an update of its input with {option_named('force')} adds them)"
         )
     return replace(spec, exact=True)
 
@@ -556,7 +557,7 @@ def _edges(collection: Collection, hits: list[Hit]) -> list[EdgeResult]:
 def _uncited_answer(spec: FilterSpec, retrieved: int) -> dict[str, Any]:
     return {
         "reason": f"the answer cited none of the {retrieved} evidence items, so it is not shown "
-        "(--no-answer lists the edges)",
+        f"({option_named('no_answer')} lists the edges)",
         "searched": [f"{e.name} ({e.id})" if e.id else e.name for e in spec.entities],
         "closest": [],
     }

@@ -11,7 +11,7 @@ from fastbmrag.query.entities import Entity, Parse, closest_entities, resolve_en
 from fastbmrag.query.filters import PAYLOAD_FILTERS, payload_conditions
 from fastbmrag.query.options import QueryOptions
 from fastbmrag.store.base import Condition, Filter, Match, Words
-from fastbmrag.util.wording import counted
+from fastbmrag.util.wording import counted, option_named
 from fastbmrag.vocab.rules.keys import in_both_numbers
 
 RETRACTED = Match("retracted", value=1)  # an edge of a retracted paper
@@ -200,7 +200,7 @@ def no_evidence(
     if matched:
         reason = (
             f"{counted(matched, 'edge')} passed the filters ({describe(used)}) but none is similar enough "
-            f"to the question (--min-score {min_score}; -1 keeps every edge)"
+            f"to the question ({option_named('min_score')} {min_score}; -1 keeps every edge)"
         )
     else:
         missing = [

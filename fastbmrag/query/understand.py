@@ -1,6 +1,7 @@
 """What a question names, understood: the genes, diseases and chemicals it writes, each found by
-the collection's own names, the model's parse or the mention finder, grounded, and then either
-used as a filter or reported absent (:func:`understand`, :class:`Mention`).
+the collection's own names, the model's parse or the mention finder, and grounded
+(:func:`understand`, :class:`Mention`); :func:`fastbmrag.query.run.understood` then uses each as
+a filter or reports it absent.
 
 Three sources, merged by span:
 

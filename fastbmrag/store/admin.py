@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
+from fastbmrag.declared import check, option, options_of
 from fastbmrag.errors import InputError
 from fastbmrag.store.collection import Collection
 from fastbmrag.store.status import collection_status
-from fastbmrag.util.wording import counted
+from fastbmrag.util.wording import counted, option_named
 
 if TYPE_CHECKING:
     from fastbmrag.store.workspace import Workspace
@@ -109,8 +111,7 @@ def delete(rag: Workspace, paper_ids: str | Sequence[str]) -> tuple[list[str], l
             hint = f" (it holds {', '.join(held[:5])}: pass those)" if held else ""
             raise InputError(
                 f"None of the paper ids ({shown}) is in collection '{coll.name}'{hint}: "
-                f"check the ids (`fastbmrag export -c {coll.name} --format csv -o "
-                "edges.csv` lists them)"
+                f"check the ids (its export as {option_named('fmt')} csv lists them)"
             )
         run_id = coll.ledger.begin_run("fastbmrag delete", {"paper_ids": known})
         removed = coll.delete_papers(known)
@@ -119,15 +120,41 @@ def delete(rag: Workspace, paper_ids: str | Sequence[str]) -> tuple[list[str], l
     return known, unknown, removed
 
 
-def export(rag: Workspace, fmt: str, out: IO[Any], *, raw: bool = False) -> tuple[int, int]:
+EXPORT_FORMATS = ("graphml", "csv")
+
+
+@dataclass
+class ExportOptions:
+    """How the graph is exported (`fastbmrag export`, :meth:`fastbmrag.RAG.export`)."""
+
+    fmt: str | None = option(
+        None, flag="--format", short="-f", choices=EXPORT_FORMATS,
+        help="graphml (Cytoscape, Gephi, networkx) or csv (one row per edge with its payload) "
+        "[default: from the output file's suffix].",
+    )  # fmt: skip
+    raw: bool = option(
+        False, flag="--raw",
+        help="CSV: write cells beginning with =, +, -, @ as they are (by default they get a "
+        "leading ' so that a spreadsheet shows them as text instead of running them as "
+        "formulas).",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+def export(rag: Workspace, out: IO[Any], **options: Any) -> tuple[int, int]:
     """Write the graph to ``out`` (binary for graphml, text for csv): (nodes, edges). CSV
     cells that a spreadsheet would run as formulas get a leading ``'`` unless ``raw``."""
     from fastbmrag.store.export import write_csv, write_graphml
 
+    opts = options_of(ExportOptions, options)
+    if opts.fmt is None:
+        raise InputError(f"Name the export format: {option_named('fmt')} graphml or csv")
     with rag.reader(command="fastbmrag export") as coll:
-        if fmt == "graphml":
+        if opts.fmt == "graphml":
             return write_graphml(coll, out)
-        return 0, write_csv(coll, out, raw=raw)
+        return 0, write_csv(coll, out, raw=opts.raw)
 
 
 def _alive(pid: int | None) -> bool:

@@ -49,6 +49,7 @@ from fastbmrag.store.places import (
     check_space,
 )
 from fastbmrag.util.closing import Closing
+from fastbmrag.util.wording import option_named
 
 if TYPE_CHECKING:
     from fastbmrag.papers.model import Paper
@@ -200,7 +201,8 @@ class Collection(Closing):
             raise DimensionMismatch(
                 f"Collection '{self.name}' holds {current}-d vectors but the embedding model "
                 f"gives {dim}-d vectors: use the embedding model the collection was built with "
-                "(--embed-model / FASTBMRAG_EMBED_MODEL), or index into a new --collection"
+                f"({option_named('embed_model')} / FASTBMRAG_EMBED_MODEL), or index into a new "
+                f"{option_named('collection')}"
             )
         return current
 

@@ -31,6 +31,7 @@ from fastbmrag.store.base import (
     vector_list,
 )
 from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
+from fastbmrag.util.wording import option_named
 
 CONFIG_FILE = "edge_config.json"
 UPSERT_BATCH = 512
@@ -156,7 +157,7 @@ def to_edge_filter(flt: Filter | None) -> qe.Filter | None:
 def _busy(path: Path, err: Exception) -> StoreBusy:
     return StoreBusy(
         f"The embedded store {path} is open in another process ({err}): wait for it to finish, "
-        "or run a Qdrant server and use --qdrant-url"
+        f"or run a Qdrant server and use {option_named('qdrant_url')}"
     )
 
 

@@ -30,7 +30,7 @@ from fastbmrag.store.places import (
     list_collections,
     stamp,
 )
-from fastbmrag.util.wording import counted
+from fastbmrag.util.wording import counted, option_named
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def open_collection(
         known = ", ".join(existing) if existing else "none yet"
         raise CollectionNotFound(
             f"No collection '{name}' in {working_dir} (collections there: {known}): "
-            "check --collection and --working-dir, or index papers with `fastbmrag update`"
+            f"check {option_named('collection')} and {option_named('working_dir')}, or index papers into it"
         )
     if store is None and not qdrant_url and not ledger_only:  # the embedded shard: mapped files
         check_space(directory, WRITE_FREE if write else READ_FREE,
@@ -194,7 +194,7 @@ def check_intact(coll: Opened, *, repair: bool = False) -> None:
         raise StoreLost(
             f"Collection '{coll.name}' lists {counted(listed, 'edge')} but its store at "
             f"{coll.location} holds {held:,}: the store was deleted or damaged. Index the "
-            f"papers again with `fastbmrag update --force -c {coll.name} INPUTS`, or start "
+            f"papers again (an update with {option_named('force')}), or start "
             f"afresh by removing {coll.directory}"
         )
     present = coll.store.paper_ids() if held else set()
@@ -245,7 +245,7 @@ def _busy(name: str, holder: dict[str, Any]) -> StoreBusy:
     busy = StoreBusy(
         f"Collection '{name}' is {doing} by {holder_line(holder)}, and its embedded store "
         "can be open in one process at a time: wait for it to finish, or run a "
-        "Qdrant server and use --qdrant-url / QDRANT_URL to query during updates"
+        f"Qdrant server and use {option_named('qdrant_url')} / QDRANT_URL to query during updates"
     )
     busy.holder = holder_line(holder)
     return busy

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fastbmrag.errors import CollectionNotFound, DiskFull, InputError
+from fastbmrag.util.wording import option_named
 
 MB = 1 << 20
 # Free space the embedded store needs to be opened (it maps and may extend its files: on a full
@@ -58,18 +59,20 @@ def choose_collection(working_dir: Path, name: str | None, *, qdrant_url: str | 
     if name:
         return name
     if qdrant_url:
-        raise InputError("Name the collection to query on the Qdrant server: --collection NAME")
+        raise InputError(
+            f"Name the collection to query on the Qdrant server: {option_named('collection')}"
+        )
     names = list_collections(working_dir)
     if len(names) == 1:
         return names[0]
     if not names:
         raise CollectionNotFound(
             f"No collection in {working_dir}: index papers first (fastbmrag update -c NAME papers.csv) "
-            "or point --working-dir at the right directory"
+            f"or point {option_named('working_dir')} at the right directory"
         )
     raise InputError(
         f"Several collections in {working_dir} ({', '.join(sorted(names))}): choose one with "
-        "--collection NAME or FASTBMRAG_COLLECTION"
+        f"{option_named('collection')} or FASTBMRAG_COLLECTION"
     )
 
 
@@ -114,18 +117,21 @@ def check_name(name: str) -> str:
     if not name or not _NAME.match(name):
         raise InputError(
             f"Invalid collection name {name!r}: use letters, digits, '_', '-' or '.', "
-            "starting with a letter or digit (e.g. --collection endometriosis)"
+            "starting with a letter or digit (e.g. "
+            f"{option_named('collection')} endometriosis)"
         )
     if name.lower() in RESERVED_NAMES:
         raise InputError(
             f"The collection name {name!r} is taken by the working dir's own {name.lower()}/ "
-            "folder: choose another (e.g. --collection endometriosis)"
+            "folder: choose another (e.g. "
+            f"{option_named('collection')} endometriosis)"
         )
     if re.search(r"\.sqlite(?:-wal|-shm|-journal)?$", name, re.I):
         raise InputError(
             f"The collection name {name!r} is a name the working dir's own databases take (its "
             "caches, llm_cache.sqlite and pubtator_cache.sqlite, and their -wal, -shm and "
-            "-journal files): choose another (e.g. --collection endometriosis)"
+            "-journal files): choose another (e.g. "
+            f"{option_named('collection')} endometriosis)"
         )
     return name
 

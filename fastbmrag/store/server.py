@@ -27,6 +27,7 @@ from fastbmrag.store.base import (
     vector_list,
 )
 from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
+from fastbmrag.util.wording import option_named
 
 UPSERT_BATCH = 256
 _LOCAL_INDEX_WARNING = "Payload indexes have no effect in the local Qdrant"
@@ -104,8 +105,8 @@ class ServerStore(Store):
             raise
         except Exception as err:
             raise StoreError(
-                f"Qdrant at {self.location} refused to {what}: {err}. Check --qdrant-url / "
-                "QDRANT_URL and --qdrant-api-key / QDRANT_API_KEY"
+                f"Qdrant at {self.location} refused to {what}: {err}. Check {option_named('qdrant_url')} / "
+                f"QDRANT_URL and {option_named('qdrant_api_key')} / QDRANT_API_KEY"
             ) from err
 
     # -- schema -----------------------------------------------------------------------------

@@ -166,6 +166,11 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else str(value)
 
 
+def said(err: FastbmragError) -> str:
+    """The message of ``err``, an option it names quoted as the API names it: ``'top_k'``."""
+    return err.said(lambda field: f"'{field}'")
+
+
 def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
     """The app over ``rag`` (opened for reading on each request). ``allowed_hosts``: the Host
     headers it answers (another site's name resolved to this machine, DNS rebinding, gets 400);
@@ -176,14 +181,12 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
             return JSON(await run_in_threadpool(fn, *args, **kwargs))
         except StoreBusy as err:  # an update holds the store: say which, since when, how far
             running = await run_in_threadpool(rag.update_running)
-            error = f"{running}; the page asks again when it is done" if running else str(err)
+            error = f"{running}; the page asks again when it is done" if running else said(err)
             return JSON({"error": error, "retry": True}, status_code=503)
         except (LLMUnavailable, ModelNotFound) as err:
-            return JSON({"error": str(err), "retry": False}, status_code=503)
-        except InputError as err:  # an option's field, quoted as the API names it
-            return JSON({"error": err.named(f"'{err.field}'")}, status_code=400)
+            return JSON({"error": said(err), "retry": False}, status_code=503)
         except FastbmragError as err:
-            return JSON({"error": str(err)}, status_code=400)
+            return JSON({"error": said(err)}, status_code=400)
         except Exception as err:  # a bug: JSON still, the traceback in the crash log
             log = config.crash_log(err)
             return JSON(

@@ -1,12 +1,15 @@
-"""Running the command line in-process, as the tests do (no tests here)."""
+"""The doors as the tests use them, in-process (no tests here): the command line and the page."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from click.testing import CliRunner, Result
+from starlette.testclient import TestClient
 
+from fastbmrag.api import RAG
 from fastbmrag.cli import cli
+from fastbmrag.web import create_app
 
 
 def cli_run(
@@ -21,3 +24,8 @@ def cli_parts(*args: str | Path) -> tuple[int, str, str]:
     """``fastbmrag ARGS``: its exit code, standard output and standard error."""
     result = cli_run(*args)
     return result.exit_code, result.stdout, result.stderr
+
+
+def page(rag: RAG, host: str = "testserver") -> TestClient:
+    """The page's API over ``rag``, asked as by a browser at ``host``."""
+    return TestClient(create_app(rag), base_url=f"http://{host}")
