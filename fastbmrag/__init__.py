@@ -22,7 +22,7 @@ from fastbmrag.config import __version__
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG
-    from fastbmrag.explore.commands import PathOptions
+    from fastbmrag.explore.commands import DigestOptions, PathOptions
     from fastbmrag.index.options import UpdateOptions
     from fastbmrag.papers import (
         Paper,
@@ -60,6 +60,7 @@ _FACE = {
     "MAX_NAME_CHARS": "fastbmrag.prompts",
     "QueryOptions": "fastbmrag.query.options",
     "PathOptions": "fastbmrag.explore.commands",
+    "DigestOptions": "fastbmrag.explore.commands",
     "UpdateOptions": "fastbmrag.index.options",
     "ExportOptions": "fastbmrag.store.admin",
     "render": "fastbmrag.query",
@@ -77,6 +78,7 @@ __all__ = [
     "abstention",
     "create_app",
     "DEFAULT_DATETYPE",
+    "DigestOptions",
     "expand_inputs",
     "ExportOptions",
     "FetchSettings",

@@ -278,8 +278,9 @@ class RAG:
         return commands.entity(self, name, **studies)
 
     def digest(self, since: str = "last") -> dict[str, Any]:
-        """What the runs since ``since`` changed (`fastbmrag digest`); no model call."""
-        return commands.digest(self, since)
+        """What the runs since ``since`` changed (`fastbmrag digest`,
+        :class:`fastbmrag.explore.commands.DigestOptions`); no model call."""
+        return commands.digest(self, since=since)
 
     def watch(self, names: Sequence[str]) -> list[tuple[str, str]]:
         """Watch these entities: their news come first in a digest."""

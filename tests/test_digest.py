@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 from click.testing import Result
 from doors_support import cli_run as run
+from doors_support import page
 
+from fastbmrag.api import RAG
+from fastbmrag.errors import InputError
 from fastbmrag.testing.fake_eutils import FakeEutils
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import (
@@ -152,7 +155,13 @@ def test_a_collection_of_an_earlier_version_migrates_and_digests_its_old_edges_i
     assert [e["paper_id"] for entity in everything["entities"] for e in entity["edges"]] == [
         "1000001"
     ]
-    for since, said in (("yesterday", "since 'yesterday' is no run"),
+    for since, said in (("yesterday", "Error: --since 'yesterday' is no run"),
                         ("9" * 30, "is no run"), ("2026-13-45", "is no date")):  # fmt: skip
         bad = run("digest", "-c", "endo", "--working-dir", str(wd), "--since", since)
         assert bad.exit_code == 2 and said in bad.output, bad.output
+    # the same refusal, the option in each door's words
+    with pytest.raises(InputError, match="^since 'yesterday' is no run: give 'last'"):
+        RAG(wd, "endo").digest("yesterday")
+    said = page(RAG(wd, "endo")).get("/api/digest", params={"since": "yesterday"})
+    assert said.status_code == 400
+    assert said.json()["error"].startswith("'since' 'yesterday' is no run: give 'last'")

@@ -9,8 +9,10 @@ from typing import Any
 
 import click
 
+from fastbmrag import DigestOptions
 from fastbmrag.cli.common import (
     collection_option,
+    declared_options,
     json_option,
     qdrant_options,
     replacing,
@@ -60,13 +62,7 @@ def write_digest(rag: Any, since: str, output: str | None, fmt: str | None) -> b
 @collection_option(required=True)
 @working_dir_option
 @qdrant_options
-@click.option(
-    "--since",
-    default="last",
-    show_default=True,
-    help="'last' (the last update or sync), a run number (that run and the later ones; 0: "
-    "everything) or a date (YYYY-MM-DD).",
-)
+@declared_options(DigestOptions)
 @click.option(
     "--watch",
     "watch_names",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from fastbmrag.declared import check, option, options_of
 from fastbmrag.errors import InputError
 from fastbmrag.store.admin import status
+from fastbmrag.util.wording import option_named
 
 if TYPE_CHECKING:
     import networkx
@@ -35,6 +36,25 @@ class PathOptions:
 
     def __post_init__(self) -> None:
         check(self)
+
+
+@dataclass
+class DigestOptions:
+    """What `digest` can be told."""
+
+    since: str = option(
+        "last", flag="--since",
+        help="'last' (the last update or sync), a run number (that run and the later ones; 0: "
+        "everything) or a date (YYYY-MM-DD).",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.since, str):
+            raise InputError(
+                f"{option_named('since')} must be 'last', a run number or a date as text, got "
+                f"{self.since!r}",
+                field="since",
+            )
 
 
 def node_keys(rag: Workspace, name: str) -> tuple[str, ...]:
@@ -144,16 +164,15 @@ def entity(rag: Workspace, name: str, *, designs: Any = (), organisms: Any = ())
     return vocabulary_card(found.name, found.type, found.id, facts) if facts else None
 
 
-def digest(rag: Workspace, since: str = "last") -> dict[str, Any]:
+def digest(rag: Workspace, **options: Any) -> dict[str, Any]:
     """What the runs since ``since`` changed (:mod:`fastbmrag.explore.digest`): new papers
     and edges by entity, watched ones first, pairs that newly disagree or agree,
-    retractions. No model call."""
+    retractions. No model call. ``options``: :class:`DigestOptions` fields."""
     from fastbmrag.explore.digest import digest
 
-    if not isinstance(since, str):
-        raise InputError(f"since must be 'last', a run number or a date as text, got {since!r}")
+    opts = options_of(DigestOptions, options)
     with rag.reader(command="digest") as coll:
-        return digest(coll, since)
+        return digest(coll, opts.since)
 
 
 def watch(rag: Workspace, names: Sequence[str]) -> list[tuple[str, str]]:

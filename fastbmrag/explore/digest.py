@@ -24,7 +24,7 @@ from fastbmrag.explore.edges import node_names
 from fastbmrag.query.result import study_of
 from fastbmrag.store.base import Filter, HasId, Match
 from fastbmrag.store.payload import evidence_of
-from fastbmrag.util.wording import counted
+from fastbmrag.util.wording import counted, option_named
 
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
@@ -46,11 +46,15 @@ def first_run(collection: Collection, since: str) -> int | None:
         try:
             date.fromisoformat(since)
         except ValueError:
-            raise InputError(f"since {since!r} is no date: give one as 2026-11-01") from None
+            raise InputError(
+                f"{option_named('since')} {since!r} is no date: give one as 2026-11-01",
+                field="since",
+            ) from None
         return ledger.first_run_since(since)
     raise InputError(
-        f"since {since!r} is no run: give 'last', a run number (status shows the last one) or "
-        "a date (2026-11-01)"
+        f"{option_named('since')} {since!r} is no run: give 'last', a run number (status shows "
+        "the last one) or a date (2026-11-01)",
+        field="since",
     )
 
 
