@@ -154,23 +154,15 @@ class RAG:
                     self._shared = None
                     shared.close()
 
-    def writer(
-        self,
-        *,
-        create: bool = False,
-        command: str | None = None,
-        repair: bool = False,
-        wait: float | None = None,
-    ) -> Collection:
+    def writer(self, *, create: bool = False, command: str | None = None, repair: bool = False,
+               wait: float | None = None) -> Collection:  # fmt: skip
         """The collection opened for writing: takes its lock (LockedError: exit 3) and finishes
         what a killed writer left; ``create`` makes it when missing; ``repair`` sets papers whose
         edges the store lost back to pending (else StoreLost)."""
         name = self.settings.collection if create else self.collection_name
         if not name:
-            raise ConfigError(
-                f"No collection name: pass {option_named('collection')}, or set "
-                f"{config.ENV_COLLECTION}"
-            )
+            raise ConfigError(f"No collection name: pass {option_named('collection')}, or set "
+                              f"{config.ENV_COLLECTION}")  # fmt: skip
         waiting: dict[str, Any] = {} if wait is None else {"busy_timeout": wait}  # for readers
         return Collection.writer(
             self.working_dir, name, create=create, command=command, repair=repair,
@@ -212,8 +204,7 @@ class RAG:
         return self.ask(question, **options).to_dict()
 
     def ask(self, question: str, **options: Any) -> QueryResult:
-        """:meth:`query`'s typed result (:class:`fastbmrag.query.QueryResult`), which the
-        command line renders."""
+        """:meth:`query`'s typed result, which the command line renders."""
         return command.ask(self, question, **options)
 
     # --- the operations, each in the package of its concern ---------------------------------
@@ -278,8 +269,7 @@ class RAG:
         return commands.entity(self, name, **studies)
 
     def digest(self, since: str = "last") -> dict[str, Any]:
-        """What the runs since ``since`` changed (`fastbmrag digest`,
-        :class:`fastbmrag.explore.commands.DigestOptions`); no model call."""
+        """What the runs since ``since`` changed (`fastbmrag digest`); no model call."""
         return commands.digest(self, since=since)
 
     def watch(self, names: Sequence[str]) -> list[tuple[str, str]]:
