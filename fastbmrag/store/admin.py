@@ -111,7 +111,7 @@ def delete(rag: Workspace, paper_ids: str | Sequence[str]) -> tuple[list[str], l
             hint = f" (it holds {', '.join(held[:5])}: pass those)" if held else ""
             raise InputError(
                 f"None of the paper ids ({shown}) is in collection '{coll.name}'{hint}: "
-                f"check the ids (its export as {option_named('fmt')} csv lists them)"
+                f"check the ids (an export with {option_named('fmt')} csv lists them)"
             )
         run_id = coll.ledger.begin_run("fastbmrag delete", {"paper_ids": known})
         removed = coll.delete_papers(known)
