@@ -198,14 +198,20 @@ def test_no_library_message_names_a_command_line_flag() -> None:
     the declarations of the flags themselves and their help (which is the command line's)."""
     ctx = click.Context(cli)
     flags: set[str] = set()
+    spelled: dict[str, set[str]] = {}
     stack: list[click.Command] = [cli]
     while stack:
         command = stack.pop()
         if isinstance(command, click.Group):
             stack += [c for n in command.list_commands(ctx) if (c := command.get_command(ctx, n))]
         flags |= {o for p in command.params for o in p.opts if o.startswith("--")}
+        for p in command.params:
+            if isinstance(p, click.Option):
+                spelled.setdefault(str(p.name), set()).add(max(p.opts, key=len))
     flags -= {"--help"}
     assert {"--top-k", "--no-answer", "--qdrant-url"} <= flags
+    # a field is one flag across the commands, so a message's option has one spelling there
+    assert {name: f for name, f in spelled.items() if len(f) > 1} == {}
     said = []
     for path in sorted(Path(fastbmrag.__file__).parent.rglob("*.py")):
         if path.parent.name in ("cli", "web", "testing"):
