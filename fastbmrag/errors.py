@@ -31,8 +31,8 @@ Exit codes (documented in README.md):
 A path that cannot be created or written (``OSError``) is exit 2 with a line naming the path.
 
 Messages are one line and name the fix. An option a message names is written
-``option_named(field)`` (:mod:`fastbmrag.util.wording`): the library names the field, and each door
-says it in its own words (:meth:`FastbmragError.said`: ``--top-k`` on the command line,
+``option_named(field)`` (:mod:`fastbmrag.util.wording`): the library names the field, and each
+door says it in its own words (:meth:`FastbmragError.said`: ``--top-k`` on the command line,
 ``'top_k'`` on the page, ``top_k`` in Python, where ``str(err)`` is the message).
 """
 
@@ -62,7 +62,8 @@ class FastbmragError(Exception):
         return self.said(str)
 
     def said(self, word: Callable[[str], str]) -> str:
-        """The message, each option it names (:func:`~fastbmrag.util.wording.option_named`) said as ``word(field)``."""
+        """The message, each option it names
+        (:func:`~fastbmrag.util.wording.option_named`) said as ``word(field)``."""
         return said(super().__str__(), word)
 
 
