@@ -164,17 +164,16 @@ def ollama_host(value: str | None = None) -> str:
 
 @contextlib.contextmanager
 def ollama_import_environment() -> Iterator[None]:
-    """While the ``ollama`` package is imported, ``OLLAMA_HOST`` names one server: the package
-    builds a module-level client from it at import and cannot parse a comma-separated list."""
-    raw = os.environ.get(ENV_OLLAMA_HOST)
-    if raw is None or "," not in raw:
-        yield
-        return
-    os.environ[ENV_OLLAMA_HOST] = ollama_host(raw).split(",")[0]
+    """While the ``ollama`` package is imported, ``OLLAMA_HOST`` is unset: the package builds a
+    module-level client from it at import (which this project never uses), and a value it
+    cannot parse (a list of servers, a typo) would fail every command there, with a traceback,
+    before :func:`ollama_host` could refuse it in one line where a server is needed."""
+    raw = os.environ.pop(ENV_OLLAMA_HOST, None)
     try:
         yield
     finally:
-        os.environ[ENV_OLLAMA_HOST] = raw
+        if raw is not None:
+            os.environ[ENV_OLLAMA_HOST] = raw
 
 
 def llm_model(value: str | None = None) -> str:

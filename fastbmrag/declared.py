@@ -7,7 +7,7 @@ its own way (``--top-k`` at the command line, ``'top_k'`` on the page)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any
 
@@ -92,10 +92,37 @@ def declared(cls: Any) -> Iterator[tuple[Field[Any], Opt]]:
 
 
 def check(options: Any) -> None:
-    """InputError (with the field) for the first declared field out of its range or choices."""
+    """InputError (with the field) for the first declared field out of its range or choices,
+    or a true/false field given anything but True or False ("no" is a word, and true)."""
     for f, opt in declared(options):
-        if (why := opt.refusal(option_named(f.name), getattr(options, f.name))) is not None:
+        value = getattr(options, f.name)
+        if f.type in ("bool", bool) and not isinstance(value, bool):
+            raise InputError(
+                f"{option_named(f.name)} must be True or False, got {value!r}", field=f.name
+            )
+        if (why := opt.refusal(option_named(f.name), value)) is not None:
             raise InputError(why, field=f.name)
+
+
+def values_of(value: Any, name: str) -> tuple[str, ...]:
+    """A list option as the tuple of its values: None is none, one text is one value (not its
+    characters: ``watch("IL6")`` watches IL6), a list or any other iterable its items (texts,
+    or whole numbers as ids); anything else is an InputError naming the field (a number where
+    names are asked)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Iterable) and not isinstance(value, bytes | bytearray):
+        items = list(value)
+        bad = next((v for v in items if not isinstance(v, str | int) or isinstance(v, bool)), None)
+        if bad is None:
+            return tuple(str(v) for v in items)
+    else:
+        bad = value
+    raise InputError(
+        f"{option_named(name)} must be text or a list of texts, got {bad!r}", field=name
+    )
 
 
 def options_of(kind: Any, given: dict[str, Any]) -> Any:

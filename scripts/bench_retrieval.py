@@ -9,7 +9,9 @@ Indexing runs against the fake model server with a stand-in reader (:func:`reade
 names the noun phrases of each sentence as written, types each by what its words say (a disease
 word, a chemical ending, a gene-like symbol, a cell or a process word, else ``other``) and relates
 the phrases of one sentence. It reads no vocabulary, normaliser or finder of the project: both
-sides would agree by construction. The embeddings are the fake's hashed bags of words.
+sides would agree by construction. The embeddings are the fake's hashed bags of words, or
+(``--embedder minilm``) a real sentence embedding model, all-MiniLM-L6-v2 (``scripts/minilm.py``),
+served from the fake's embedding endpoint so the project talks to it as to Ollama.
 
 Every question is asked twice in one run with ``--no-answer``, in-process on one open collection:
 
@@ -19,14 +21,18 @@ Every question is asked twice in one run with ``--no-answer``, in-process on one
 
 Reported, per half (questions of even PMIDs: tuning; odd: held out) and overall:
 
-* **hit@50**: the question's paper among the 50 edges returned, where the paper is indexed,
-  for both modes, and their ratio (target >= 0.95);
-* **no evidence**: the questions whose paper is indexed that get no edge (target <= 3 %);
+* **hit@1/5/10/50 and MRR**: the question's paper among the first k edges returned (the
+  reciprocal of the first one's rank, 0 beyond 50), where the paper is indexed, for both modes;
+* **no evidence**: the questions whose paper is indexed that get no edge (target <= 2 %);
 * **unrelated**: the held-back questions answered with an edge that shares no linked id and no
-  content word with the question (target <= 10 %);
+  content word with the question (target <= 5 %);
 * query time (median, p95) as understood.
 
-    python scripts/bench_retrieval.py [--pqa FILE] [--limit N] [--json] [--misses 20]
+    python scripts/bench_retrieval.py [--embedder hashed|minilm] [--pqa FILE] [--limit N]
+        [--json] [--misses 20] [--working-dir DIR]
+
+With ``--working-dir`` the collection is kept: a second run with the same embedder indexes
+nothing again (every paper is unchanged) and only asks.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from fastbmrag.testing.responders import numbered_sentences, schema_title, task_
 PQA = SHARED / "pubmedqa" / "pqal_train.json"
 TOP = 50
 HOLD_BACK_EVERY = 5
+KS = (1, 5, 10, 50)
 
 # --- the stand-in reader --------------------------------------------------------------------
 #
@@ -199,6 +206,13 @@ def unrelated(result: Any, question: str) -> bool:
     return False
 
 
+def rank_of(result: Any, pmid: str) -> int | None:
+    """The rank of the first edge of paper ``pmid`` among the result's edges (None: absent)."""
+    return next(
+        (i for i, e in enumerate(result.edges, 1) if e.payload.get("paper_id") == pmid), None
+    )
+
+
 async def ask_all(
     wd: Path, questions: list[dict[str, Any]], fake_url: str
 ) -> list[dict[str, Any]]:
@@ -225,8 +239,8 @@ async def ask_all(
                 rows.append(
                     {
                         **q,
-                        "hit": any(e.payload.get("paper_id") == q["pmid"] for e in a.edges),
-                        "plain_hit": any(e.payload.get("paper_id") == q["pmid"] for e in b.edges),
+                        "rank": rank_of(a, q["pmid"]),
+                        "plain_rank": rank_of(b, q["pmid"]),
                         "none": not a.edges,
                         "unrelated": unrelated(a, q["question"]),
                         "reason": (a.no_evidence or {}).get("reason"),
@@ -241,18 +255,23 @@ async def ask_all(
     return rows
 
 
+def ranking(ranks: list[int | None]) -> dict[str, float]:
+    """hit@k for each of ``KS`` and the mean reciprocal rank of ``ranks`` (None: not found)."""
+    n = max(1, len(ranks))
+    out = {f"hit@{k}": round(sum(r is not None and r <= k for r in ranks) / n, 3) for k in KS}
+    out["MRR"] = round(sum(1 / r for r in ranks if r is not None) / n, 3)
+    return out
+
+
 def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
     indexed = [r for r in rows if not r["held"]]
     held = [r for r in rows if r["held"]]
-    hit = sum(r["hit"] for r in indexed) / max(1, len(indexed))
-    plain = sum(r["plain_hit"] for r in indexed) / max(1, len(indexed))
     return {
         "questions": len(rows),
         "indexed": len(indexed),
         "held_back": len(held),
-        "hit@50 understood": round(hit, 3),
-        "hit@50 plain": round(plain, 3),
-        "ratio": round(hit / plain, 3) if plain else None,
+        "understood": ranking([r["rank"] for r in indexed]),
+        "plain": ranking([r["plain_rank"] for r in indexed]),
         "no evidence (indexed)": round(sum(r["none"] for r in indexed) / max(1, len(indexed)), 3),
         "unrelated (held back)": round(sum(r["unrelated"] for r in held) / max(1, len(held)), 3),
     }
@@ -265,6 +284,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--misses", type=int, default=0, help="print N questions that miss")
     ap.add_argument("--working-dir", type=Path, default=None, help="keep the collection here")
+    ap.add_argument(
+        "--embedder", choices=("hashed", "minilm"), default="hashed",
+        help="the fake's hashed words, or all-MiniLM-L6-v2 (scripts/minilm.py)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     if not args.pqa.is_file():
         print(f"{args.pqa} not found: this benchmark reads ../shared/data/pubmedqa",
@@ -274,7 +297,15 @@ def main(argv: list[str] | None = None) -> int:
     from fastbmrag.testing.fake_ollama import FakeOllama
 
     papers, questions = papers_and_questions(args.pqa, args.limit)
-    with tempfile.TemporaryDirectory() as tmp, FakeOllama(responder=responder) as fake:
+    embedder = None
+    if args.embedder == "minilm":
+        from minilm import MiniLM
+
+        embedder = MiniLM()
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeOllama(responder=responder, embedder=embedder) as fake,
+    ):
         wd = args.working_dir or Path(tmp)
         rag = RAG(wd, "pqa", ollama_host=fake.url)
         t = time.perf_counter()
@@ -296,14 +327,17 @@ def main(argv: list[str] | None = None) -> int:
         for k, v in out.items():
             print(f"{k}: {v}")
     shown = {
-        "MISS": [r for r in rows if not r["held"] and not r["hit"] and r["plain_hit"]],
+        "MISS": [
+            r for r in rows
+            if not r["held"] and r["plain_rank"] and (r["rank"] or TOP + 1) > r["plain_rank"]
+        ],
         "NONE": [r for r in rows if not r["held"] and r["none"]],
         "UNRELATED": [r for r in rows if r["held"] and r["unrelated"]],
     }
     for kind, found in shown.items():
         for r in found[: args.misses]:
-            print(f"{kind} {r['pmid']} {r['question']} {r['understood']} {r['reason']}",
-                  file=sys.stderr)  # fmt: skip
+            print(f"{kind} {r['pmid']} {r.get('rank')}/{r.get('plain_rank')} {r['question']} "
+                  f"{r['understood']} {r['reason']}", file=sys.stderr)  # fmt: skip
     return 0
 
 

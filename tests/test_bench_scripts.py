@@ -188,7 +188,8 @@ def test_bench_retrieval_asks_real_questions_of_their_abstracts(
     out = json.loads(capsys.readouterr().out)
     every = out["all"]
     assert (every["questions"], every["indexed"], every["held_back"]) == (15, 12, 3)
-    assert every["hit@50 understood"] >= every["hit@50 plain"] > 0
+    assert every["understood"]["hit@50"] >= every["plain"]["hit@50"] > 0
+    assert 0 < every["understood"]["MRR"] <= every["understood"]["hit@50"]
     assert every["no evidence (indexed)"] <= 1 / 12 and every["unrelated (held back)"] == 0
     # the stand-in reader names noun phrases as written, typed by their own words
     assert bench.noun_phrases("Serum IL6 was raised in chronic tinnitus.") == [

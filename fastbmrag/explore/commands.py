@@ -10,7 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.declared import check, option, options_of
+from fastbmrag.declared import check, option, options_of, values_of
 from fastbmrag.errors import InputError
 from fastbmrag.store.admin import status
 from fastbmrag.util.wording import option_named
@@ -185,11 +185,17 @@ def watch(rag: Workspace, names: Sequence[str]) -> list[tuple[str, str]]:
     with rag.ledger() as coll:
         known = node_names(coll)
         chosen = []
-        for name in names:
-            _text_arg(name, "name")
+        for name in values_of(names, "names"):
             found = resolve_entity(name, norm)
             keys = found.node_keys()
-            key = next((k for k in keys if k in known), keys[0])
+            key = next((k for k in keys if k in known), None)
+            if key is None and not (found.id and norm.facts(found.id)):
+                raise InputError(
+                    f"{name!r} is no entity of collection '{coll.name}' and the vocabularies "
+                    "know no such name or id: watch a name or id they know (IL6, HGNC:6018, "
+                    "D004715)"
+                )
+            key = key or keys[0]
             chosen.append((key, known.get(key, {}).get("name") or found.name))
         coll.ledger.watch(chosen)
     return chosen
@@ -203,8 +209,7 @@ def unwatch(rag: Workspace, names: Sequence[str]) -> int:
     with rag.ledger() as coll:
         watched = coll.ledger.watched()
         keys = set()
-        for name in names:
-            _text_arg(name, "name")
+        for name in values_of(names, "names"):
             named = {k for k, n in watched.items() if name in (k, n)}
             keys |= named or set(resolve_entity(name, norm).node_keys())
         return coll.ledger.unwatch(sorted(keys))
@@ -222,6 +227,7 @@ def narrower(rag: Workspace, name: str, limit: int = 5) -> list[str]:
     from fastbmrag.explore import node_names
     from fastbmrag.query import resolve_entity
 
+    _text_arg(name, "name")
     norm = rag.normalizer()
     concept = resolve_entity(name, norm).id
     if not concept:

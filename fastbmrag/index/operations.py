@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -152,6 +153,8 @@ def insert_paper(rag: Workspace, papers: Any, *, progress: bool = False, **optio
 
     opts = update_options(rag, options)
     report = ReadReport()  # what reading skipped and repaired (files: the first pass's)
+    if isinstance(papers, str | os.PathLike):  # a path: read as the command line reads one
+        papers = PaperFiles(papers)
     if isinstance(papers, PaperFiles):  # files: read once the checks are done
         records: Iterable[Paper] = papers
         read: Callable[[], Any] = papers.read

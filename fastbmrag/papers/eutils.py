@@ -125,9 +125,11 @@ class FetchSettings:
         fulltext = (
             config.setting(fulltext_url, config.ENV_FULLTEXT_URL, config.DEFAULT_FULLTEXT_URL) or ""
         )
-        for name, url in (("E-utilities", eutils), ("full-text", fulltext)):
-            if urlsplit(url).scheme not in ("http", "https"):
-                raise ConfigError(f"The {name} URL {url!r} is not an http(s) URL; fix the option")
+        config.checked_url(
+            fulltext.replace("{pmcid}", "PMC1"),
+            f"{option_named('fulltext_url')} / {config.ENV_FULLTEXT_URL}",
+            config.DEFAULT_FULLTEXT_URL,
+        )
         if "{pmcid}" not in fulltext:  # a Europe PMC REST base, e.g. a mirror
             fulltext = fulltext.rstrip("/") + "/{pmcid}/fullTextXML"
         settings = cls(

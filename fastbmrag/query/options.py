@@ -3,11 +3,11 @@ and the web page, with its default and its check, declared once."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from fastbmrag import config
-from fastbmrag.declared import check, option
+from fastbmrag.declared import check, option, values_of
 from fastbmrag.errors import InputError
 from fastbmrag.papers.design import DESIGNS, ORGANISMS, named_design, named_organism
 from fastbmrag.prompts import ENTITY_TYPES, RELATIONSHIP_TYPES
@@ -19,14 +19,6 @@ MIN_YEAR, MAX_YEAR = 1800, 2100  # a publication year, as the papers' readers ta
 MATCH_MODES = ("all", "any")
 RANKS = ("score", "design")
 FORMATS = ("text", "json", "markdown")
-
-
-def _tuple(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(str(v) for v in value)
 
 
 def _named(
@@ -134,16 +126,9 @@ class QueryOptions:
     )  # fmt: skip
 
     def __post_init__(self) -> None:
-        for switch in fields(self):  # True or False ("false" is a word, and true)
-            value = getattr(self, switch.name)
-            if switch.type in ("bool", bool) and not isinstance(value, bool):
-                raise InputError(
-                    f"{option_named(switch.name)} must be True or False, got {value!r}",
-                    field=switch.name,
-                )
         multiple = [f.name for f in PAYLOAD_FILTERS if f.multiple]
         for name in ("entities", "sources", "targets", *multiple):
-            setattr(self, name, _tuple(getattr(self, name)))
+            setattr(self, name, values_of(getattr(self, name), name))
         for f in PAYLOAD_FILTERS:
             if f.multiple and any(not str(v).strip() for v in getattr(self, f.name)):
                 raise InputError(

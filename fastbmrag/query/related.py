@@ -72,7 +72,8 @@ def related(
         for name in {str(e.payload.get(f) or "") for f in NAME_FIELDS}:
             stems = [stem(w.lower()) for w in _WORD_RE.findall(name)]
             whole = stems[0] if len(stems) == 1 else None
-            if any(s in asked and (not asked[s] or s == whole) for s in stems):
+            shared = {s for s in stems if s in asked}
+            if len(shared) > 1 or any(not asked[s] or s == whole for s in shared):
                 kept.append(e)
                 break
     return [replace(e, n=i, kept_by="word") for i, e in enumerate(kept, 1)]

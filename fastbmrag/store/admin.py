@@ -62,7 +62,7 @@ def check_store(rag: Workspace) -> str | None:
     except StoreBusy as err:
         return f"held by {err.holder or 'another process'}"
     except DiskFull as err:
-        return str(err).split(" and ")[0].replace("The volume", "its volume")
+        return str(err).split(": free some space")[0].replace("The volume", "its volume")
 
 
 def finish_interrupted(rag: Workspace, journal: dict[str, str]) -> dict[str, Any] | None:

@@ -120,6 +120,16 @@ class Filter:
 Condition = Match | Range | Words | Filter | HasId
 
 
+@dataclass(frozen=True, slots=True)
+class Boost:
+    """The edges matching ``flt`` rank as if ``weight`` more similar to the query (an edge
+    matching several boosts earns the largest). ``name`` says why: it becomes ``kept_by``."""
+
+    name: str
+    weight: float
+    flt: Filter
+
+
 @dataclass(slots=True)
 class Point:
     id: str  # UUID string
@@ -164,6 +174,18 @@ class Store(ABC, Closing):
         limit: int = 10,
         score_threshold: float | None = None,
     ) -> list[Hit]: ...
+
+    @abstractmethod
+    def boosted(
+        self,
+        vector: Sequence[float] | np.ndarray,
+        flt: Filter | None,
+        boosts: Sequence[Boost],
+        limit: int,
+    ) -> list[Hit]:
+        """The ``limit`` edges passing ``flt`` and some boost with the highest similarity plus
+        the largest weight of the boosts each matches, in one multi-stage query: the ``limit``
+        most similar edges of each boost, their union scored by a formula."""
 
     @abstractmethod
     def scroll(self, flt: Filter | None = None, batch_size: int = 256) -> Iterator[Hit]:

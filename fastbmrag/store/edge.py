@@ -20,6 +20,7 @@ import qdrant_edge as qe
 from fastbmrag.errors import DimensionMismatch, StoreBusy, StoreError
 from fastbmrag.store import pagecache
 from fastbmrag.store.base import (
+    Boost,
     Condition,
     Filter,
     HasId,
@@ -86,6 +87,21 @@ def readahead_files(path: Path) -> list[str]:
         dirs[:] = [d for d in dirs if d not in READ_ON_USE]
         out.extend(os.path.join(root, name) for name in files)
     return out
+
+
+def unallocated(path: Path) -> int:
+    """Bytes of :func:`readahead_files` that the volume has not allocated yet: the holes of
+    files the engine made at their full size. An open reads those files in full, and a volume
+    that allocates a page for a read of a hole (a tmpfs, a RAM disk) needs that much room, else
+    the process dies of SIGBUS."""
+    total = 0
+    for name in readahead_files(path):
+        try:
+            st = os.stat(name)
+        except OSError:  # a segment replaced while walking
+            continue
+        total += max(0, st.st_size - st.st_blocks * 512)
+    return total
 
 
 def readahead(path: Path) -> Any:
@@ -325,6 +341,36 @@ class EdgeStore(Store):
             query=qe.Query.Nearest(vector_list(vector)),
             filter=to_edge_filter(flt),
             score_threshold=score_threshold,
+            with_payload=True,
+            with_vector=False,
+        )
+        return [Hit(str(p.id), p.score, p.payload or {}) for p in self._shard.query(request)]
+
+    def boosted(
+        self,
+        vector: Sequence[float] | np.ndarray,
+        flt: Filter | None,
+        boosts: Sequence[Boost],
+        limit: int,
+    ) -> list[Hit]:
+        if self._shard is None or not boosts:
+            return []
+        near = qe.Query.Nearest(vector_list(vector))
+        base = flt or Filter()
+        stages = [
+            qe.Prefetch(limit=limit, query=near, filter=to_edge_filter(base.and_(b.flt)))
+            for b in boosts
+        ]
+        union = qe.Prefetch(limit=limit * len(stages), query=near, prefetches=stages)
+        X = qe.Expression
+        bonus = [
+            X.Mult([X.Constant(b.weight), X.Condition(_condition(b.flt))]) for b in boosts
+        ]
+        score = X.Sum([X.Variable("$score"), X.Max([*bonus, X.Constant(0.0)])])
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Formula(score),
+            prefetches=[union],
             with_payload=True,
             with_vector=False,
         )

@@ -12,6 +12,7 @@ numbered migrations of :mod:`fastbmrag.store.migrations`, applied in order and r
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -20,12 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fastbmrag.errors import StoreError
+from fastbmrag.errors import DiskFull, StoreError
 from fastbmrag.store.base import EdgeRef, name_form
 from fastbmrag.store.degrees import apply_plan, chunks, degrees_of, plan_replacements
 from fastbmrag.store.history import LedgerHistory, now
 from fastbmrag.store.migrations import MIGRATIONS
 from fastbmrag.store.payload import PAYLOAD_VERSION
+from fastbmrag.store.places import MB, WRITE_FREE, free_space
+
+# what SQLite says when the volume fills during a write (an I/O error where the WAL cannot grow)
+FULL = frozenset({"SQLITE_FULL", "SQLITE_IOERR", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_SHMSIZE"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +59,31 @@ class Ledger(LedgerHistory):
             self.conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
             self._migrate()
         except sqlite3.DatabaseError as err:
-            raise StoreError(
-                f"Cannot open the ledger {self.path}: {err}. Restore it from a backup or delete "
-                "the collection folder and index again"
-            ) from err
+            raise self._refusal(err, "opening") from err
+
+    def _refusal(self, err: sqlite3.Error, doing: str) -> StoreError:
+        """The one line for a failed open or write of the ledger: its volume is full, it is
+        read-only (an open writes its migrations), else it is damaged. Nothing committed is
+        lost in the first two."""
+        code = str(getattr(err, "sqlite_errorname", ""))
+        where, free = free_space(self.path.parent)
+        if code == "SQLITE_FULL" or (
+            code.startswith("SQLITE_IOERR") and free is not None and free < WRITE_FREE
+        ):
+            shown = "too little" if free is None else f"{free / MB:,.0f} MB"
+            return DiskFull(
+                f"The volume of {where} has {shown} free, too little for {doing} the ledger "
+                f"{self.path} ({err}): free some space there (nothing committed is lost)"
+            )
+        if code.startswith("SQLITE_READONLY") or not os.access(self.path.parent, os.W_OK):
+            return StoreError(
+                f"The ledger {self.path} is read-only, and {doing} it writes to it ({err}): "
+                "make it and its folder writable by this user (nothing in it is lost)"
+            )
+        return StoreError(
+            f"Cannot {'open' if doing == 'opening' else 'write'} the ledger {self.path}: {err}. "
+            "Restore it from a backup or delete the collection folder and index again"
+        )
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
@@ -86,13 +112,19 @@ class Ledger(LedgerHistory):
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction (BEGIN IMMEDIATE ... COMMIT, rolled back on any error)."""
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
+                self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self.conn
+                except BaseException:
+                    with contextlib.suppress(sqlite3.Error):  # what failed already rolled back
+                        self.conn.execute("ROLLBACK")
+                    raise
+                self.conn.execute("COMMIT")
+            except sqlite3.OperationalError as err:
+                if getattr(err, "sqlite_errorname", "") in FULL:
+                    raise self._refusal(err, "writing") from err
                 raise
-            self.conn.execute("COMMIT")
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:

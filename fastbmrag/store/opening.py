@@ -96,8 +96,11 @@ def open_collection(
             f"check {option_named('collection')} and {option_named('working_dir')}, or index papers into it"
         )
     if store is None and not qdrant_url and not ledger_only:  # the embedded shard: mapped files
-        check_space(directory, WRITE_FREE if write else READ_FREE,
-                    f"opening collection '{name}' for {'writing' if write else 'reading'}")  # fmt: skip
+        from fastbmrag.store.edge import unallocated
+
+        check_space(directory, (WRITE_FREE if write else READ_FREE) + unallocated(
+            directory / SHARD_DIR), f"opening collection '{name}' for "
+            f"{'writing' if write else 'reading'}")  # fmt: skip
     if create:
         directory.mkdir(parents=True, exist_ok=True)
     info = {

@@ -96,17 +96,24 @@ _READ_AHEAD: set[Path] = set()
 RESERVED_NAMES = frozenset({"vocab", "logs"})
 
 
-def check_space(path: Path, needed: int, doing: str) -> None:
-    """DiskFull, one line naming the volume and what is needed, when the volume of ``path`` (or
-    of the nearest folder above it that exists) has less than ``needed`` bytes free."""
+def free_space(path: Path) -> tuple[Path, int | None]:
+    """The folder ``path`` is, or the nearest one above it that exists, and the bytes free on
+    its volume (None where it cannot tell)."""
     where = Path(path).expanduser()
     while not where.exists() and where != where.parent:
         where = where.parent
     try:
-        free = os.statvfs(where).f_bavail * os.statvfs(where).f_frsize
+        st = os.statvfs(where)
     except OSError:
-        return  # no way to tell: go on
-    if free < needed:
+        return where, None
+    return where, st.f_bavail * st.f_frsize
+
+
+def check_space(path: Path, needed: int, doing: str) -> None:
+    """DiskFull, one line naming the volume and what is needed, when the volume of ``path`` (or
+    of the nearest folder above it that exists) has less than ``needed`` bytes free."""
+    where, free = free_space(path)
+    if free is not None and free < needed:
         raise DiskFull(
             f"The volume of {where} has {free / MB:,.0f} MB free and {doing} needs about "
             f"{needed / MB:,.0f} MB: free some space there (nothing committed is lost)"

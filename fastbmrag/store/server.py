@@ -16,6 +16,7 @@ from qdrant_client import QdrantClient, models
 
 from fastbmrag.errors import DimensionMismatch, StoreError
 from fastbmrag.store.base import (
+    Boost,
     Condition,
     Filter,
     HasId,
@@ -227,6 +228,38 @@ class ServerStore(Store):
             query_filter=to_qdrant_filter(flt),
             limit=limit,
             score_threshold=score_threshold,
+            with_payload=True,
+            with_vectors=False,
+        )
+        return [Hit(str(p.id), p.score, p.payload or {}) for p in res.points]
+
+    def boosted(
+        self,
+        vector: Sequence[float] | np.ndarray,
+        flt: Filter | None,
+        boosts: Sequence[Boost],
+        limit: int,
+    ) -> list[Hit]:
+        if not self._exists() or not boosts:
+            return []
+        near = vector_list(vector)
+        base = flt or Filter()
+        stages = [
+            models.Prefetch(query=near, filter=to_qdrant_filter(base.and_(b.flt)), limit=limit)
+            for b in boosts
+        ]
+        union = models.Prefetch(query=near, prefetch=stages, limit=limit * len(stages))
+        bonus: list[Any] = [
+            models.MultExpression(mult=[b.weight, _condition(b.flt)]) for b in boosts
+        ]
+        score = models.SumExpression(sum=["$score", models.MaxExpression(max=[*bonus, 0.0])])
+        res = self._call(
+            "search",
+            self.client.query_points,
+            self.collection,
+            prefetch=[union],
+            query=models.FormulaQuery(formula=score),
+            limit=limit,
             with_payload=True,
             with_vectors=False,
         )

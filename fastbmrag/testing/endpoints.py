@@ -17,6 +17,7 @@ from fastbmrag.testing.answers import hashed_embedding, stable_hash
 from fastbmrag.util.tokens import count_tokens
 
 Handler = BaseHTTPRequestHandler
+Embedder = Callable[[list[str]], list[list[float]]]
 
 
 @dataclass(slots=True)
@@ -48,6 +49,9 @@ class Server(Protocol):
     def has_model(self, model: Any) -> bool: ...
 
     def dim(self, model: str) -> int: ...
+
+    @property
+    def embedder(self) -> Embedder | None: ...
 
     def send(self, h: Handler, rec: Record, status: int, payload: Any) -> None: ...
 
@@ -178,6 +182,8 @@ def chat(fake: Server, h: Handler, rec: Record, body: dict[str, Any]) -> None:
 
 
 def embed_vectors(fake: Server, model: str, texts: list[str]) -> list[list[float]]:
+    if fake.embedder is not None:  # a real model a benchmark serves
+        return fake.embedder(texts)
     dim = fake.dim(model)
     return [hashed_embedding(t, dim) for t in texts]
 

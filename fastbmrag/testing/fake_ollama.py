@@ -22,7 +22,8 @@ builds a deterministic, schema-valid instance from words of the last user messag
 
 Embeddings are hashed bags of words (and word bigrams), L2-normalised: identical texts
 give identical vectors and texts sharing words have a high cosine
-(:mod:`fastbmrag.testing.answers`).
+(:mod:`fastbmrag.testing.answers`); ``embedder(texts) -> vectors`` replaces them (a benchmark
+serves a real sentence embedding model so).
 
 Faults (chat; ``http500``, ``slow`` and ``hang`` also embed): ``fault_rates`` rolled with
 a seeded RNG, and one-shot ``fail_next(kind, n)``. Kinds: ``malformed`` (not JSON),
@@ -47,7 +48,7 @@ from types import TracebackType
 from typing import Any
 
 from fastbmrag.testing.answers import schema_instance_responder
-from fastbmrag.testing.endpoints import FAULT_KINDS, ROUTES, Record
+from fastbmrag.testing.endpoints import FAULT_KINDS, ROUTES, Embedder, Record
 
 Responder = Callable[[dict[str, Any]], "dict[str, Any] | str"]
 
@@ -120,11 +121,13 @@ class FakeOllama:
         hang_seconds: float = 600.0,
         stream_chunk: int = 16,
         usage: bool = True,
+        embedder: Embedder | None = None,
     ) -> None:
         self.models: set[str] = set(models)
         self.usage = usage  # False: OpenAI-compatible answers carry no "usage" (some servers)
         self.responder: Responder = responder or schema_instance_responder
         self.dims = dims
+        self.embedder = embedder
         self.fault_rates: dict[str, float] = dict(fault_rates or {})
         self.latency = latency
         self.slow_seconds = slow_seconds
