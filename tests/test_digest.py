@@ -134,7 +134,7 @@ def test_a_sync_s_digest_names_exactly_what_it_changed(
     assert "1000003" in digest(wd, "--since", "2", "--format", "html").stdout
 
 
-def test_a_collection_of_an_earlier_version_migrates_and_digests_its_old_edges_in_run_0(
+def test_a_collection_of_an_earlier_version_migrates_and_digests_its_old_edges_in_their_run(
     servers: tuple[FakeEutils, FakeOllama], tmp_path: Path
 ) -> None:
     eutils, _ = servers
@@ -150,7 +150,11 @@ def test_a_collection_of_an_earlier_version_migrates_and_digests_its_old_edges_i
         ledger.execute(sql)
     ledger.commit()
     ledger.close()
-    assert "Nothing new since run 1" in digest(wd).stdout  # the old run dated nothing
+    # the old run's edges and papers are dated by it as the ledger migrates
+    last = json.loads(digest(wd, "--format", "json").stdout)
+    assert [p["paper_id"] for p in last["papers"]] == ["1000001"]
+    assert [e["paper_id"] for entity in last["entities"] for e in entity["edges"]] == ["1000001"]
+    assert "1 new paper, 1 new edge" in digest(wd, "--since", "1").stdout
     everything = json.loads(digest(wd, "--since", "0", "--format", "json").stdout)
     assert [e["paper_id"] for entity in everything["entities"] for e in entity["edges"]] == [
         "1000001"

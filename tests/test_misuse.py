@@ -168,3 +168,131 @@ def test_reads_on_a_nearly_full_volume_are_refused_not_killed(
     [line] = done.stderr.strip().splitlines()
     assert "has 0 MB free, too little for opening the ledger" in line
     assert "nothing committed is lost" in line and "delete" not in line
+
+
+# --- a papers CSV's study labels ---------------------------------------------------------------
+
+
+def test_study_labels_are_read_in_any_case_and_spelling_and_an_unknown_one_said(
+    tmp_path: Path,
+) -> None:
+    import csv
+
+    from fastbmrag.papers import ReadReport, iter_papers
+
+    path = tmp_path / "papers.csv"
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(["paper_id", "abstract", "design", "publication_types", "organisms"])
+        out.writerows([
+            ("P1", "IL6 rose.", "randomized controlled trial", "", "Homo sapiens"),
+            ("P2", "IL6 rose.", "Randomised controlled trial", "", "humans"),
+            ("P3", "IL6 rose.", "banana", "", "martians"),
+            ("P4", "IL6 rose.", "", "Journal Article; Meta-Analysis", ""),
+        ])  # fmt: skip
+    report = ReadReport()
+    papers = {p.paper_id: p for p in iter_papers([path], report)}
+    assert [(papers[i].design, papers[i].organisms) for i in ("P1", "P2", "P3", "P4")] == [
+        ("rct", ["human"]), ("rct", ["human"]), ("", []), ("meta-analysis", [])
+    ]  # fmt: skip
+    said = dict(report.repaired)
+    assert [w for w, _ in report.repaired] == [w for w in said if "P3" in w] * 2
+    assert "1 design names no known study design, left out" in report.summary()
+    assert "1 organisms names no known organism, left out" in report.summary()
+
+
+# --- the digest of a hostile title -------------------------------------------------------------
+
+
+def test_a_title_with_breaks_and_markup_stays_one_line_of_the_digest() -> None:
+    from fastbmrag.explore.digest import render
+
+    title = "IL6 & TNF\n~~~\nin <b>endometriosis</b>"
+    found = {"collection": "c", "since": "last", "runs": [], "papers": [
+        {"paper_id": "P1", "title": title, "edges": 1}], "reindexed": [], "removed": [],
+        "retracted": [], "entities": [], "new_entities": []}  # fmt: skip
+    markdown = render(found, "markdown")
+    [line] = [x for x in markdown.splitlines() if "P1" in x]
+    assert line == "- IL6 \\& TNF \\~\\~\\~ in \\<b\\>endometriosis\\</b\\> \\[P1\\]: 1 edge"
+    page = render(found, "html")
+    assert "<li>IL6 &amp; TNF ~~~ in &lt;b&gt;endometriosis&lt;/b&gt; [P1]: 1 edge</li>" in page
+    assert "<pre>" not in page and "<b>" not in page
+
+
+def test_a_digest_says_a_run_stopped_and_why(rag: Any) -> None:
+    from fastbmrag.explore.digest import render
+
+    with rag.writer() as coll:
+        run_id = coll.ledger.record_run_start("sync", {"query": "x"})
+        coll.ledger.record_run_end(run_id, {"stopped": "PubMed cannot be reached"})
+    said = render(rag.digest(), "text")
+    assert f"Run {run_id} (sync) stopped early: PubMed cannot be reached" in said
+    assert f"Nothing new since run {run_id} (sync, " in said
+
+
+# --- names ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "gene"),
+    [("tumour necrosis factor", "HGNC:11892"), ("oestrogen receptor 1", "HGNC:3467"),
+     ("haem oxygenase 1", "HGNC:5013"), ("tumour protein p53", "HGNC:11998")],
+)  # fmt: skip
+def test_a_gene_name_in_british_spelling_grounds_as_in_american(name: str, gene: str) -> None:
+    from fastbmrag.vocab.loading import load_normalizer
+
+    found = load_normalizer().normalize(name, "gene")
+    assert found.ontology_id == gene
+
+
+def test_a_question_s_relation_word_is_no_entity_and_tumour_in_a_gene_name_no_neoplasm() -> None:
+    from fastbmrag.query.understand import understand
+    from fastbmrag.vocab.loading import load_normalizer
+
+    norm = load_normalizer()
+    ids = [m.id for m in understand("Which biomarkers predict endometriosis?", norm, None)]
+    assert ids == ["D004715"]  # not Biomarkers (D015415): the relation biomarker_of
+    ids = [m.id for m in understand("Is tumour necrosis factor raised in asthma?", norm, None)]
+    assert ids == ["HGNC:11892", "D001249"]
+
+
+# --- options a command line reads -------------------------------------------------------------
+
+
+def test_since_is_a_run_or_a_day_that_has_been_and_numbers_are_ascii(rag: Any) -> None:
+    wd = str(rag.working_dir)
+    last = rag.digest()["runs"][-1]["run_id"]
+    for since, said in ((str(last + 1), f"is no run of collection 'papers' yet: the last is "
+                         f"{last}"), ("2099-01-01", "is after today"), ("٣", "is no run")):  # fmt: skip
+        done = cli_run("digest", "--working-dir", wd, "--since", since)  # the only collection
+        assert done.exit_code == 2 and said in done.output, done.output
+    done = cli_run("path", "IL1B", "endometriosis", "--working-dir", wd, "--max-hops", "３")
+    assert done.exit_code == 2
+    assert "'３' is not a number written in ASCII digits" in done.output
+    assert cli_run("watch", "list", "--working-dir", wd).exit_code == 0
+
+
+# --- a retraction a record states -------------------------------------------------------------
+
+
+def test_a_retraction_its_record_states_is_recorded_with_the_paper_s_commit(
+    tmp_path: Path,
+) -> None:
+    """A run killed right after the commit (no end-of-run step) keeps it: queries leave the
+    paper out, status counts it."""
+    from store_support import cid_papers, paper_edges
+
+    from fastbmrag.store import Collection, Filter, Match
+    from fastbmrag.store.collection import PaperEdges
+
+    pid, rows = next(iter(cid_papers().items()))
+    points, refs = paper_edges(pid, rows)
+    with Collection.writer(tmp_path, "c", create=True) as coll:
+        coll.ledger.begin_run("sync", {})
+        coll.commit_papers([PaperEdges(pid, "h", points, refs, retracted=True)])
+    with Collection.reader(tmp_path, "c") as coll:
+        assert coll.ledger.retracted() == {pid}
+        assert coll.count(Filter(must=(Match("retracted", value=1),))) == len(points)
+        assert [(p, e) for _, p, e, _ in coll.ledger.paper_events_from(1)] == [
+            (pid, "indexed"), (pid, "retracted")
+        ]  # fmt: skip

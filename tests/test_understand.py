@@ -217,7 +217,8 @@ def test_normalize_find_prints_the_mentions_of_each_text(tmp_path: Path) -> None
     result = CliRunner().invoke(cli, ["normalize", "--find", "--input", str(texts), "--json"])
     assert result.exit_code == 0, result.output
     death, tnf = (json.loads(line) for line in result.stdout.splitlines())
-    assert [m["ontology_id"] for m in death] == []  # "death" alone is no disease here
+    # as a query reads it: the process, and "death" alone is no disease here
+    assert [(m["text"], m["ontology_id"]) for m in death] == [("programmed cell death", "D017209")]
     assert [(m["text"], m["type"], m["ontology_id"]) for m in tnf] == [
         ("Tumor necrosis factor alpha", "gene", "HGNC:11892"),  # the gene, not the chemical
         ("rheumatoid arthritis", "disease", "D001172"),

@@ -98,7 +98,33 @@ def _commands(group: click.Command, ctx: click.Context) -> Iterator[click.Comman
             yield from _commands(command, ctx)
 
 
-_KINDS = {"int": click.INT, "float": click.FLOAT, "str": click.STRING}
+class _Ascii(click.ParamType):
+    """A number as a command line writes one, in ASCII digits: Python's ``int`` and ``float``
+    also read Arabic-Indic ("٣") and full-width ("３") digits, which no option means."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.isascii():
+            self.fail(f"{value!r} is not a number written in ASCII digits", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+class IntRange(_Ascii, click.IntRange):
+    """:class:`click.IntRange` in ASCII digits."""
+
+
+class FloatRange(_Ascii, click.FloatRange):
+    """:class:`click.FloatRange` in ASCII digits."""
+
+
+class _Int(_Ascii, click.types.IntParamType):
+    """:data:`click.INT` in ASCII digits."""
+
+
+class _Float(_Ascii, click.types.FloatParamType):
+    """:data:`click.FLOAT` in ASCII digits."""
+
+
+_KINDS = {"int": _Int(), "float": _Float(), "str": click.STRING}
 
 
 def declared_options(options: Any) -> Callable[[F], F]:
@@ -271,21 +297,21 @@ def llm_options(f: F) -> F:
         ),
         click.option(
             "--concurrency",
-            type=click.IntRange(*config.UPDATE_RANGES["concurrency"]),
+            type=IntRange(*config.UPDATE_RANGES["concurrency"]),
             default=config.DEFAULT_CONCURRENCY,
             show_default=True,
             help="Requests in flight to the model server at once (Ollama: OLLAMA_NUM_PARALLEL).",
         ),
         click.option(
             "--embed-batch",
-            type=click.IntRange(1, 4096),
+            type=IntRange(1, 4096),
             default=config.DEFAULT_EMBED_BATCH,
             show_default=True,
             help="Texts per embedding request.",
         ),
         click.option(
             "--num-ctx",
-            type=click.IntRange(256, 1_048_576),
+            type=IntRange(256, 1_048_576),
             default=config.DEFAULT_NUM_CTX,
             show_default=True,
             help="Ollama context window in tokens (longer prompts are cut by the server).",
@@ -384,7 +410,7 @@ def index_options(update_options: Any) -> Callable[[F], F]:
             ),
             click.option(
                 "--num-predict",
-                type=click.IntRange(*config.UPDATE_RANGES["num_predict"]),
+                type=IntRange(*config.UPDATE_RANGES["num_predict"]),
                 default=None,
                 envvar=config.ENV_NUM_PREDICT,
                 help=f"Cap on the tokens the model writes per draft / refine call [env "

@@ -59,7 +59,7 @@ def write_digest(rag: Any, since: str, output: str | None, fmt: str | None) -> b
 
 
 @click.command("digest")
-@collection_option(required=True)
+@collection_option()
 @working_dir_option
 @qdrant_options
 @declared_options(DigestOptions)
@@ -99,7 +99,7 @@ def watch() -> None:
 
 
 @watch.command("add")
-@collection_option(required=True)
+@collection_option()
 @working_dir_option
 @click.argument("names", nargs=-1, required=True)
 def watch_add(names: tuple[str, ...], **opts: Any) -> None:
@@ -114,7 +114,7 @@ def watch_add(names: tuple[str, ...], **opts: Any) -> None:
 
 
 @watch.command("list")
-@collection_option(required=True)
+@collection_option()
 @working_dir_option
 @json_option
 def watch_list(as_json: bool, **opts: Any) -> None:
@@ -130,7 +130,7 @@ def watch_list(as_json: bool, **opts: Any) -> None:
 
 
 @watch.command("remove")
-@collection_option(required=True)
+@collection_option()
 @working_dir_option
 @click.argument("names", nargs=-1, required=True)
 def watch_remove(names: tuple[str, ...], **opts: Any) -> None:

@@ -12,6 +12,7 @@ import click
 
 from fastbmrag import DEFAULT_DATETYPE, FetchSettings, UpdateOptions, config
 from fastbmrag.cli.common import (
+    IntRange,
     collection_option,
     command_logging,
     counted,
@@ -62,7 +63,7 @@ def fetch_options(f: F) -> F:
 def window_options(f: F) -> F:
     f = click.option(
         "--days",
-        type=click.IntRange(0),
+        type=IntRange(0),
         default=None,
         help="Only records entered in PubMed in the last N days.",
     )(f)
@@ -91,7 +92,7 @@ def _day(value: datetime | None) -> date | None:
 @click.command("fetch")
 @click.option("--query", required=True, help="PubMed query, as typed in PubMed.")
 @window_options
-@click.option("--max", "max_papers", type=click.IntRange(1), default=None, help="At most N papers.")
+@click.option("--max", "max_papers", type=IntRange(1), default=None, help="At most N papers.")
 @click.option(
     "--datetype",
     type=click.Choice(["edat", "pdat"]),

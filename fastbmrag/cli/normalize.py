@@ -203,13 +203,15 @@ def find_in_texts(
         lines += read_input(input_file, "a UTF-8 text file").splitlines()
     if not any(line.strip() for line in lines):
         raise InputError("Nothing to search: give TEXTs or --input FILE (see --help).")
+    from fastbmrag.query.understand import GROUNDED_TYPES, found_in
+
     norm = RAG().normalizer()
-    types = ("gene", "disease", "chemical") if type_ == "auto" else (type_,)
+    types = GROUNDED_TYPES if type_ == "auto" else (type_,)
     for text in lines:
         found = [
             {"start": s, "end": e, "text": text[s:e], "type": p.type, "ontology_id": p.ontology_id,
              "normalized_name": p.normalized_name, "matched_by": p.matched_by}
-            for s, e, m in norm.find_mention_spans(text, types)
+            for s, e, m in found_in(text, norm, types)
             for p in (m.parts or (m,))
         ]  # fmt: skip
         if as_json:
@@ -222,7 +224,7 @@ def find_in_texts(
                 f"{f['ontology_id'] or '-'}  {f['normalized_name']}  ({f['matched_by']})"
             )
         if not found:
-            click.echo("  (no gene, disease or chemical found)")
+            click.echo("  (no gene, disease, chemical or process found)")
 
 
 def result_dict(r: Normalized) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from fastbmrag.cli.common import collection_option, qdrant_options, working_dir_option
+from fastbmrag.cli.common import IntRange, collection_option, qdrant_options, working_dir_option
 from fastbmrag.errors import ConfigError
 
 
@@ -27,7 +27,7 @@ def is_local(host: str) -> bool:
 @working_dir_option
 @qdrant_options
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
-@click.option("--port", type=click.IntRange(1, 65535), default=8000, show_default=True)
+@click.option("--port", type=IntRange(1, 65535), default=8000, show_default=True)
 @click.option(
     "--public",
     is_flag=True,

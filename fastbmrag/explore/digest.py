@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
 
 FORMATS = ("text", "markdown", "json", "html")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
 def first_run(collection: Collection, since: str) -> int | None:
@@ -40,16 +40,28 @@ def first_run(collection: Collection, since: str) -> int | None:
     if since == "last":
         last = ledger.last_run()
         return None if last is None else last.run_id
-    if since.isdigit() and len(since) <= 18:
+    if since.isascii() and since.isdigit() and len(since) <= 18:
+        last = ledger.last_run()
+        if last is None or int(since) > last.run_id:
+            raise InputError(
+                f"{option_named('since')} {since} is no run of collection '{collection.name}' "
+                f"yet: {'it has none' if last is None else f'the last is {last.run_id}'}",
+                field="since",
+            )
         return int(since)
     if _DATE.match(since):
         try:
-            date.fromisoformat(since)
+            day = date.fromisoformat(since)
         except ValueError:
             raise InputError(
                 f"{option_named('since')} {since!r} is no date: give one as 2026-11-01",
                 field="since",
             ) from None
+        if day > date.today():
+            raise InputError(
+                f"{option_named('since')} {since} is after today: give a day that has been",
+                field="since",
+            )
         return ledger.first_run_since(since)
     raise InputError(
         f"{option_named('since')} {since!r} is no run: give 'last', a run number (status shows "
@@ -68,7 +80,7 @@ def digest(collection: Collection, since: str = "last") -> dict[str, Any]:
         "since": since,
         "runs": [
             {"run_id": r.run_id, "command": r.command, "started_at": r.started_at,
-             "ended_at": r.ended_at}
+             "ended_at": r.ended_at, "stopped": (r.summary or {}).get("stopped")}
             for r in runs
         ],  # fmt: skip
         "papers": [],
@@ -258,14 +270,20 @@ def _lines(d: dict[str, Any], *, markdown: bool) -> list[str]:
             return f"{'#' * level} {text}"
         return f"{text}\n{('=' if level == 1 else '-') * len(text)}"
 
-    def esc(text: Any) -> str:
-        return _md(str(text)) if markdown else str(text)
+    def esc(text: Any) -> str:  # one line whatever a title holds (a break, a "~~~" line)
+        line = " ".join(str(text).split())
+        return _md(line) if markdown else line
 
     bullet = "- " if markdown else "  "
     title = f"What changed in collection '{d['collection']}' {_since(d)}"
+    stopped = [  # a run that failed says so, and why: its digest may be short for that
+        f"{bullet}Run {r['run_id']} ({r['command']}) stopped early: {esc(r['stopped'])}"
+        for r in d["runs"] if r.get("stopped")
+    ]  # fmt: skip
+    stopped += [""] * bool(stopped)
     if d.get("nothing"):
-        return [head(esc(title), 1), "", f"Nothing new {_since(d)}."]
-    lines = [head(esc(title), 1), ""]
+        return [head(esc(title), 1), "", *stopped, f"Nothing new {_since(d)}."]
+    lines = [head(esc(title), 1), "", *stopped]
     counts = [counted(len(d["papers"]), "new paper"), counted(sum(len(e["edges"]) for e in
               d["entities"]), "new edge")]  # fmt: skip
     changes = [c for e in d["entities"] for c in e["changes"]]
@@ -320,7 +338,7 @@ def _relation(e: dict[str, Any]) -> str:
     return f"{e['source_name']} {e['relationship_type']} {e['target_name']}"
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~&])")
 
 
 def _md(text: str) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastbmrag.declared import options_of
-from fastbmrag.errors import CollectionNotFound, ConfigError, FastbmragError
+from fastbmrag.errors import CollectionNotFound, ConfigError, FastbmragError, InputError
 from fastbmrag.papers.model import Paper
 from fastbmrag.store.collection import Collection
 from fastbmrag.store.places import WRITE_FREE, check_space, ensure_creatable
@@ -154,6 +154,8 @@ def insert_paper(rag: Workspace, papers: Any, *, progress: bool = False, **optio
     opts = update_options(rag, options)
     report = ReadReport()  # what reading skipped and repaired (files: the first pass's)
     if isinstance(papers, str | os.PathLike):  # a path: read as the command line reads one
+        if not Path(papers).expanduser().exists():
+            raise InputError(f"No such file or directory: {papers}; check the path")
         papers = PaperFiles(papers)
     if isinstance(papers, PaperFiles):  # files: read once the checks are done
         records: Iterable[Paper] = papers
@@ -288,7 +290,7 @@ def reground(rag: Workspace, collection: Collection) -> tuple[int, int, int]:
         try:
             return reground_papers(collection, client, rag.llm(), rag.normalizer())
         except PubTatorUnavailable as err:
-            log.warning("PubTator3 cannot be reached (%s): papers not yet annotated wait for "
+            log.warning("PubTator3 cannot be used (%s): papers not yet annotated wait for "
                         "the next sync", err)  # fmt: skip
             return 0, 0, 0
 

@@ -225,6 +225,7 @@ async def _run(
             raise ValueError("index_papers needs a collection unless dry_run is set")
         # a run of its own, unless a sync began one (and ends it)
         own = collection.ledger.begin_run("update", {"options": asdict(opts)})
+        flagged = len(collection.ledger.retracted())  # a record that says so: with its commit
         retracted: list[str] = []
         deleted: list[str] = []
         try:
@@ -240,7 +241,8 @@ async def _run(
                     annotations,
                 )
             # what the records say of retractions and deletions, once their papers are in
-            summary.retracted = len(collection.mark_retracted(retracted, "input"))
+            collection.mark_retracted(retracted, "input")  # papers indexed before, unchanged
+            summary.retracted = len(collection.ledger.retracted()) - flagged
             present = collection.papers_of_pmids(deleted)  # by paper id or by pmid
             collection.delete_papers(present)
             summary.deleted = len(present)
@@ -330,7 +332,8 @@ async def _work(
                 study = (paper.design, ";".join(paper.organisms), paper.design_from,
                          paper.organisms_from)  # fmt: skip
                 edges = PaperEdges(
-                    paper.paper_id, digest, points, refs, grounded.ledger_entry, study
+                    paper.paper_id, digest, points, refs, grounded.ledger_entry, study,
+                    retracted=paper.retraction == "retracted",
                 )
                 group.append((edges, outcome, grounded.state))
                 if (
@@ -444,7 +447,7 @@ class _Annotations:
         except PubTatorUnavailable as err:
             self.unavailable = str(err)
             log.warning(
-                "PubTator3 cannot be reached (%s): names are grounded with the dictionaries in "
+                "PubTator3 cannot be used (%s): names are grounded with the dictionaries in "
                 "this run (%s=0 skips it)", err, config.ENV_PUBTATOR,
             )  # fmt: skip
             return out

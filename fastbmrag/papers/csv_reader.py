@@ -48,6 +48,8 @@ from fastbmrag.papers.report import (
     RAGGED_ROW,
     TOO_LARGE,
     UNBALANCED_QUOTE,
+    UNKNOWN_DESIGN,
+    UNKNOWN_ORGANISM,
     ReadReport,
 )
 
@@ -77,7 +79,7 @@ KNOWN_COLUMNS: dict[str, str] = {
     "pmcid": "pmcid",
     "doi": "doi",
     "design": "design",  # a design ("rct", "RCT", "Randomized Controlled Trial", ...)
-    "publication_types": "design",  # MEDLINE publication types, ";"-separated
+    "publication_types": "publication_types",  # MEDLINE publication types, ";"-separated
     "organisms": "organisms",  # ";"- or ","-separated ("human; mouse", "Humans")
 }
 # A cell longer than this (characters) skips its row: no paper is that long, a stray quote is.
@@ -269,13 +271,21 @@ def _row_to_paper(row: list[str], cols: _Columns, where: str, report: ReadReport
                 report.repair(label, BAD_PMID)  # "notapmid": no PubMed id, left empty
         elif field_name in ("pmid", "pmcid", "doi"):
             setattr(paper, field_name, _clean_id(raw))
-        elif field_name == "design":
-            parts = [t for t in re.split(r"[;|]", raw) if t.strip()]
-            paper.design = strongest(named_design(t) for t in parts)
+        elif field_name in ("design", "publication_types"):
+            # a design column names designs; most publication types name none ("Journal
+            # Article"): only a design column's unknown value is said. Both give the strongest.
+            parts = [t for t in re.split(r"[;|]", raw) if t.strip() and t.strip() not in _MISSING]
+            named = [named_design(t) for t in parts]
+            if field_name == "design" and not all(named):
+                report.repair(label, UNKNOWN_DESIGN)
+            paper.design = strongest([*named, paper.design])
             paper.design_from = METADATA if paper.design else paper.design_from
         elif field_name == "organisms":
-            found = {named_organism(t) for t in re.split(r"[;,|]", raw)} - {""}
-            paper.organisms = sorted(found, key=list(ORGANISMS).index)
+            parts = [t for t in re.split(r"[;,|]", raw) if t.strip() and t.strip() not in _MISSING]
+            found = {named_organism(t) for t in parts}
+            if "" in found:
+                report.repair(label, UNKNOWN_ORGANISM)
+            paper.organisms = sorted(found - {""}, key=list(ORGANISMS).index)
             paper.organisms_from = METADATA if paper.organisms else ""
         else:
             value = raw.strip()

@@ -10,6 +10,7 @@ stage-1 answer, :data:`DESIGN_CODES`, :data:`ORGANISM_CODES`); metadata wins ove
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -73,6 +74,9 @@ CHECK_TAGS: dict[str, str] = {
     "Cell Line": "cells",
     "In Vitro Techniques": "cells",
 }
+# the organisms' scientific names (NCBI Taxonomy), as metadata and users write them
+SPECIES: dict[str, str] = {"Homo sapiens": "human", "Mus musculus": "mouse",
+                           "Rattus norvegicus": "rat"}  # fmt: skip
 # JATS article types that name a design
 ARTICLE_TYPES: dict[str, str] = {"review-article": "review", "case-report": "case-report",
                                  "systematic-review": "meta-analysis",
@@ -138,24 +142,34 @@ def from_code(code: str) -> tuple[str, list[str]]:
     return DESIGN_CODES[code[0]], sorted(organisms, key=list(ORGANISMS).index)
 
 
+def _written(text: str) -> str:
+    """A label as a key of :func:`_labels`: case, separators, number and British spelling
+    aside ("randomised controlled trials" is "Randomized Controlled Trial")."""
+    from fastbmrag.vocab.rules.keys import term_key
+
+    return term_key(text)
+
+
+@functools.lru_cache(maxsize=1)
+def _labels() -> tuple[dict[str, str], dict[str, str]]:
+    """Every way a design and an organism is written here, by :func:`_written` key."""
+    designs = {_written(t): key for t, key in PUBLICATION_TYPES.items()}
+    designs |= {_written(w): key for key, label in DESIGNS.items() for w in (key, label)}
+    organisms = {_written(t): key for t, key in {**CHECK_TAGS, **SPECIES}.items()}
+    organisms |= {_written(w): key for key, label in ORGANISMS.items() for w in (key, label)}
+    return designs, organisms
+
+
 def named_design(value: str) -> str:
     """A design as a user or a CSV writes it: a key ("rct"), a label ("RCT", "case report"),
-    a MEDLINE publication type; "" if it is none."""
-    text = value.strip()
-    low = text.lower()
-    for key, label in DESIGNS.items():
-        if low in (key, label.lower()):
-            return key
-    return PUBLICATION_TYPES.get(text, "")
+    a MEDLINE publication type, in any case and spelling; "" if it is none."""
+    return _labels()[0].get(_written(value), "")
 
 
 def named_organism(value: str) -> str:
-    """An organism as a user or a CSV writes it ("human", "humans", "mice", "Rats")."""
-    low = value.strip().lower()
-    for key, label in ORGANISMS.items():
-        if low in (key, label.lower()):
-            return key
-    return CHECK_TAGS.get(value.strip(), "")
+    """An organism as a user or a CSV writes it ("human", "humans", "mice", "Rats", "Homo
+    sapiens"); "" if it is none."""
+    return _labels()[1].get(_written(value), "")
 
 
 def label(design: str, organisms: Iterable[str], source: str = "") -> str:

@@ -363,8 +363,8 @@ class PubTatorClient(Closing):
             docs = parse_documents(json.loads(data) if data.strip() else {"PubTator3": []})
         except (ValueError, TypeError, AttributeError) as err:  # not JSON, or not its shape
             raise PubTatorUnavailable(
-                f"PubTator3 answered something that is not BioC JSON as it writes it "
-                f"({data[:60]!r}: {err}); check {config.ENV_PUBTATOR_URL} ({base})"
+                f"it answered something that is not BioC JSON as it writes it (beginning "
+                f"{data[:60]!r}); check {config.ENV_PUBTATOR_URL} ({base})"
             ) from err
         return {(d.pmcid if kind == "pmcid" else d.pmid): d for d in docs}
 

@@ -37,6 +37,8 @@ RAGGED_ROW = "row length differs from the header"
 NO_ABSTRACT = "no abstract"
 OLDER_VERSION = "another version of a PMID the input holds"
 CONTROL_CHARACTERS = "control characters removed"
+UNKNOWN_DESIGN = "design names no known study design, left out"
+UNKNOWN_ORGANISM = "organisms names no known organism, left out"
 
 
 # Skips that are no defect of the input: a MEDLINE citation with no abstract (a third of a

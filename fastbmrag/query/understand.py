@@ -26,6 +26,7 @@ from that one (``used_as`` "broader"), else it is absent. That decision is
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -122,22 +123,57 @@ def understand(
                         Mention(question[at[0] : at[1]], *at, m.type, m.ontology_id,
                                 m.normalized_name, "model", m.score)
                     )  # fmt: skip
-        holds = _Holds(ledger)
-        common: dict[str, float] = getattr(normalizer, "common_words", {})
-        for s, e, m in normalizer.find_mention_spans(question, GROUNDED_TYPES, known=holds):
+        for s, e, m in found_in(question, normalizer, GROUNDED_TYPES, _Holds(ledger)):
             if any(vs <= s and e <= ve and vt != m.type for vs, ve, vt in vetoes):
                 continue  # the model reads this span as another type
-            if m.type == "pathway" and all(
-                w.lower() in common for w in _WORD_RE.findall(question[s:e])
-            ):
-                continue  # ordinary words ("gene expression", "growth") in their everyday sense
             for part in m.parts or (m,):
                 if part.ontology_id:
                     found.append(
                         Mention(question[s:e], s, e, part.type, part.ontology_id,
                                 part.normalized_name, "finder", m.score)
                     )  # fmt: skip
-    return _merge(found)
+    return _merge([m for m in found if not _names_a_relation(m.text)])  # the model's too
+
+
+def found_in(
+    text: str, normalizer: Normalizer, types: Sequence[str] = GROUNDED_TYPES, known: Any = None
+) -> list[tuple[int, int, Any]]:
+    """The mention finder's spans of ``text`` as a question's are read (``normalize --find``
+    shows them): a process only where one of its words is no common English word, no span
+    that names a relationship type. ``known``: the ids the collection holds, which a finder's
+    choice between readings prefers."""
+    common: dict[str, float] = getattr(normalizer, "common_words", {})
+    return [
+        (s, e, m)
+        for s, e, m in normalizer.find_mention_spans(text, types, known=known)
+        if not (m.type == "pathway" and all(w.lower() in common for w in
+                                            _WORD_RE.findall(text[s:e])))  # everyday sense
+        and not _names_a_relation(text[s:e])
+    ]  # fmt: skip
+
+
+@functools.lru_cache(maxsize=1)
+def _relation_keys() -> frozenset[str]:
+    """The relationship types' own names, as :func:`term_key` reads a span ("biomarker" of
+    biomarker_of, "risk factor" of risk_factor_for, "positive correlation")."""
+    from fastbmrag.prompts import RELATIONSHIP_TYPES
+    from fastbmrag.vocab.rules.keys import term_key
+
+    ends = ("_of", "_for", "_in", "_with", "_against")
+    return frozenset(
+        term_key(next((r[: -len(e)] for e in ends if r.endswith(e)), r).replace("_", " "))
+        for r in RELATIONSHIP_TYPES
+    )
+
+
+def _names_a_relation(text: str) -> bool:
+    """Whether a span of the question is the name of one of the graph's relationship types
+    ("Which biomarkers predict ...": the relation biomarker_of, not the concept Biomarkers):
+    the parse reads it as the relation asked for, and as an entity it would select nothing the
+    question means."""
+    from fastbmrag.vocab.rules.keys import term_key
+
+    return term_key(text) in _relation_keys()
 
 
 def _collection_names(

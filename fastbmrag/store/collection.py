@@ -85,6 +85,7 @@ class PaperEdges(NamedTuple):
     grounding: tuple[str, str] | None = None
     # (design, organisms ";"-joined, design_from, organisms_from): the paper's study
     study: tuple[str, str, str, str] | None = None
+    retracted: bool = False  # its own record says it is retracted
 
 
 class Collection(Closing):
@@ -250,7 +251,9 @@ class Collection(Closing):
             first = next((p.points[0] for p in batch.values() if p.points), None)
             if first is not None:
                 self.ensure_vector_size(len(first.vector))
-            retracted = self.ledger.retracted() & batch.keys()  # stays flagged when re-indexed
+            # stays flagged when re-indexed; flagged with its commit where its record says so
+            retracted = self.ledger.retracted() & batch.keys()
+            retracted |= {pid for pid, p in batch.items() if p.retracted}
             for pid, p in batch.items():
                 for point, ref in zip(p.points, p.refs, strict=True):
                     if pid in retracted:
@@ -278,6 +281,7 @@ class Collection(Closing):
                 keep_journal=True,
                 grounding={pid: p.grounding for pid, p in batch.items()},
                 study={pid: p.study for pid, p in batch.items() if p.study is not None},
+                retracted=[pid for pid, p in batch.items() if p.retracted],
             )
             self._delete_unlisted(ids)
             self.store.flush()

@@ -270,11 +270,14 @@ class Ledger(LedgerHistory):
         keep_journal: bool = False,
         grounding: dict[str, tuple[str, str] | None] | None = None,
         study: dict[str, tuple[str, str, str, str]] | None = None,
+        retracted: Sequence[str] = (),
     ) -> set[str]:
         """In one transaction, for each (paper id, content hash, [(point id, ref), ...]): the
         paper's edge refs become these, degrees follow, and the paper is done (its journal entry
         cleared, unless ``keep_journal``: the store still holds edges to remove). ``grounding``:
         each paper's PubTator3 (state, request), None for a paper grounded on the dictionaries.
+        ``retracted``: the papers whose own record says they are retracted, recorded so with
+        their commit (a run killed after it loses nothing of it).
 
         Returns the keys of the nodes whose degree changed.
         """
@@ -355,6 +358,14 @@ class Ledger(LedgerHistory):
                         "VALUES (?, ?, ?, ?)",
                         (pid, *entry, stamp),
                     )
+            fresh = [pid for pid in retracted if pid in batch and not conn.execute(
+                "SELECT 1 FROM retractions WHERE paper_id = ?", (pid,)).fetchone()]  # fmt: skip
+            conn.executemany(
+                "INSERT INTO retractions (paper_id, source, noted_at) VALUES (?, 'input', ?)",
+                [(pid, stamp) for pid in fresh],
+            )
+            for pid in fresh:
+                self._event(conn, run, pid, "retracted", len(batch[pid][1]))
         return changed
 
     def not_yet_grounded(self) -> list[tuple[str, str]]:

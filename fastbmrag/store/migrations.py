@@ -159,4 +159,28 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "ALTER TABLE papers ADD COLUMN organisms_from TEXT NOT NULL DEFAULT ''",
         ],
     ),
+    (
+        10,
+        [
+            # edges an earlier version stored before runs dated them (first_run 0): dated by
+            # the last run that had started when their paper was last written, and their papers
+            # and retractions given the events of those runs, so a digest of a run before the
+            # upgrade lists them
+            """UPDATE edges SET first_run = COALESCE((
+                SELECT MAX(r.run_id) FROM runs r JOIN papers p ON p.paper_id = edges.paper_id
+                WHERE r.started_at <= p.updated_at), 0) WHERE first_run = 0""",
+            "UPDATE edges SET last_run = first_run WHERE last_run = 0",
+            """INSERT OR IGNORE INTO paper_events (run_id, paper_id, event, edges)
+                SELECT first_run, paper_id, 'indexed', COUNT(*) FROM edges
+                WHERE first_run > 0 AND paper_id NOT IN (SELECT paper_id FROM paper_events)
+                GROUP BY first_run, paper_id""",
+            """INSERT OR IGNORE INTO paper_events (run_id, paper_id, event, edges)
+                SELECT (SELECT MAX(r.run_id) FROM runs r WHERE r.started_at <= t.noted_at),
+                       t.paper_id, 'retracted', 0 FROM retractions t
+                WHERE (SELECT MAX(r.run_id) FROM runs r WHERE r.started_at <= t.noted_at)
+                      IS NOT NULL
+                  AND t.paper_id NOT IN (SELECT paper_id FROM paper_events
+                                         WHERE event = 'retracted')""",
+        ],
+    ),
 ]

@@ -342,6 +342,12 @@ class FakeEutils(LocalServer):
             edat=edat,
             pdat=pdat,
             pmcid=pmcid,
+            # a record that says so itself: PubMed's search on the type finds it too
+            retracted=any(
+                element_text(t) == "Retracted Publication"
+                for t in article.iterfind("MedlineCitation/Article/PublicationTypeList/"
+                                          "PublicationType")
+            ),
         )
         with self._lock:
             self.records[pmid] = rec

@@ -133,6 +133,8 @@ def _spelling(tok: str) -> str:
         tok = tok[:-4] + "ors"
     if tok == "aluminium":
         tok = "aluminum"
+    elif tok == "hem":  # haem: heme, as haemoglobin is hemoglobin
+        tok = "heme"
     m = _ISE_RE.match(tok)
     if m:  # necrotising, immunisation, sensitised -> -iz- ("bruising": its stem is too short)
         tok = f"{m.group(1)}iz{m.group(2)}"

@@ -39,14 +39,20 @@ MIN_GENE_SUPPORT = 0.2
 
 def gene_term(v: Vocabulary, clean: str, ctx: Context | None) -> Hit | None:
     """A gene's key, as written, then without the words that say which kind of molecule it is
-    ("IL-6 protein", "BRCA1 gene")."""
+    ("IL-6 protein", "BRCA1 gene"); then each with its words in American spelling, as gene
+    names are written ("tumour necrosis factor", "oestrogen receptor 1"; symbols, short or
+    not all letters, are never respelled)."""
     raw = raw_tokens(clean)
-    hit = gene_codes(v, gene_lookup(v, raw), ctx)
-    if hit is None:
-        core = strip_gene_words(raw)
-        if core and core != raw:
-            hit = gene_codes(v, gene_lookup(v, core), ctx)
-    return hit
+    spelled = [word_forms(t)[0] for t in raw]
+    for toks in (raw, spelled) if spelled != raw else (raw,):
+        hit = gene_codes(v, gene_lookup(v, toks), ctx)
+        if hit is None:
+            core = strip_gene_words(toks)
+            if core and core != toks:
+                hit = gene_codes(v, gene_lookup(v, core), ctx)
+        if hit is not None:
+            return hit
+    return None
 
 
 def gene_lookup(v: Vocabulary, toks: Sequence[str]) -> int | Sequence[int] | None:

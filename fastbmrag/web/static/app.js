@@ -162,8 +162,10 @@ function showAnswer(res) {
     return;
   }
   if (res.answer === null) {
-    answer.append(el("p", counted(res.edges.length, "edge") + " (" + res.filters.matched + " passed the filters); "
-                          + "click one in the graph or below.", "muted"));
+    // matched is null where the question ranked the search: no count of every edge passing
+    const passed = res.filters.matched === null ? "" : " (" + res.filters.matched + " passed the filters)";
+    answer.append(el("p", counted(res.edges.length, "edge") + passed + "; click one in the graph or below.",
+                     "muted"));
     const items = el("ol");
     for (const e of res.edges) {
       const li = el("li");
