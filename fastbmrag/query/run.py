@@ -435,9 +435,6 @@ BOOSTS = {
 }  # fmt: skip
 
 
-SIMILAR_DEPTH = 4
-
-
 def _ranked(
     question: str,
     collection: Collection,
@@ -473,8 +470,7 @@ def _ranked(
     limit = collection.count(base or None) if opts.all else opts.top_k
     # the similar rest: the most similar edges, at least min_score, that share a word with it
     similar = related(question, _edges(collection, retrieve(
-        collection, vector, base or None, limit=limit * SIMILAR_DEPTH,
-        min_score=opts.min_score)), normalizer)[:limit]
+        collection, vector, base or None, limit=limit, min_score=opts.min_score)), normalizer)
     if similar:  # fmt: skip
         reasons.append(("similar", Filter(must=(HasId(tuple(e.id for e in similar)),))))
     boosts = [Boost(name, BOOSTS[name], flt) for name, flt in reasons if flt]
