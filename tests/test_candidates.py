@@ -82,11 +82,14 @@ def test_a_part_carrying_too_little_of_a_disease_name_gives_no_id(
     assert norm.normalize("forestomach tumors").ontology_id is None
 
 
-@pytest.mark.parametrize("name", ["PBDE-47", "PBDE 47"])
+@pytest.mark.parametrize("name", ["PBDE-99", "PBDE 99"])
 def test_a_code_without_its_number_gives_no_id(norm: DictionaryNormalizer, name: str) -> None:
-    # "PBDEs" is a MeSH term (Halogenated Diphenyl Ethers); the number says which congener.
+    # "PBDEs" is a MeSH term (Halogenated Diphenyl Ethers); the number says which congener,
+    # one MeSH does not list (PBDE-47 it lists, as a supplementary concept)
     r = norm.normalize(name, "chemical")
     assert (r.ontology_id, r.matched_by, r.candidates) == (None, "abstained", ("D055768",))
+    r = norm.normalize(name.replace("99", "47"), "chemical")
+    assert (r.ontology_id, r.matched_by) == ("C511295", "supplementary_term")
     # a code MeSH lists keeps its id
     assert norm.normalize("MK-801", "chemical").ontology_id == "D016291"  # Dizocilpine Maleate
 

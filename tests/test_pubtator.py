@@ -338,7 +338,7 @@ def test_a_supplementary_concept_is_found_under_its_heading_and_counted_by_statu
                                                     "without_heading": 1}  # fmt: skip
         text = CliRunner().invoke(cli, ["status", "-c", "c", "--working-dir", wd]).output
         assert "1 supplementary concept (MeSH C ids): 0 under a heading descriptor, 1 whose " \
-            "heading is not known offline" in text
+            "heading the vocabularies do not know" in text
 
         vocab = Path(__file__).parent / "data" / "vocab"
         rebuilt = CliRunner().invoke(cli, [

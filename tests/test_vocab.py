@@ -236,13 +236,21 @@ def test_abbreviation_finder() -> None:
     [
         "H2O2",  # a peroxide, not hydrogen oxide (water)
         "N2O",  # dinitrogen monoxide (nitrous oxide), not nitrogen monoxide (nitric oxide)
-        "Fe2O3",  # no term; its part "2O3" is no other oxide (As2O3)
         "O2-",  # superoxide (O2, charge -1) or oxide (O, charge -2); not oxygen
     ],
 )
 def test_a_formula_gets_no_other_compound(norm: DictionaryNormalizer, formula: str) -> None:
     r = norm.normalize(formula, "chemical")
     assert (r.ontology_id, r.normalized_name) == (None, formula), r
+
+
+def test_a_formula_only_a_supplementary_concept_names_gets_it(
+    norm: DictionaryNormalizer,
+) -> None:
+    # no descriptor's term, but the name of MeSH's supplementary concept ferric oxide; its
+    # part "2O3" is still no other oxide (As2O3)
+    r = norm.normalize("Fe2O3", "chemical")
+    assert (r.ontology_id, r.normalized_name) == ("C000499", "ferric oxide"), r
 
 
 def test_a_definition_in_the_text_beats_an_element_symbol(norm: DictionaryNormalizer) -> None:

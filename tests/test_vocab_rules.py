@@ -289,15 +289,15 @@ def test_hepatitis_beside_a_protein_that_induces_inflammation(norm: DictionaryNo
 
 def test_a_congener_is_not_its_class_nor_its_parent_ether(norm: DictionaryNormalizer) -> None:
     # The real paper: "dietary exposure to 2,2',4,4'-tetrabromodiphenyl ether (PBDE-47)". MeSH
-    # has the class (Halogenated Diphenyl Ethers, "PBDEs") and Ether (diethyl ether), not the
-    # congener: no id, in the paper as on its own.
+    # has the class (Halogenated Diphenyl Ethers, "PBDEs") and Ether (diethyl ether) as
+    # descriptors, and the congener as a supplementary concept: that one, in the paper as on
+    # its own.
     paper = read_jats(Path(__file__).parent / "data" / "pmc" / "ehp-116-1694.nxml")
     for context in (f"{paper.title}\n{paper.abstract}", ""):
         r = norm.normalize("PBDE-47", "chemical", context)
-        assert (r.ontology_id, r.normalized_name) == (None, "PBDE-47"), r
-        assert "D004986" not in r.candidates  # Ether
+        assert r.ontology_id == "C511295", r
     r = norm.normalize("2,2',4,4'-tetrabromodiphenyl ether", "chemical")
-    assert r.ontology_id is None
+    assert (r.ontology_id, r.matched_by) == ("C511295", "supplementary_name")
 
 
 def test_lung_nodules_are_not_one_solitary_nodule(norm: DictionaryNormalizer) -> None:

@@ -70,6 +70,15 @@ CASES: dict[str, list[Row]] = {
         ("TIPE2", "gene", "", ("HGNC:26277",), "TNFAIP8L2: a synonym HGNC does not list"),
         ("Star-PAP", "gene", "", ("HGNC:26184",), "TUT1"),
     ],
+    "supplementary_name": [
+        ("bevonium", "chemical", "", ("C000002",), "a compound MeSH has as a supplementary "
+         "concept, filed under Benzilates"),
+        ("2,2',4,4'-tetrabromodiphenyl ether", "chemical", "", ("C511295",), "a congener"),
+    ],
+    "supplementary_term": [
+        ("acetylglucosaminylasparagine", "chemical", "", ("C000009",), "an entry term"),
+        ("PBDE-47", "chemical", "", ("C511295",), "the congener's code, as MeSH lists it"),
+    ],
     "entry_term": [
         ("endometrioma", "disease", "", ("D004715",), "Endometriosis"),
         ("breast cancer", "disease", "", ("D001943",), "Breast Neoplasms"),
@@ -281,7 +290,7 @@ CASES: dict[str, list[Row]] = {
          "the name states another cause; Hepatitis would drop most of it"),
         ("forestomach tumors", "disease", "", (), "Neoplasms carries too little of the name"),
         ("weakness", "disease", "", (), "a one-word completion: offered, not given"),
-        ("PBDE-47", "chemical", "", (), "a code without its congener's number"),
+        ("PBDE-99", "chemical", "", (), "a code MeSH does not list: not its class"),
         ("sodium 3-sulfanylpropanesulfonate", "chemical", "", (),
          "a cation for a salt whose anion carries the name"),
     ],  # fmt: skip

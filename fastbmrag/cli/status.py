@@ -71,8 +71,9 @@ def _human(stats: dict[str, Any]) -> str:
         lines.append(
             f"Ids         {counted(supp['ids'], 'supplementary concept')} (MeSH C ids): "
             f"{supp['with_heading']:,} under a heading descriptor, {supp['without_heading']:,} "
-            "whose heading is not known offline (a filter on a heading misses them; `fastbmrag "
-            "vocab update` reads NLM's supplementary records)"
+            "whose heading the vocabularies do not know (a filter on a heading misses them); "
+            "edges indexed before the vocabularies knew a C id's headings get them with "
+            "`fastbmrag update --force` on their input"
         )
     if stats["outdated_papers"]:
         lines.append(

@@ -51,6 +51,10 @@ GENE_SCORES = {
 }
 MESH_SCORES = (0.95, 0.9)  # descriptor name, entry term
 MESH_MATCHED = ("name", "entry_term")
+# a MeSH supplementary concept's own name, an entry term: below a descriptor's (whose own
+# term a name is wins before these are looked up)
+SUPPLEMENTARY_SCORES = (0.9, 0.85)
+SUPPLEMENTARY_MATCHED = ("supplementary_name", "supplementary_term")
 WORD_ORDER_SCORE = 0.8
 AS_WRITTEN_FACTOR = 0.95  # a symbol before an isoform's marker, a respelt name
 GROUP_SCORE = 0.8
@@ -105,6 +109,16 @@ MATCHED_BY: dict[str, Match] = {
         MESH_SCORES[1],
         "a MeSH entry term (synonym, permuted form, spelling variant)",
         ("tumour", DISEASE, ""),
+    ),
+    "supplementary_name": Match(
+        SUPPLEMENTARY_SCORES[0],
+        "a MeSH supplementary concept's own name (a C id, filed under its heading descriptors)",
+        ("bevonium", CHEMICAL, ""),
+    ),
+    "supplementary_term": Match(
+        SUPPLEMENTARY_SCORES[1],
+        "an entry term of a MeSH supplementary concept",
+        ("acetylglucosaminylasparagine", CHEMICAL, ""),
     ),
     "alias": Match(GENE_SCORES["alias"], "HGNC alias symbol", ("IL1F2", GENE, "")),
     "prev_name": Match(

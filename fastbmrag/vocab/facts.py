@@ -16,8 +16,8 @@ class Facts(Tables):
     def label(self, ontology_id: str) -> str | None:
         """A readable name for an HGNC or MeSH id: "IL1B (interleukin 1 beta)", "Endometriosis"."""
         found = self._labels.get(ontology_id)
-        if found is None and ontology_id in self.supplementary:
-            return str(self.supplementary[ontology_id][0])
+        if found is None and (row := self.supplementary.find(ontology_id)) is not None:
+            return self.supplementary.names[row]
         return found
 
     def ancestors(self, ontology_id: str) -> tuple[str, ...]:
@@ -25,8 +25,8 @@ class Facts(Tables):
         gene groups (families). Edges carry them, so a filter on a broad concept finds its
         narrower ones."""
         i = self._ids.get(ontology_id)
-        if i is None and ontology_id in self.supplementary:  # its headings, and theirs
-            heads = self.supplementary[ontology_id][1]
+        if i is None and (row := self.supplementary.find(ontology_id)) is not None:
+            heads = self.supplementary.heading_ids(row)  # its headings, and theirs
             return tuple(dict.fromkeys(a for h in heads for a in (h, *self.ancestors(h))))
         if i is None:
             p = self._process_ids.get(ontology_id)
@@ -40,7 +40,10 @@ class Facts(Tables):
         (and supplementary concept) below it, or every gene of a gene group."""
         if ontology_id.startswith(GROUP_PREFIX):
             return self._covered.get(ontology_id, 0)
-        return 1 + self._covered.get(ontology_id, 0)
+        i = self._ids.get(ontology_id)
+        under = self.supp_under
+        scr = int(under[i]) if i is not None and ontology_id[:1] == "D" and i < len(under) else 0
+        return 1 + self._covered.get(ontology_id, 0) + scr
 
     def group_members(self, group_id: str) -> tuple[int, ...]:
         """The genes of an HGNC gene group, those of the groups below it included."""
@@ -55,6 +58,11 @@ class Facts(Tables):
                     "genes": str(self.covers(ontology_id))}  # fmt: skip
         i = self._ids.get(ontology_id)
         above = [self.label(a) or a for a in self.ancestors(ontology_id)]
+        if i is None and (row := self.supplementary.find(ontology_id)) is not None:
+            heads = [self.label(h) or h for h in self.supplementary.heading_ids(row)]
+            return {"source": "MeSH supplementary concept", "name": self.supplementary.names[row],
+                    "categories": _kinds(self.supplementary.categories(row)),
+                    "headings": "; ".join(heads), "broader": "; ".join(sorted(above))}  # fmt: skip
         if i is None:
             p = self._process_ids.get(ontology_id)
             if p is None:
@@ -66,9 +74,7 @@ class Facts(Tables):
             return {"source": "HGNC", "symbol": g.symbol, "name": g.name, "locus_group": g.locus_group,
                     "groups": "; ".join(above)}  # fmt: skip
         d = self.descriptor(i)
-        kinds = {"C": "disease", "F": "mental disorder", "D": "chemical"}
-        return {"source": "MeSH", "name": d.name,
-                "categories": ", ".join(kinds[c] for c in d.categories if c in kinds),
+        return {"source": "MeSH", "name": d.name, "categories": _kinds(d.categories),
                 "broader": "; ".join(sorted(above))}  # fmt: skip
 
     def gene_of_ncbi(self, ncbi_id: str) -> str | None:
@@ -82,8 +88,8 @@ class Facts(Tables):
         if i is not None:
             row = self.gene_row(i) if ontology_id.startswith("HGNC:") else self.descriptor(i)
             return row.canonical
-        if ontology_id in self.supplementary:
-            return str(self.supplementary[ontology_id][0])
+        if (scr := self.supplementary.find(ontology_id)) is not None:
+            return self.supplementary.names[scr]
         p = self._process_ids.get(ontology_id)
         return None if p is None else self.process_row(p).name
 
@@ -114,10 +120,7 @@ class Facts(Tables):
         for ids in (*above, *self.process_above.values()):
             for a in ids:
                 counts[a] = counts.get(a, 0) + 1
-        for c_id in self.supplementary:  # a C id sits under its headings and theirs
-            for a in self.ancestors(c_id):
-                counts[a] = counts.get(a, 0) + 1
-        return counts
+        return counts  # and a descriptor's supplementary concepts: counted by the build
 
     @functools.cached_property
     def _members(self) -> dict[str, tuple[int, ...]]:
@@ -126,3 +129,8 @@ class Facts(Tables):
             for g in groups:
                 members.setdefault(g, []).append(i)
         return {g: tuple(m) for g, m in members.items()}
+
+
+def _kinds(categories: str) -> str:
+    kinds = {"C": "disease", "F": "mental disorder", "D": "chemical"}
+    return ", ".join(kinds[c] for c in categories if c in kinds)

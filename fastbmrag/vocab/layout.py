@@ -13,6 +13,7 @@ FORMAT_VERSION = 3
 MANIFEST = "manifest.json"
 GENES_FILE = "genes.pickle.gz"
 MESH_FILE = "mesh.pickle.gz"
+SUPPLEMENTARY_FILE = "supplementary.pickle.gz"  # optional: MeSH's supplementary concepts
 
 
 class Gene(NamedTuple):

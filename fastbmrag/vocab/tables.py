@@ -4,6 +4,7 @@ their rows read by name."""
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import pickle
@@ -11,10 +12,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab.layout import FORMAT_VERSION, MANIFEST, Descriptor, Gene
 from fastbmrag.vocab.rules.candidates import Spellings
 from fastbmrag.vocab.rules.keys import BAG_STOP, term_key
+from fastbmrag.vocab.supplementary import KEYS_FILE, Supplementary
 
 T = TypeVar("T", bound="Tables")
 
@@ -29,8 +33,17 @@ class Tables:
     ``multi`` table) and rows (:class:`~fastbmrag.vocab.layout.Gene`,
     :class:`~fastbmrag.vocab.layout.Descriptor`). Read-only once loaded."""
 
-    def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
+    def __init__(
+        self,
+        genes: dict[str, Any],
+        mesh: dict[str, Any],
+        manifest: dict[str, Any],
+        directory: Path | None = None,
+    ):
         self.manifest = manifest
+        self.directory = directory  # where the files are: the supplementary one is read on use
+        # how many supplementary concepts each descriptor covers, by row
+        self.supp_under = np.frombuffer(mesh.get("supplementary_under", b""), dtype=np.int32)
         # Code tables: a code, or ~p for the code list at position p of "multi".
         self.gene_multi: Sequence[Sequence[int]] = genes["multi"]
         self.mesh_multi: Sequence[Sequence[int]] = mesh["multi"]
@@ -62,9 +75,6 @@ class Tables:
         self.process_index: dict[str, int | Sequence[int]] = mesh["process_index"]
         self.process_above: dict[int, list[str]] = mesh["process_ancestors"]
         self.entrez: dict[str, int] = genes["entrez"]
-        # MeSH supplementary concepts (C id -> [name, heading descriptors]), where a vocab update
-        # read NLM's supp20XX.xml; the bundled copy has none
-        self.supplementary: dict[str, list[Any]] = mesh.get("supplementary", {})
         self.gene_groups: dict[int, list[str]] = genes["groups"]
         self.group_names: dict[str, str] = genes["group_names"]
         keys: dict[str, list[str]] = {}
@@ -97,13 +107,43 @@ class Tables:
                 f"Cannot load the vocabularies in {path} ({err}); "
                 "run `fastbmrag vocab update` to rebuild them, or reinstall fastbmrag."
             ) from err
-        return cls(genes, mesh, manifest)
+        return cls(genes, mesh, manifest, path)
+
+    @functools.cached_property
+    def supplementary(self) -> Supplementary:
+        """MeSH's supplementary concepts (:mod:`fastbmrag.vocab.supplementary`), read from
+        their file the first time a lookup or an id needs them (none where it was not built)."""
+        name = self.manifest.get("files", {}).get("supplementary")
+        where = self.directory
+        if not name or where is None:
+            return Supplementary.empty(self.desc)
+
+        def failed(err: Exception) -> VocabError:
+            return VocabError(
+                f"Cannot load the supplementary concepts in {where} ({err}); "
+                "run `fastbmrag vocab update` to rebuild them, or reinstall fastbmrag."
+            )
+
+        def data() -> Any:
+            try:
+                return read_data(where / name)
+            except (OSError, ValueError, KeyError, EOFError, pickle.UnpicklingError) as err:
+                raise failed(err) from err
+
+        try:
+            keys = np.memmap(where / KEYS_FILE, dtype="<u8", mode="r")
+        except (OSError, ValueError) as err:
+            raise failed(err) from err
+        return Supplementary(keys, data, self.desc)
 
     def gene_row(self, i: int) -> Gene:
         return Gene(*self.genes[i])
 
     def descriptor(self, i: int) -> Descriptor:
-        return Descriptor(*self.desc[i])
+        """A descriptor's row; numbers past the descriptors are supplementary concepts'."""
+        if i < len(self.desc):
+            return Descriptor(*self.desc[i])
+        return Descriptor(*self.supplementary.row(i - len(self.desc)))
 
     def process_row(self, i: int) -> Descriptor:
         return Descriptor(*self.processes_desc[i])

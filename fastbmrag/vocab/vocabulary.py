@@ -16,6 +16,7 @@ import abc
 import functools
 import threading
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from fastbmrag.vocab.base import GENE, PATHWAY, Normalized
@@ -25,6 +26,8 @@ from fastbmrag.vocab.context import (
     MESH_MATCHED,
     MESH_SCORES,
     REWRITE_SCORE,
+    SUPPLEMENTARY_MATCHED,
+    SUPPLEMENTARY_SCORES,
     TRACE,
     WORD_ORDER_SCORE,
     Context,
@@ -51,8 +54,14 @@ CONTEXTS_KEPT = 256
 class Vocabulary(Facts, abc.ABC):
     """HGNC and MeSH, loaded, with the lookups the stages share. Thread-safe after loading."""
 
-    def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
-        super().__init__(genes, mesh, manifest)
+    def __init__(
+        self,
+        genes: dict[str, Any],
+        mesh: dict[str, Any],
+        manifest: dict[str, Any],
+        directory: Path | None = None,
+    ):
+        super().__init__(genes, mesh, manifest, directory)
         self._contexts: dict[str, Context] = {}  # the facts of the texts last normalised in
         self._lock = threading.Lock()
 
@@ -97,6 +106,27 @@ class Vocabulary(Facts, abc.ABC):
                 if hit is None and joined != "".join(toks):
                     hit = self.mesh_codes(self.mesh_index.get(joined), t, ctx, 0)
         return hit
+
+    def supplementary_term(self, key: str, t: str, ctx: Context | None) -> Hit | None:
+        """The supplementary concept one of whose own terms has ``key`` (its name before an
+        entry term), where its headings' trees make it of type ``t``; several: the context
+        picks one, else ambiguous (no id). Its row number follows the descriptors'."""
+        cat = CATEGORY.get(t)
+        if cat is None:
+            return None
+        supp = self.supplementary
+        fitting = [c for c in supp.codes_of(key) if cat in supp.categories(c // 2)]
+        if not fitting:
+            return None
+        kind = min(c % 2 for c in fitting)
+        items = tuple(dict.fromkeys(len(self.desc) + c // 2 for c in fitting if c % 2 == kind))
+        score = SUPPLEMENTARY_SCORES[kind]
+        if len(items) == 1:
+            return Hit(t, items[0], SUPPLEMENTARY_MATCHED[kind], score)
+        chosen = self.pick_descriptor(items, ctx) if ctx is not None else None
+        if chosen is not None:
+            return Hit(t, chosen, SUPPLEMENTARY_MATCHED[kind], round(score * 0.9, 3), items)
+        return Hit(t, -1, "ambiguous", AMBIGUOUS_SCORE, items)
 
     def mesh_codes(
         self,

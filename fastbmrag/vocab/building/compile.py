@@ -58,6 +58,7 @@ from fastbmrag.vocab.layout import (
     GENES_FILE,
     MANIFEST,
     MESH_FILE,
+    SUPPLEMENTARY_FILE,
     common_words,
 )
 from fastbmrag.vocab.rules.candidates import word_weights
@@ -68,6 +69,7 @@ from fastbmrag.vocab.rules.keys import (
     raw_tokens,
     term_key,
 )
+from fastbmrag.vocab.supplementary import KEYS_FILE, compile_supplementary
 
 # The kinds that are names, not symbols.
 NAME_KINDS = (
@@ -396,10 +398,11 @@ def build_vocab(
     mesh: Iterable[MeshRecord],
     out_dir: Path,
     sources: dict[str, dict[str, str]],
-    supplementary: dict[str, tuple[str, list[str]]] | None = None,
+    supplementary: dict[str, tuple[str, list[str], list[str]]] | None = None,
 ) -> dict[str, Any]:
-    """Write manifest.json, genes.pickle.gz and mesh.pickle.gz into ``out_dir``; return the manifest.
-    ``supplementary``: MeSH's supplementary concepts (C id -> name, heading descriptors).
+    """Write manifest.json, genes.pickle.gz, mesh.pickle.gz and (with ``supplementary``, MeSH's
+    supplementary concepts: C id -> name, heading descriptors, entry terms)
+    supplementary.pickle.gz into ``out_dir``; return the manifest.
 
     ``sources`` describes each input: ``{"hgnc": {"version": ..., "source": ...}, "mesh": ...}``.
     """
@@ -409,12 +412,13 @@ def build_vocab(
         raise VocabError("The HGNC input holds no approved genes; check the file.")
     if not mesh_data["descriptors"]:
         raise VocabError("The MeSH input holds no C, F03 or D tree descriptors; check the file.")
-    if supplementary:
-        known = {d[0] for d in mesh_data["descriptors"]}
-        mesh_data["supplementary"] = {
-            ui: [name, [h for h in heads if h in known]]
-            for ui, (name, heads) in supplementary.items()
-        }
+    supp = (
+        compile_supplementary(supplementary, mesh_data["descriptors"], mesh_data["ancestors"])
+        if supplementary
+        else None
+    )
+    if supp:  # read by every filter on a descriptor: with the MeSH table
+        mesh_data["supplementary_under"] = supp.pop("under")
     out_dir.mkdir(parents=True, exist_ok=True)
     n_disease = sum(1 for d in mesh_data["descriptors"] if "C" in d[2])
     n_chemical = sum(1 for d in mesh_data["descriptors"] if "D" in d[2])
@@ -430,12 +434,19 @@ def build_vocab(
             "chemical_descriptors": n_chemical,
             "process_descriptors": len(mesh_data["process_descriptors"]),
             "mesh_keys": len(mesh_data["index"]),
-            "mesh_supplementary": len(mesh_data.get("supplementary", ())),
+            "mesh_supplementary": len(supp["names"].split("\n")) if supp else 0,
         },
-        "files": {"genes": GENES_FILE, "mesh": MESH_FILE},
+        "files": {"genes": GENES_FILE, "mesh": MESH_FILE,
+                  **({"supplementary": SUPPLEMENTARY_FILE} if supp else {})},  # fmt: skip
     }
     _write_data(out_dir / GENES_FILE, _packed(gene_data, PACKED_TABLES[GENES_FILE]))
     _write_data(out_dir / MESH_FILE, _packed(mesh_data, PACKED_TABLES[MESH_FILE]))
+    if supp:
+        (out_dir / KEYS_FILE).write_bytes(supp.pop("keys"))
+        _write_data(out_dir / SUPPLEMENTARY_FILE, supp)
+    else:
+        (out_dir / SUPPLEMENTARY_FILE).unlink(missing_ok=True)
+        (out_dir / KEYS_FILE).unlink(missing_ok=True)
     tmp = out_dir / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     tmp.replace(out_dir / MANIFEST)
@@ -489,7 +500,7 @@ def build_from_files(
     if mesh_supplementary is not None:
         supplementary = parse_mesh_supplementary(mesh_supplementary)
         sources["mesh_supplementary"] = _source(
-            "NLM MeSH supplementary concept records (names, heading descriptors)",
+            "NLM MeSH supplementary concept records (names, entry terms, heading descriptors)",
             mesh_supplementary, mesh_supplementary.name, r"(\d{4})",
             mesh_supplementary_version, mesh_supplementary_source,
         )  # fmt: skip

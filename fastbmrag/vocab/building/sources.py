@@ -14,6 +14,7 @@ from typing import IO, Any
 
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab.layout import GROUP_PREFIX
+from fastbmrag.vocab.supplementary import read_records
 
 # MeSH tree prefixes kept, and what they mean to the normaliser.
 DISEASE_TREES = ("C", "F03")
@@ -244,43 +245,67 @@ def parse_mesh_tsv(terms_path: Path, trees_path: Path) -> Iterator[MeshRecord]:
     yield from records.values()
 
 
-def parse_mesh_supplementary(path: Path) -> dict[str, tuple[str, list[str]]]:
-    """MeSH's supplementary concept records (supp20XX.xml, plain or gzipped): ``{C id: (name,
-    [the descriptors it is mapped to])}``, read one record at a time. A chemical PubTator3
-    grounds to a supplementary id (C...) is filtered on through these headings."""
-    from lxml import etree
-
-    out: dict[str, tuple[str, list[str]]] = {}
+def parse_mesh_supplementary(path: Path) -> dict[str, tuple[str, list[str], list[str]]]:
+    """MeSH's supplementary concept records: ``{C id: (name, [the descriptors it is mapped
+    to], [the entry terms of its preferred concept])}``, from NLM's supp20XX.xml (read one
+    record at a time) or a TSV of those columns (``scr_id, scr_name, heading_descriptor_ids,
+    entry_terms``, lists ``|``-joined), either plain or gzipped."""
     try:
         with open(path, "rb") as fh:
             magic = fh.read(2)
-        with gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb") as stream:
-            for _event, elem in etree.iterparse(
-                stream, events=("end",), tag="SupplementalRecord", resolve_entities=False,
-                load_dtd=False, no_network=True, huge_tree=True,
-            ):  # fmt: skip
-                ui = (elem.findtext("SupplementalRecordUI") or "").strip()
-                name = (elem.findtext("SupplementalRecordName/String") or "").strip()
-                heads = [
-                    (d.text or "").strip().lstrip("*")
-                    for d in elem.iterfind("HeadingMappedToList/HeadingMappedTo/"
-                                           "DescriptorReferredTo/DescriptorUI")  # fmt: skip
-                ]
-                if ui and name:
-                    out[ui] = (name, [h for h in heads if h])
-                elem.clear()
-                while elem.getprevious() is not None:
-                    del elem.getparent()[0]
+        opener: Any = gzip.open if magic == b"\x1f\x8b" else open
+        with opener(path, "rb") as stream:
+            first = stream.read(64).lstrip()
+        if not first.startswith(b"<"):
+            with opener(path, "rt", encoding="utf-8", newline="") as text:
+                reader = csv.reader(text, delimiter="\t", quoting=csv.QUOTE_NONE)
+                out = read_records(reader)
+        else:
+            with opener(path, "rb") as stream:
+                out = _supplementary_xml(stream)
     except OSError as err:
         raise VocabError(f"Cannot read {path}: {err.strerror}; check the path.") from err
-    except etree.XMLSyntaxError as err:
+    except (UnicodeDecodeError, csv.Error) as err:
         raise VocabError(
-            f"{path} is not valid MeSH supplementary XML ({err}); download supp20XX.xml from NLM."
+            f"{path} is no MeSH supplementary TSV ({err}); give NLM's supp20XX.xml."
         ) from err
     if not out:
         raise VocabError(
-            f"{path} holds no SupplementalRecord; it should be NLM's supp20XX.xml."
+            f"{path} holds no supplementary concept record; it should be NLM's supp20XX.xml."
         )
+    return out
+
+
+def _supplementary_xml(stream: IO[bytes]) -> dict[str, tuple[str, list[str], list[str]]]:
+    from lxml import etree
+
+    out: dict[str, tuple[str, list[str], list[str]]] = {}
+    try:
+        for _event, elem in etree.iterparse(
+            stream, events=("end",), tag="SupplementalRecord", resolve_entities=False,
+            load_dtd=False, no_network=True, huge_tree=True,
+        ):  # fmt: skip
+            ui = (elem.findtext("SupplementalRecordUI") or "").strip()
+            name = (elem.findtext("SupplementalRecordName/String") or "").strip()
+            heads = [
+                (d.text or "").strip().lstrip("*")
+                for d in elem.iterfind("HeadingMappedToList/HeadingMappedTo/"
+                                       "DescriptorReferredTo/DescriptorUI")  # fmt: skip
+            ]
+            terms = [
+                (t.text or "").strip()
+                for t in elem.iterfind("ConceptList/Concept[@PreferredConceptYN='Y']/TermList/"
+                                       "Term/String")  # fmt: skip
+            ]
+            if ui and name:
+                out[ui] = (name, [h for h in heads if h], [t for t in terms if t and t != name])
+            elem.clear()
+            while elem.getprevious() is not None:
+                del elem.getparent()[0]
+    except etree.XMLSyntaxError as err:
+        raise VocabError(
+            f"Not valid MeSH supplementary XML ({err}); download supp20XX.xml from NLM."
+        ) from err
     return out
 
 

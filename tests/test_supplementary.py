@@ -1,0 +1,55 @@
+"""MeSH's supplementary concepts (C ids) in the bundled vocabulary: a compound MeSH knows only as
+a supplementary concept is grounded from its own name, filed under its heading descriptors, and
+found by a filter on a heading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fastbmrag import RAG
+from fastbmrag.testing.fake_ollama import FakeOllama
+from fastbmrag.testing.responders import responder, schema_title
+from fastbmrag.vocab.loading import load_normalizer
+
+BEVONIUM, BENZILATES = "C000002", "D001561"
+
+
+def drafted(request: dict[str, Any]) -> dict[str, Any] | str:
+    if schema_title(request) == "Draft":  # a model that names the compound as the paper does
+        return {"e": [[1, "bevonium", "chemical"], [2, "peptic ulcer", "disease"]],
+                "r": [[1, "treats", 2, [1]]]}  # fmt: skip
+    return responder(request)
+
+
+@pytest.fixture(scope="module")
+def rag(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    wd = tmp_path_factory.mktemp("supp")
+    with FakeOllama(responder=drafted) as fake:
+        rag = RAG(wd, "c", ollama_host=fake.url)
+        paper = {"paper_id": "B1", "title": "Bevonium in peptic ulcer",
+                 "abstract": "Bevonium reduced gastric acid secretion in peptic ulcer."}  # fmt: skip
+        assert rag.insert_paper([paper], pubtator=False).indexed == 1
+        yield rag
+
+
+def test_a_supplementary_concept_s_own_name_grounds_to_its_c_id() -> None:
+    norm = load_normalizer()
+    found = norm.normalize("bevonium", "chemical")
+    assert (found.ontology_id, found.matched_by) == (BEVONIUM, "supplementary_name")
+    assert norm.normalize("bevonium", "disease").ontology_id is None  # its heading is a chemical
+    # a descriptor's own term keeps the descriptor, though an SCR also names it
+    assert norm.normalize("endometriosis", "disease").ontology_id == "D004715"
+    assert norm.ancestors(BEVONIUM)[0] == BENZILATES
+
+
+def test_an_edge_of_a_c_id_lives_under_its_heading(rag: Any) -> None:
+    [edge] = rag.edges().to_dict("records")
+    assert (edge["source"], edge["source_id"]) == ("bevonium", BEVONIUM)
+    assert BENZILATES in edge["source_ancestors"]
+    found = rag.query("What treats peptic ulcer?", entities=[BENZILATES], no_answer=True)
+    assert [e["payload"]["source_id"] for e in found["edges"]] == [BEVONIUM]
+    card = rag.entity("bevonium")
+    assert card is not None and "Benzilates" in str(card)
