@@ -14,6 +14,7 @@ from store_support import DIM, cid_rows, vec
 
 from fastbmrag.errors import DimensionMismatch
 from fastbmrag.store.base import (
+    Boost,
     Filter,
     Match,
     Point,
@@ -163,6 +164,34 @@ def test_delete_by_paper(loaded: Store) -> None:
     assert loaded.count(Filter(must=(Match("paper_id", "PMID:2696505"),))) == 0
     assert loaded.count() == 54
     assert "PMID:2696505" not in loaded.paper_ids()
+
+
+def test_a_boosted_search_adds_the_largest_boost_an_edge_earns_in_the_store(
+    loaded: Store,
+) -> None:
+    query = vec("nitroprusside induces hypotension")
+    plain = loaded.search(query, limit=loaded.count())
+    similarity = {h.id: h.score or 0.0 for h in plain}
+    into = Filter(must=(Match("target_id", "D007022"),))  # edges into hypotension
+    labetalol = Filter(must=(Match("source_id", "D007741"),))
+    boosts = [Boost("into", 0.1, into), Boost("labetalol", 1.0, labetalol)]
+    hits = loaded.boosted(query, None, boosts, limit=50)
+    # only edges that earn a boost; each scored its similarity plus its largest boost
+    assert hits and all(h.payload["target_id"] == "D007022"
+                        or h.payload["source_id"] == "D007741" for h in hits)  # fmt: skip
+    for h in hits:
+        earned = 1.0 if h.payload["source_id"] == "D007741" else 0.1
+        assert h.score == pytest.approx(similarity[h.id] + earned, abs=2e-3)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # the larger boost outranks similarity: labetalol's edge above the exact match
+    assert hits[0].payload["source_id"] == "D007741"
+    assert similarity[hits[1].id] > similarity[hits[0].id]
+    # the flags' filter holds for every candidate
+    only = Filter(must=(Match("source_id", "D009599"),))
+    assert {h.payload["source_id"] for h in loaded.boosted(query, only, boosts, 50)} == {
+        "D009599"
+    }
+    assert loaded.boosted(query, None, [], 50) == []
 
 
 def test_search_with_filters_and_threshold(loaded: Store) -> None:

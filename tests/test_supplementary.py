@@ -4,7 +4,6 @@ found by a filter on a heading."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -37,6 +37,12 @@ def _stemmer() -> Any:
     return snowballstemmer.stemmer("english")
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _stem(word: str) -> str:
+    """A lower-case word's Snowball stem (names repeat from question to question)."""
+    return str(_stemmer().stemWord(word))
+
+
 def _common(normalizer: Normalizer | None) -> dict[str, float]:
     common = getattr(normalizer, "common_words", None)
     return _english() if common is None else common  # no vocabularies: the table they carry
@@ -51,9 +57,8 @@ def _english() -> dict[str, float]:
 
 def content_words(text: str, common: dict[str, float]) -> dict[str, bool]:
     """The stems of the content words of ``text``, each with whether the word is common."""
-    stem = _stemmer().stemWord
     return {
-        stem(w.lower()): w.lower() in common
+        _stem(w.lower()): w.lower() in common
         for w in _WORD_RE.findall(text)
         if not function_word(w, common) and not w.isdigit()
     }
@@ -66,11 +71,10 @@ def related(
     ``kept_by`` "word")."""
     common = _common(normalizer)
     asked = content_words(question, common)
-    stem = _stemmer().stemWord
     kept = []
     for e in edges:
         for name in {str(e.payload.get(f) or "") for f in NAME_FIELDS}:
-            stems = [stem(w.lower()) for w in _WORD_RE.findall(name)]
+            stems = [_stem(w.lower()) for w in _WORD_RE.findall(name)]
             whole = stems[0] if len(stems) == 1 else None
             shared = {s for s in stems if s in asked}
             if len(shared) > 1 or any(not asked[s] or s == whole for s in shared):

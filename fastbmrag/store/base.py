@@ -120,6 +120,13 @@ class Filter:
 Condition = Match | Range | Words | Filter | HasId
 
 
+# How many edges a boosted search scores, in multiples of those it returns: a filtered search
+# costs about its limit (at 200,000 edges, 11 ms for 50, 25 ms for 250), and an edge beyond the
+# most similar twice the limit that earn a boost would need a boost larger than the spread
+# of similarity between them to rank in (docs/benchmarks.md, "Retrieval").
+CANDIDATES = 2
+
+
 @dataclass(frozen=True, slots=True)
 class Boost:
     """The edges matching ``flt`` rank as if ``weight`` more similar to the query (an edge
@@ -184,8 +191,8 @@ class Store(ABC, Closing):
         limit: int,
     ) -> list[Hit]:
         """The ``limit`` edges passing ``flt`` and some boost with the highest similarity plus
-        the largest weight of the boosts each matches, in one multi-stage query: the ``limit``
-        most similar edges of each boost, their union scored by a formula."""
+        the largest weight of the boosts each matches, in one multi-stage query: the
+        ``CANDIDATES * limit`` most similar edges that earn some boost, scored by a formula."""
 
     @abstractmethod
     def scroll(self, flt: Filter | None = None, batch_size: int = 256) -> Iterator[Hit]:

@@ -20,6 +20,7 @@ import qdrant_edge as qe
 from fastbmrag.errors import DimensionMismatch, StoreBusy, StoreError
 from fastbmrag.store import pagecache
 from fastbmrag.store.base import (
+    CANDIDATES,
     Boost,
     Condition,
     Filter,
@@ -355,22 +356,19 @@ class EdgeStore(Store):
     ) -> list[Hit]:
         if self._shard is None or not boosts:
             return []
-        near = qe.Query.Nearest(vector_list(vector))
-        base = flt or Filter()
-        stages = [
-            qe.Prefetch(limit=limit, query=near, filter=to_edge_filter(base.and_(b.flt)))
-            for b in boosts
-        ]
-        union = qe.Prefetch(limit=limit * len(stages), query=near, prefetches=stages)
+        earning = (flt or Filter()).and_(Filter(should=tuple(b.flt for b in boosts)))
+        candidates = qe.Prefetch(
+            limit=limit * CANDIDATES,
+            query=qe.Query.Nearest(vector_list(vector)),
+            filter=to_edge_filter(earning),
+        )
         X = qe.Expression
-        bonus = [
-            X.Mult([X.Constant(b.weight), X.Condition(_condition(b.flt))]) for b in boosts
-        ]
+        bonus = [X.Mult([X.Constant(b.weight), X.Condition(_condition(b.flt))]) for b in boosts]
         score = X.Sum([X.Variable("$score"), X.Max([*bonus, X.Constant(0.0)])])
         request = qe.QueryRequest(
             limit=limit,
             query=qe.Formula(score),
-            prefetches=[union],
+            prefetches=[candidates],
             with_payload=True,
             with_vector=False,
         )

@@ -16,6 +16,7 @@ from qdrant_client import QdrantClient, models
 
 from fastbmrag.errors import DimensionMismatch, StoreError
 from fastbmrag.store.base import (
+    CANDIDATES,
     Boost,
     Condition,
     Filter,
@@ -242,13 +243,10 @@ class ServerStore(Store):
     ) -> list[Hit]:
         if not self._exists() or not boosts:
             return []
-        near = vector_list(vector)
-        base = flt or Filter()
-        stages = [
-            models.Prefetch(query=near, filter=to_qdrant_filter(base.and_(b.flt)), limit=limit)
-            for b in boosts
-        ]
-        union = models.Prefetch(query=near, prefetch=stages, limit=limit * len(stages))
+        earning = (flt or Filter()).and_(Filter(should=tuple(b.flt for b in boosts)))
+        candidates = models.Prefetch(
+            query=vector_list(vector), filter=to_qdrant_filter(earning), limit=limit * CANDIDATES
+        )
         bonus: list[Any] = [
             models.MultExpression(mult=[b.weight, _condition(b.flt)]) for b in boosts
         ]
@@ -257,7 +255,7 @@ class ServerStore(Store):
             "search",
             self.client.query_points,
             self.collection,
-            prefetch=[union],
+            prefetch=[candidates],
             query=models.FormulaQuery(formula=score),
             limit=limit,
             with_payload=True,
