@@ -86,10 +86,14 @@ class RAG:
         s = self.settings
         if s.collection is not None:
             check_name(s.collection)
-        for name in ("concurrency", "embed_batch", "num_ctx"):
+        for name, (low, high) in config.SETTING_RANGES.items():  # as the command line's
             value = getattr(s, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise InputError(f"{name} must be a whole number of at least 1, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise InputError(
+                    f"{option_named(name)} must be a whole number from {low:,} to {high:,}, "
+                    f"got {value!r}",
+                    field=name,
+                )
         self._llm_factory = llm_factory
         self._shared: Collection | None = None  # the reader the overlapping calls share
         self._readers = 0

@@ -42,6 +42,13 @@ UPDATE_RANGES: dict[str, tuple[int, int]] = {
     "commit_every": (1, 100_000),
     "num_predict": (16, 1_000_000),
 }
+# The model-server settings' bounds, at every door (the command line's options and RAG's
+# keywords): requests in flight, texts per embedding request, Ollama's context window.
+SETTING_RANGES: dict[str, tuple[int, int]] = {
+    "concurrency": UPDATE_RANGES["concurrency"],
+    "embed_batch": (1, 4096),
+    "num_ctx": (256, 1_048_576),
+}
 # Indexing, documented in README ("Indexing"): ~300 tokens per chunk keeps the refine prompt of
 # a 10-relation paper (<= 30 chunks, most shared) well inside an 8k context.
 DEFAULT_CHUNK_CHARS = 1200

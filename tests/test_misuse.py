@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -113,23 +112,6 @@ def test_arguments_of_the_wrong_kind_are_input_errors(rag: Any) -> None:
 
 
 # --- a nearly full volume ---------------------------------------------------------------------
-
-
-@pytest.fixture
-def small_volume(tmp_path: Path) -> Iterator[Path]:
-    """A 200 MB tmpfs the test mounts (as root); skipped where it cannot."""
-    where = tmp_path / "small"
-    where.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", str(where)],
-                             capture_output=True)  # fmt: skip
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", str(where)], check=False)
 
 
 def test_reads_on_a_nearly_full_volume_are_refused_not_killed(
@@ -296,3 +278,23 @@ def test_a_retraction_its_record_states_is_recorded_with_the_paper_s_commit(
         assert [(p, e) for _, p, e, _ in coll.ledger.paper_events_from(1)] == [
             (pid, "indexed"), (pid, "retracted")
         ]  # fmt: skip
+
+
+def test_settings_and_fetch_s_window_are_refused_in_python_as_at_the_command_line(
+    tmp_path: Path,
+) -> None:
+    from fastbmrag.papers.eutils import FetchSettings
+
+    for name, value, said in (("num_ctx", 10, "from 256 to 1,048,576"),
+                              ("embed_batch", 100_000, "from 1 to 4,096"),
+                              ("concurrency", 5000, "from 1 to 1,024")):  # fmt: skip
+        with pytest.raises(InputError, match=f"^{name} must be a whole number {said}, got "):
+            RAG(tmp_path, "x", **{name: value})
+        flag = "--" + name.replace("_", "-")
+        done = cli_run("update", "-c", "x", "--working-dir", tmp_path, flag, str(value), PAPERS)
+        assert done.exit_code == 2 and flag in done.output
+    settings = FetchSettings.resolve(email="a@example.org")
+    for name, value in (("max_papers", -1), ("days", -3), ("max_papers", "10")):
+        with pytest.raises(InputError, match=f"^{name} must be a whole number of"):
+            RAG(tmp_path).fetch("x[tiab]", settings, tmp_path / "out.csv", **{name: value})
+    assert not (tmp_path / "out.csv").exists()

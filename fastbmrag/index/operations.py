@@ -206,6 +206,14 @@ def fetch(
     from fastbmrag.papers.io import write_papers_csv
     from fastbmrag.papers.sync import DoneSet
 
+    for name, value, low in (("max_papers", max_papers, 1), ("days", days, 0)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < low
+        ):
+            raise InputError(
+                f"{option_named(name)} must be a whole number of {low} or more, got {value!r}",
+                field=name,
+            )
     mindate, maxdate = date_window(since, days)
     with contextlib.ExitStack() as stack:
         skip: Any = frozenset()
