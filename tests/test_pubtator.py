@@ -355,7 +355,8 @@ def test_a_supplementary_concept_is_found_under_its_heading_and_counted_by_statu
         "C562650", "Endometriosis, rare form", "pubtator")
     wd = str(tmp_path / "placed" / "wd")
     out = CliRunner().invoke(cli, ["status", "-c", "c", "--working-dir", wd, "--json"]).output
-    assert json.loads(out)["supplementary"] == {"ids": 1, "with_heading": 1, "without_heading": 0}
+    assert json.loads(out)["supplementary"] == {"ids": 1, "with_heading": 1, "without_heading": 0,
+                                                "edges_without_headings": 0}  # fmt: skip
     found = CliRunner().invoke(cli, [
         "query", "-c", "c", "--working-dir", wd, "--ollama-host", ollama.url, "--no-answer",
         "--no-llm-parse", "--entity", "D004715", "--json", "What raises endometriosis?",

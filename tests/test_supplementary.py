@@ -52,3 +52,15 @@ def test_an_edge_of_a_c_id_lives_under_its_heading(rag: Any) -> None:
     assert [e["payload"]["source_id"] for e in found["edges"]] == [BEVONIUM]
     card = rag.entity("bevonium")
     assert card is not None and "Benzilates" in str(card)
+
+
+def test_status_counts_the_c_id_edges_stored_without_their_headings(rag: Any) -> None:
+    from fastbmrag.store.base import Filter, Match
+
+    assert rag.status()["supplementary"] == {
+        "ids": 1, "with_heading": 1, "without_heading": 0, "edges_without_headings": 0
+    }  # fmt: skip
+    with rag.writer() as coll:  # as an earlier version stored it: no headings on the end
+        coll.store.set_payload({"source_ancestors": []},
+                               Filter(must=(Match("source_key", BEVONIUM),)))  # fmt: skip
+    assert rag.status()["supplementary"]["edges_without_headings"] == 1

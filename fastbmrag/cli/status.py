@@ -74,6 +74,8 @@ def _human(stats: dict[str, Any]) -> str:
             "whose heading the vocabularies do not know (a filter on a heading misses them); "
             "edges indexed before the vocabularies knew a C id's headings get them with "
             "`fastbmrag update --force` on their input"
+            + (f" ({counted(supp['edges_without_headings'], 'edge')} carry none yet)"
+               if supp.get("edges_without_headings") else "")
         )
     if stats["outdated_papers"]:
         lines.append(

@@ -29,8 +29,30 @@ def status(rag: Workspace, *, max_failed: int | None = 100) -> dict[str, Any]:
         # the vocabularies say where a supplementary concept sits, if the graph has one
         vocab = rag.normalizer() if coll.ledger.supplementary_ids() else None
         stats = collection_status(coll, max_failed=max_failed, normalizer=vocab)
+        placed = [i for i in coll.ledger.supplementary_ids() if vocab and vocab.ancestors(i)]
+    if placed:
+        stats["supplementary"]["edges_without_headings"] = _unplaced(rag, placed)
     stats["interrupted"] = interrupted
     return stats
+
+
+def _unplaced(rag: Workspace, ids: list[str]) -> int | None:
+    """The edges whose end is one of these supplementary concepts but carries no headings
+    (stored before the vocabularies knew them: `update --force` places them); None when the
+    store cannot be opened now (status says why)."""
+    from fastbmrag.errors import StoreError
+    from fastbmrag.store.base import Filter, Match
+
+    unplaced = Filter(should=tuple(
+        Filter(must=(Match(f"{end}_key", any_of=tuple(ids)), Match(f"{end}_ancestors")))
+        for end in ("source", "target")
+    ))  # fmt: skip
+    try:
+        with Collection.reader(rag.working_dir, rag.collection_name, command="status",
+                               busy_timeout=0, **rag.where()) as coll:  # fmt: skip
+            return coll.count(unplaced)
+    except StoreError:
+        return None
 
 
 def update_running(rag: Workspace) -> str | None:
