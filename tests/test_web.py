@@ -107,6 +107,14 @@ def test_entity_path_contradictions_and_status(client: TestClient) -> None:
     assert status["collection"] == "papers" and status["papers"]["done"] == 5
 
 
+def test_the_page_s_filters_are_the_declared_options(client: TestClient) -> None:
+    form = client.get("/api/options").json()
+    assert (form["top_k"]["low"], form["top_k"]["high"], form["top_k"]["whole"]) == (
+        1, 100_000, True)  # fmt: skip
+    assert form["rank"]["choices"] == ["score", "design"] and form["rank"]["default"] == "score"
+    assert form["min_score"]["default"] == 0.3 and "answer_model" not in form  # the server's
+
+
 def test_the_overview_and_the_entity_completion(client: TestClient) -> None:
     o = client.get("/api/overview").json()
     assert (o["collection"], o["papers"], o["retracted_papers"]) == ("papers", 5, 0)
@@ -325,6 +333,18 @@ def test_the_start_page_shows_the_collection_and_the_url_keeps_the_question(
         wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "#start a.example")))
         start = browser.find_element(By.ID, "start").text
         assert "Most connected genes" in start and "Endometriosis" in start
+        # the filters offer exactly what the library declares
+        from fastbmrag.query import QueryOptions
+        from fastbmrag.web import query_form
+
+        form = query_form()
+        top_k = browser.find_element(By.ID, "top_k")
+        assert (top_k.get_attribute("min"), top_k.get_attribute("max")) == (
+            str(int(form["top_k"]["low"])), str(int(form["top_k"]["high"]))
+        )  # fmt: skip
+        assert top_k.get_attribute("value") == str(QueryOptions().top_k)
+        ranks = browser.find_elements(By.CSS_SELECTOR, "#rank option")
+        assert [o.get_attribute("value") for o in ranks] == form["rank"]["choices"]
         shots = Path(__file__).parent
         browser.save_screenshot(str(shots / "web-start.png"))
         example = browser.find_element(By.CSS_SELECTOR, "#start a.example")

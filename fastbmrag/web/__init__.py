@@ -7,6 +7,8 @@ shard, the API answers 503 with ``retry`` and the page says so and tries again.
 
     GET  /                       the page
     GET  /api/status             what the collection holds
+    GET  /api/options            the query options the page's filters offer: default, range
+                                 or choices, help (QueryOptions' declarations)
     GET  /api/overview           the start page: counts, last update, the most connected genes,
                                  diseases and chemicals, recent papers, example questions
     GET  /api/entities?q=IL1&limit=10   completion: entities by name or id prefix
@@ -76,6 +78,25 @@ def _query_fields() -> dict[str, type]:
 
 
 QUERY_FIELDS = _query_fields()
+
+
+def query_form() -> dict[str, dict[str, Any]]:
+    """What the page's filters may take, from :class:`QueryOptions`' declarations: each
+    option a request may set, with its default, range (``low``/``high``, ``whole``) or
+    ``choices`` and help, so that the form offers what the library accepts."""
+    from fastbmrag.declared import declared
+
+    out: dict[str, dict[str, Any]] = {}
+    defaults = QueryOptions()
+    for f, opt in declared(QueryOptions):
+        if f.name in QUERY_FIELDS:
+            value = getattr(defaults, f.name)
+            out[f.name] = {
+                "default": list(value) if isinstance(value, tuple) else value,
+                "low": opt.low, "high": opt.high, "whole": opt.whole,
+                "choices": list(opt.choices), "help": opt.help,
+            }  # fmt: skip
+    return out
 MAX_TEXT = 1000  # characters of a question or a name
 
 
@@ -200,6 +221,9 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
     async def status(request: Request) -> Response:
         return await call(rag.status, max_failed=20)
 
+    async def options(request: Request) -> Response:
+        return JSON(query_form())
+
     async def overview(request: Request) -> Response:
         return await call(rag.overview)
 
@@ -289,6 +313,7 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
         Route("/api/path", path),
         Route("/api/contradictions", contradictions),
         Route("/api/digest", digest),
+        Route("/api/options", options),
     ]
 
     async def http_error(request: Request, exc: Exception) -> Response:

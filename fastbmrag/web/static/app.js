@@ -526,7 +526,27 @@ function showSides(change) {  // the papers on each side of a pair, their eviden
   box.hidden = false;
 }
 
+// The filters offer what the library accepts: each declared option's range and choices,
+// read from the server (/api/options), not written here again.
+async function declareFilters() {
+  const declared = await api("/api/options");
+  for (const [name, opt] of Object.entries(declared)) {
+    const input = $(name);
+    if (!input) continue;
+    if (input.tagName === "SELECT" && opt.choices.length) {
+      input.replaceChildren(...opt.choices.map((c) => new Option(c, c, c === opt.default, c === opt.default)));
+    } else if (input.type === "number") {
+      if (opt.low !== null) input.min = opt.low;
+      if (opt.high !== null) input.max = opt.high;
+      input.step = opt.whole ? "1" : "any";
+      if (opt.default !== null) input.defaultValue = String(opt.default);  // the value attribute
+    }
+    if (opt.help && input.closest("label")) input.closest("label").title = opt.help;
+  }
+}
+
 async function start() {
+  await declareFilters();
   $("ask").addEventListener("submit", ask);
   $("entity-search").addEventListener("input", complete);
   $("entity-search").addEventListener("change", () => {
