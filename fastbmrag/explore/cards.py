@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.explore.edges import Studies, ledger_edges, node_names, papers_by_design
+from fastbmrag.graph.edges import Studies, ledger_edges, node_names, papers_by_design
 from fastbmrag.store.base import Filter, Match
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from fastbmrag.errors import InputError
-from fastbmrag.explore.consensus import consensus
-from fastbmrag.explore.edges import node_names
+from fastbmrag.graph.consensus import consensus
+from fastbmrag.graph.edges import node_names
 from fastbmrag.query.result import study_of
 from fastbmrag.store.base import Filter, HasId, Match
 from fastbmrag.store.payload import evidence_of

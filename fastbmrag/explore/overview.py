@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.explore.edges import node_names
+from fastbmrag.graph.edges import node_names
 from fastbmrag.store.base import Filter, Match
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.explore.edges import Edge, Studies, ledger_edges, node_names
+from fastbmrag.graph.edges import Edge, Studies, ledger_edges, node_names
 from fastbmrag.store.base import Filter, Match
 from fastbmrag.store.payload import evidence_of
 

@@ -50,7 +50,7 @@ def evidence_line(edge: EdgeResult) -> str:
 def _pairs(edges: list[EdgeResult], item: str) -> list[dict[str, Any]]:
     """Consensus of the edges per (source, target) pair; items are evidence numbers ("n") or
     paper ids ("paper")."""
-    from fastbmrag.explore import consensus
+    from fastbmrag.graph.consensus import consensus
 
     names = {}
     rows = []

@@ -587,7 +587,7 @@ def _follow_ups(
     edges: list[EdgeResult],
     normalizer: Normalizer | None,
 ) -> list[str]:
-    from fastbmrag.explore import follow_ups
+    from fastbmrag.graph.follow_ups import follow_ups
 
     asked = [k for e in spec.entities for k in e.node_keys()]
     covered = {

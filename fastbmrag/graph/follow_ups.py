@@ -6,8 +6,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from fastbmrag.explore.consensus import disagreements
-from fastbmrag.explore.edges import ledger_edges, node_names
+from fastbmrag.graph.consensus import disagreements
+from fastbmrag.graph.edges import ledger_edges, node_names
 
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection

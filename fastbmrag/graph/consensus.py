@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.explore.edges import (
+from fastbmrag.graph.edges import (
     Edge,
     Studies,
     ledger_edges,
