@@ -58,7 +58,6 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Container, Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, Normalized
@@ -95,14 +94,8 @@ from fastbmrag.vocab.vocabulary import Vocabulary
 class DictionaryNormalizer(Vocabulary):
     """Normalises entity names with the HGNC and MeSH dictionaries. Thread-safe after loading."""
 
-    def __init__(
-        self,
-        genes: dict[str, Any],
-        mesh: dict[str, Any],
-        manifest: dict[str, Any],
-        directory: Path | None = None,
-    ):
-        super().__init__(genes, mesh, manifest, directory)
+    def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
+        super().__init__(genes, mesh, manifest)
         # Context-free results, memoised: names repeat a lot when a corpus is indexed. The
         # memos reach the normaliser through a weak reference, so that they form no cycle
         # with it: a dropped normaliser (~100 MB) is freed at once, not by a later full

@@ -33,15 +33,9 @@ class Tables:
     ``multi`` table) and rows (:class:`~fastbmrag.vocab.layout.Gene`,
     :class:`~fastbmrag.vocab.layout.Descriptor`). Read-only once loaded."""
 
-    def __init__(
-        self,
-        genes: dict[str, Any],
-        mesh: dict[str, Any],
-        manifest: dict[str, Any],
-        directory: Path | None = None,
-    ):
+    def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
         self.manifest = manifest
-        self.directory = directory  # where the files are: the supplementary one is read on use
+        self.directory: Path | None = None  # where the files are (from_dir): read on use
         # how many supplementary concepts each descriptor covers, by row
         self.supp_under = np.frombuffer(mesh.get("supplementary_under", b""), dtype=np.int32)
         # Code tables: a code, or ~p for the code list at position p of "multi".
@@ -107,7 +101,9 @@ class Tables:
                 f"Cannot load the vocabularies in {path} ({err}); "
                 "run `fastbmrag vocab update` to rebuild them, or reinstall fastbmrag."
             ) from err
-        return cls(genes, mesh, manifest, path)
+        tables = cls(genes, mesh, manifest)
+        tables.directory = path  # the supplementary concepts are read from it on first use
+        return tables
 
     @functools.cached_property
     def supplementary(self) -> Supplementary:

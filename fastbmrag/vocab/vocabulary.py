@@ -16,7 +16,6 @@ import abc
 import functools
 import threading
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 from fastbmrag.vocab.base import GENE, PATHWAY, Normalized
@@ -54,14 +53,8 @@ CONTEXTS_KEPT = 256
 class Vocabulary(Facts, abc.ABC):
     """HGNC and MeSH, loaded, with the lookups the stages share. Thread-safe after loading."""
 
-    def __init__(
-        self,
-        genes: dict[str, Any],
-        mesh: dict[str, Any],
-        manifest: dict[str, Any],
-        directory: Path | None = None,
-    ):
-        super().__init__(genes, mesh, manifest, directory)
+    def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
+        super().__init__(genes, mesh, manifest)
         self._contexts: dict[str, Context] = {}  # the facts of the texts last normalised in
         self._lock = threading.Lock()
 
