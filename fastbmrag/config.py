@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from fastbmrag.errors import ConfigError
 from fastbmrag.util.wording import option_named
 
-__version__ = "0.1.0"  # the package's version (read by the build, shown by --version)
+__version__ = "0.2.0"  # the package's version (read by the build, shown by --version)
 
 DEFAULT_HOME = "~/.fastbmrag"
 DEFAULT_OLLAMA_HOST = "http://localhost:11434"
