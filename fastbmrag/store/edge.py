@@ -93,8 +93,9 @@ def readahead_files(path: Path) -> list[str]:
 def unallocated(path: Path) -> int:
     """Bytes of :func:`readahead_files` that the volume has not allocated yet: the holes of
     files the engine made at their full size. An open reads those files in full, and a volume
-    that allocates a page for a read of a hole (a tmpfs, a RAM disk) needs that much room, else
-    the process dies of SIGBUS."""
+    that allocates a page for a read of a hole (a tmpfs, a RAM disk:
+    :func:`~fastbmrag.store.places.allocates_on_read`) needs that much room, else the process
+    dies of SIGBUS."""
     total = 0
     for name in readahead_files(path):
         try:

@@ -23,6 +23,7 @@ from fastbmrag.store.places import (
     WRITE_FREE,
     WRITER_WAITING_FILE,
     FileLock,
+    allocates_on_read,
     check_name,
     check_space,
     command_line,
@@ -98,9 +99,9 @@ def open_collection(
     if store is None and not qdrant_url and not ledger_only:  # the embedded shard: mapped files
         from fastbmrag.store.edge import unallocated
 
-        check_space(directory, (WRITE_FREE if write else READ_FREE) + unallocated(
-            directory / SHARD_DIR), f"opening collection '{name}' for "
-            f"{'writing' if write else 'reading'}")  # fmt: skip
+        holes = unallocated(directory / SHARD_DIR) if allocates_on_read(directory) else 0
+        check_space(directory, (WRITE_FREE if write else READ_FREE) + holes,
+                    f"opening collection '{name}' for {'writing' if write else 'reading'}")  # fmt: skip
     if create:
         directory.mkdir(parents=True, exist_ok=True)
     info = {

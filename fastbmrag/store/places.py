@@ -109,6 +109,32 @@ def free_space(path: Path) -> tuple[Path, int | None]:
     return where, st.f_bavail * st.f_frsize
 
 
+# Volumes that allocate a page for a read of a file's hole: memory-backed ones. There, the
+# parts of the store's files not yet written (made at their full size) need room when an open
+# reads them, or the reader dies of SIGBUS; a disk's file system reads a hole as zeros.
+MEMORY_VOLUMES = frozenset({"tmpfs", "ramfs", "shmfs", "devtmpfs", "hugetlbfs"})
+
+
+def allocates_on_read(path: Path) -> bool:
+    """Whether the volume of ``path`` is memory-backed (:data:`MEMORY_VOLUMES`), by the longest
+    mount point above it in /proc/mounts (False where there is no such table)."""
+    where = os.path.realpath(free_space(path)[0])
+    best, kind = "", ""
+    try:
+        with open("/proc/mounts", encoding="utf-8") as mounts:
+            for line in mounts:
+                fields = line.split()
+                if len(fields) < 3:
+                    continue
+                point = fields[1].replace("\\040", " ")
+                inside = where == point or where.startswith(point.rstrip("/") + "/")
+                if inside and len(point) >= len(best):
+                    best, kind = point, fields[2]
+    except OSError:
+        return False
+    return kind in MEMORY_VOLUMES
+
+
 def check_space(path: Path, needed: int, doing: str) -> None:
     """DiskFull, one line naming the volume and what is needed, when the volume of ``path`` (or
     of the nearest folder above it that exists) has less than ``needed`` bytes free."""
