@@ -476,7 +476,8 @@ def _ranked(
     boosts = [Boost(name, BOOSTS[name], flt) for name, flt in reasons if flt]
     found = ranked(collection, vector, base or None, boosts, limit=limit) if limit else []
     edges = [
-        replace(e, kept_by=_kept_by(next(b.name for b in boosts if b.name in why), e, used.entities))
+        replace(e, kept_by=_kept_by(next((b.name for b in boosts if b.name in why), "similar"),
+                                    e, used.entities))
         for e, (_, why) in zip(_edges(collection, [h for h, _ in found]), found, strict=True)
     ]
     joined = any("all" in why for _, why in found) or (
