@@ -272,9 +272,10 @@ class RAG:
         """An entity's card; None for a name neither the collection nor the vocabularies know."""
         return commands.entity(self, name, **studies)
 
-    def digest(self, since: str = "last") -> dict[str, Any]:
-        """What the runs since ``since`` changed (`fastbmrag digest`); no model call."""
-        return commands.digest(self, since=since)
+    def digest(self, since: str | None = None) -> dict[str, Any]:
+        """What the runs since ``since`` changed (`fastbmrag digest`; the default is
+        :class:`~fastbmrag.explore.commands.DigestOptions`'): no model call."""
+        return commands.digest(self, **({} if since is None else {"since": since}))
 
     def watch(self, names: Sequence[str]) -> list[tuple[str, str]]:
         """Watch these entities: their news come first in a digest."""

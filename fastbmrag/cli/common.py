@@ -442,3 +442,10 @@ def strict_exit(code: int, unusable: int, strict: bool) -> int:
         click.echo(f"--strict: {unusable:,} input rows or records unusable: exit 1", err=True)
         return 1
     return code
+
+
+def workspace(**opts: Any) -> Any:
+    """The library object a command works with, from its parsed options."""
+    from fastbmrag import RAG
+
+    return RAG.from_options(opts)

@@ -17,18 +17,13 @@ from fastbmrag.cli.common import (
     qdrant_options,
     replacing,
     working_dir_option,
+    workspace,
 )
 from fastbmrag.errors import InputError
 
 FORMATS = ("text", "markdown", "json", "html")
 _BY_SUFFIX = {".md": "markdown", ".markdown": "markdown", ".json": "json", ".html": "html",
               ".htm": "html"}  # fmt: skip
-
-
-def _rag(**opts: Any) -> Any:
-    from fastbmrag import RAG
-
-    return RAG.from_options(opts)
 
 
 def format_of(output: str | None, fmt: str | None) -> str:
@@ -87,7 +82,7 @@ def digest(
       fastbmrag digest -c endometriosis
       fastbmrag digest -c endometriosis --since 2026-11-01 -o news.html
     """
-    rag = _rag(**opts)
+    rag = workspace(**opts)
     if watch_names:
         rag.watch(list(watch_names))
     write_digest(rag, since, output, fmt)
@@ -109,7 +104,7 @@ def watch_add(names: tuple[str, ...], **opts: Any) -> None:
     Example:
       fastbmrag watch add -c endometriosis IL1B endometriosis
     """
-    for key, name in _rag(**opts).watch(list(names)):
+    for key, name in workspace(**opts).watch(list(names)):
         click.echo(f"watching {name} ({key})")
 
 
@@ -119,7 +114,7 @@ def watch_add(names: tuple[str, ...], **opts: Any) -> None:
 @json_option
 def watch_list(as_json: bool, **opts: Any) -> None:
     """List the watched entities."""
-    watched = _rag(**opts).watched()
+    watched = workspace(**opts).watched()
     if as_json:
         click.echo(json.dumps([{"key": k, "name": n} for k, n in watched.items()], indent=2))
         return
@@ -135,7 +130,7 @@ def watch_list(as_json: bool, **opts: Any) -> None:
 @click.argument("names", nargs=-1, required=True)
 def watch_remove(names: tuple[str, ...], **opts: Any) -> None:
     """Stop watching these entities."""
-    removed = _rag(**opts).unwatch(list(names))
+    removed = workspace(**opts).unwatch(list(names))
     if not removed:
         raise InputError(
             f"None of {', '.join(names)} is watched: `fastbmrag watch list` shows those that are"

@@ -16,6 +16,7 @@ from fastbmrag.cli.common import (
     json_option,
     qdrant_options,
     working_dir_option,
+    workspace,
 )
 from fastbmrag.errors import InputError
 
@@ -36,12 +37,6 @@ def _by_design(counts: dict[str, int]) -> str:
     if set(counts) <= {"unknown"}:
         return ""
     return ", ".join(f"{n} {DESIGNS.get(d, d)}" for d, n in counts.items())
-
-
-def _rag(**opts: Any) -> Any:
-    from fastbmrag import RAG
-
-    return RAG.from_options(opts)
 
 
 def _papers(ids: list[str]) -> str:
@@ -68,7 +63,7 @@ def contradictions(
     Example:
       fastbmrag contradictions -c endometriosis --entity IL1B
     """
-    found = _rag(**opts).contradictions(entity, designs=designs, organisms=organisms)
+    found = workspace(**opts).contradictions(entity, designs=designs, organisms=organisms)
     if as_json:
         click.echo(json.dumps(found, indent=2, ensure_ascii=False))
         return
@@ -107,7 +102,7 @@ def path(
     Example:
       fastbmrag path -c endometriosis IL1B CYP19A1
     """
-    found = _rag(**opts).path(start, end, max_hops=max_hops, designs=designs, organisms=organisms)
+    found = workspace(**opts).path(start, end, max_hops=max_hops, designs=designs, organisms=organisms)
     if as_json:
         click.echo(json.dumps(found, indent=2, ensure_ascii=False))
         return
@@ -141,7 +136,7 @@ def entity(
     Example:
       fastbmrag entity -c endometriosis IL1B
     """
-    rag = _rag(**opts)
+    rag = workspace(**opts)
     card = rag.entity(name, designs=designs, organisms=organisms)
     below = rag.narrower(name) if card is None or not card["in_collection"] else []
     if card is None:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from fastbmrag.declared import check, option, options_of, values_of
 from fastbmrag.errors import InputError
+from fastbmrag.explore.digest import LAST
+from fastbmrag.explore.paths import DEFAULT_HOPS
 from fastbmrag.store.admin import status
 from fastbmrag.util.wording import option_named
 
@@ -30,7 +32,7 @@ class PathOptions:
     """What `path` can be told beyond its two entities and the study filters."""
 
     max_hops: int = option(
-        3, flag="--max-hops", low=1, high=MAX_HOPS, whole=True,
+        DEFAULT_HOPS, flag="--max-hops", low=1, high=MAX_HOPS, whole=True,
         help="Most hops a path may take.",
     )  # fmt: skip
 
@@ -43,7 +45,7 @@ class DigestOptions:
     """What `digest` can be told."""
 
     since: str = option(
-        "last", flag="--since",
+        LAST, flag="--since",
         help="'last' (the last update or sync), a run number (that run and the later ones; 0: "
         "everything) or a date (YYYY-MM-DD).",
     )  # fmt: skip
@@ -115,7 +117,8 @@ def contradictions(
 
 
 def path(
-    rag: Workspace, start: str, end: str, *, max_hops: int = 3, designs: Any = (), organisms: Any = ()
+    rag: Workspace, start: str, end: str, *, max_hops: int = DEFAULT_HOPS, designs: Any = (),
+    organisms: Any = (),
 ) -> list[list[dict[str, Any]]]:
     """The best-supported paths between two entities, each hop with its relation, papers
     and an evidence sentence; ``designs`` / ``organisms`` as for :meth:`contradictions`."""

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
 
 FORMATS = ("text", "markdown", "json", "html")
+LAST = "last"  # a digest of the last run (the default of since)
 _DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
 
 
@@ -37,7 +38,7 @@ def first_run(collection: Collection, since: str) -> int | None:
     """The first run a digest ``since`` covers; None when there is none (nothing to say)."""
     since = since.strip().lower()
     ledger = collection.ledger
-    if since == "last":
+    if since == LAST:
         last = ledger.last_run()
         return None if last is None else last.run_id
     if since.isascii() and since.isdigit() and len(since) <= 18:
@@ -70,7 +71,7 @@ def first_run(collection: Collection, since: str) -> int | None:
     )
 
 
-def digest(collection: Collection, since: str = "last") -> dict[str, Any]:
+def digest(collection: Collection, since: str = LAST) -> dict[str, Any]:
     """What the runs since ``since`` changed (module docstring); ``nothing`` when it is nothing."""
     start = first_run(collection, since)
     ledger = collection.ledger

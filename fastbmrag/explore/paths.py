@@ -15,9 +15,12 @@ if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
 
 
+DEFAULT_HOPS = 3  # the most hops a path takes unless told (PathOptions.max_hops)
+
+
 def paths(
-    collection: Collection, start: Sequence[str], end: Sequence[str], *, max_hops: int = 3,
-    limit: int = 5, studies: Studies | None = None,
+    collection: Collection, start: Sequence[str], end: Sequence[str], *,
+    max_hops: int = DEFAULT_HOPS, limit: int = 5, studies: Studies | None = None,
 ) -> list[list[dict[str, Any]]]:  # fmt: skip
     """The best-supported paths between two entities (node keys; several keys: any of them):
     fewest hops, then the most papers behind the weakest hop, then the highest node degrees.

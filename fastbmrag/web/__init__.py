@@ -296,9 +296,9 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
         return await call(rag.contradictions, wanted)
 
     async def digest(request: Request) -> Response:
-        since = request.query_params.get("since") or "last"
+        since = request.query_params.get("since") or None  # None: the declared default
         try:
-            since = _text(since, "since")
+            since = _text(since, "since") if since is not None else None
         except InputError as err:
             return JSON({"error": str(err)}, status_code=400)
         return await call(rag.digest, since)
