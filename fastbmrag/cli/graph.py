@@ -19,17 +19,15 @@ from fastbmrag.cli.common import (
     workspace,
 )
 from fastbmrag.errors import InputError
+from fastbmrag.query.filters import PAYLOAD_FILTERS
 
 
 def study_options(f: Any) -> Any:
-    """``--design`` and ``--organism``: only the papers of these study designs and organisms."""
-    f = click.option("--organism", "organisms", multiple=True,
-                     help="Only papers that studied this organism (human, mouse, rat, animal, "
-                     "cells); repeatable or comma-separated.")(f)  # fmt: skip
-    return click.option("--design", "designs", multiple=True,
-                        help="Only papers of this study design (meta-analysis, rct, "
-                        "clinical-trial, observational, case-report, review, preclinical, "
-                        "other); repeatable or comma-separated.")(f)  # fmt: skip
+    """``--design`` and ``--organism``, as a query declares them (:data:`PAYLOAD_FILTERS`):
+    only the papers of these study designs and organisms."""
+    for row in reversed([p for p in PAYLOAD_FILTERS if p.name in ("designs", "organisms")]):
+        f = click.option(*row.flags, row.name, multiple=True, help=row.help)(f)
+    return f
 
 
 def _by_design(counts: dict[str, int]) -> str:

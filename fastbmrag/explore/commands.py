@@ -281,10 +281,9 @@ def _edges(rag: Workspace, filters: dict[str, Any]) -> Iterator[tuple[str, dict[
 def _studies(designs: Any, organisms: Any) -> Any:
     """The study filter of a graph command, its values checked as a query's."""
     from fastbmrag.explore import Studies
-    from fastbmrag.query import QueryOptions
+    from fastbmrag.query.options import study_filter
 
-    checked = QueryOptions(designs=designs, organisms=organisms)
-    return Studies(checked.designs, checked.organisms)
+    return Studies(*study_filter(designs, organisms))
 
 
 def _text_arg(value: Any, name: str) -> None:

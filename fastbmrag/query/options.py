@@ -34,6 +34,25 @@ def _named(
     return tuple(dict.fromkeys(out))
 
 
+def study_filter(designs: Any, organisms: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The study designs and organisms a query, a path, a card or the contradictions are told,
+    as their keys (a list, or one comma-separated text: "RCT, meta-analysis"); an empty or
+    unknown one is an InputError naming the field."""
+    out = []
+    for name, given, named, known, what in (
+        ("designs", designs, named_design, DESIGNS, "design"),
+        ("organisms", organisms, named_organism, ORGANISMS, "organism"),
+    ):
+        values = values_of(given, name)
+        if any(not v.strip() for v in values):
+            raise InputError(
+                f"{option_named(name)} holds an empty value: pass a value or leave it out",
+                field=name,
+            )
+        out.append(_named(values, named, known, what))
+    return out[0], out[1]
+
+
 @dataclass
 class QueryOptions:
     """Everything a query can be told. Filter fields given here override the question's parse.
@@ -136,8 +155,7 @@ class QueryOptions:
                     field=f.name,
                 )
         check(self)
-        self.designs = _named(self.designs, named_design, DESIGNS, "design")
-        self.organisms = _named(self.organisms, named_organism, ORGANISMS, "organism")
+        self.designs, self.organisms = study_filter(self.designs, self.organisms)
         self.entity_types = tuple(t.lower() for t in self.entity_types)
         self.relationship_types = tuple(
             r.lower().replace("-", "_").replace(" ", "_") for r in self.relationship_types
