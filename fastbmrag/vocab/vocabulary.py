@@ -113,13 +113,7 @@ class Vocabulary(Facts, abc.ABC):
             return None
         kind = min(c % 2 for c in fitting)
         items = tuple(dict.fromkeys(len(self.desc) + c // 2 for c in fitting if c % 2 == kind))
-        score = SUPPLEMENTARY_SCORES[kind]
-        if len(items) == 1:
-            return Hit(t, items[0], SUPPLEMENTARY_MATCHED[kind], score)
-        chosen = self.pick_descriptor(items, ctx) if ctx is not None else None
-        if chosen is not None:
-            return Hit(t, chosen, SUPPLEMENTARY_MATCHED[kind], round(score * 0.9, 3), items)
-        return Hit(t, -1, "ambiguous", AMBIGUOUS_SCORE, items)
+        return self.one_of(items, t, SUPPLEMENTARY_MATCHED[kind], SUPPLEMENTARY_SCORES[kind], ctx)
 
     def mesh_codes(
         self,
@@ -151,12 +145,18 @@ class Vocabulary(Facts, abc.ABC):
                 fitting = [exact]
         best_kind = fitting[0] % 2
         items = tuple(c // 2 for c in fitting if c % 2 == best_kind)
-        score = fixed or MESH_SCORES[best_kind]
+        return self.one_of(items, t, MESH_MATCHED[best_kind], fixed or MESH_SCORES[best_kind], ctx)
+
+    def one_of(
+        self, items: tuple[int, ...], t: str, matched_by: str, score: float, ctx: Context | None
+    ) -> Hit:
+        """The hit of the concepts one key names: the one; several: the one the context picks
+        (its score a tenth lower, the others its candidates), else ambiguous (no id)."""
         if len(items) == 1:
-            return Hit(t, items[0], MESH_MATCHED[best_kind], score)
+            return Hit(t, items[0], matched_by, score)
         chosen = self.pick_descriptor(items, ctx) if ctx is not None else None
         if chosen is not None:
-            return Hit(t, chosen, MESH_MATCHED[best_kind], round(score * 0.9, 3), items)
+            return Hit(t, chosen, matched_by, round(score * 0.9, 3), items)
         return Hit(t, -1, "ambiguous", AMBIGUOUS_SCORE, items)
 
     def mesh_tokens(self, toks: Sequence[str], t: str, ctx: Context | None) -> Hit | None:
