@@ -69,10 +69,11 @@ def defined_apart(v: Vocabulary, clean: str, named: str, ctx: Context) -> bool:
         return False
     long = ctx.abbreviations.get(clean)
     if long is None:
-        # Letters that do not align: the word before them, when it names a disease or a
-        # chemical ("thyroxine (T4)").
+        # Letters that do not align: the word before them, when a MeSH descriptor names it a
+        # disease or a chemical ("thyroxine (T4)"; a supplementary concept's name is often a
+        # gene product's: "matriptase-2 (TMPRSS6)")
         long = ctx.windows[clean].rsplit(" ", 1)[-1]
-        if not any(direct(v, long, t, None) for t in (DISEASE, CHEMICAL)):
+        if not any(v.mesh_term(long, t, None) for t in (DISEASE, CHEMICAL)):
             return False
     words = set(tokens(named))
     said = {
