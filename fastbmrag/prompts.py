@@ -141,7 +141,9 @@ class DraftEntity(NamedTuple):
 
 
 class DraftRelation(NamedTuple):
-    """``[source number, relationship type, target number, [sentence numbers]]``"""
+    """``[source number, relationship type, target number, [sentence numbers]]``; a sentence that
+    restates what was known before is cited as its negative number (``[-2]``): what a relation's
+    role costs in decode tokens is nothing (``[-2`` is as many tokens as ``[2``)."""
 
     s: Annotated[int, Field(ge=1)]
     r: RelationshipType
@@ -230,7 +232,8 @@ EXTRACT_SYSTEM = (
     "r: every relation the text states, as [source entity number, relationship type, target "
     "entity number, [the numbers of the sentences that state it]], e.g. "
     '[1, "upregulated_in", 2, [3, 4]]. Direction matters: the source acts on, or is in, the '
-    "target.\n"
+    "target. A sentence that restates what was known before, not this paper's own result, is "
+    "cited as its negative number: [-2].\n"
     "Only relations the text states; at most 20, the most important first. "
     'No relation -> {"e": [], "r": []}.\n'
     f"Entity types:\n{_bullets(ENTITY_TYPES)}\n"
@@ -385,15 +388,17 @@ ANSWER_SYSTEM = (
     "directions (up/down, increases/decreases) and disagreements between papers. Each item "
     "names its paper's study design: say which findings rest on stronger designs "
     "(meta-analyses and randomised trials before observational, case, animal and cell "
-    "studies). If the evidence does not answer the question, say so. Return JSON "
-    '{"answer": "..."}.'
+    "studies). An item marked BACKGROUND is what its paper cites as known before: never "
+    "present it as that paper's result. If the evidence does not answer the question, say so. "
+    'Return JSON {"answer": "..."}.'
 )
 
 PARTIAL_SYSTEM = (
     "You summarise what one group of numbered evidence items (relations extracted from papers) "
     "says about a biomedical question. Use only the evidence; keep every relevant finding; "
-    "cite each statement with its item numbers in square brackets, e.g. [12][15]. Items that "
-    'do not bear on the question are left out. Return JSON {"answer": "..."}.'
+    "cite each statement with its item numbers in square brackets, e.g. [12][15]; say which "
+    "items marked BACKGROUND a paper only cites as known. Items that do not bear on the "
+    'question are left out. Return JSON {"answer": "..."}.'
 )
 
 MERGE_SYSTEM = (

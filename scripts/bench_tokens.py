@@ -139,15 +139,17 @@ def draft(paper: Any, normalizer: Any) -> tuple[list[Any], dict[str, Any], list[
             seen.add((ka, kb))
             for key, m in ((ka, a), (kb, b)):
                 entities.setdefault(key, {"i": len(entities) + 1, "n": m.name, "t": m.type})
-            relations.append(
-                {"s": entities[ka]["i"], "r": rel, "o": entities[kb]["i"], "c": [number]}
-            )
+            # a sentence of the abstract's first third restates what was known (BioRED marks a
+            # third of an abstract's relations so): cited as its negative number
+            restates = 1 < number <= 1 + (len(sentences) - 1) / 3
+            relations.append({"s": entities[ka]["i"], "r": rel, "o": entities[kb]["i"],
+                              "c": [-number if restates else number]})  # fmt: skip
     by_number = {e["i"]: e for e in entities.values()}
     old = [
         {"src": by_number[r["s"]]["n"], "src_type": by_number[r["s"]]["t"], "rel": r["r"],
          "tgt": by_number[r["o"]]["n"], "tgt_type": by_number[r["o"]]["t"],
-         "desc": sentences[r["c"][0] - 1].text,
-         "ev": " ".join(sentences[r["c"][0] - 1].text.split()[:15])}
+         "desc": sentences[abs(r["c"][0]) - 1].text,
+         "ev": " ".join(sentences[abs(r["c"][0]) - 1].text.split()[:15])}
         for r in relations
     ]  # fmt: skip
     return sentences, {"e": list(entities.values()), "r": relations}, old

@@ -227,3 +227,33 @@ def test_bench_design_counts_the_labels_records_give() -> None:
     out = bench.count(ROOT / "tests" / "data" / "medline" / "pubmed20n0014_first60.xml.gz")
     assert out["papers"] and 0 < out["design from metadata"] < 1
     assert out["by design"]["case-report"] >= 1 and out["by organism"]["human"] >= 1
+
+
+def test_bench_novelty_scores_the_text_s_roles_against_the_novelty_marks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    title = "IL6 and TNF in endometriosis"
+    abstract = ("Previous studies have shown that IL6 is raised in endometriosis. "
+                "We found TNF raised in endometriosis. TNF binds IL6.")  # fmt: skip
+    offset = len(title) + 1
+
+    def span(name: str, nth: int, kind: str, ident: str) -> str:
+        start = offset + [i for i in range(len(abstract)) if abstract.startswith(name, i)][nth]
+        return f"1\t{start}\t{start + len(name)}\t{name}\t{kind}\t{ident}"
+
+    lines = [f"1|t|{title}", f"1|a|{abstract}",
+             span("IL6", 0, "GeneOrGeneProduct", "3569"),
+             span("endometriosis", 0, "DiseaseOrPhenotypicFeature", "D004715"),
+             span("TNF", 0, "GeneOrGeneProduct", "7124"),
+             span("endometriosis", 1, "DiseaseOrPhenotypicFeature", "D004715"),
+             span("TNF", 1, "GeneOrGeneProduct", "7124"), span("IL6", 1, "GeneOrGeneProduct", "3569"),
+             "1\tPositive_Correlation\t3569\tD004715\tNo",
+             "1\tPositive_Correlation\t7124\tD004715\tNovel",
+             "1\tBind\t7124\t3569\tNo", ""]  # fmt: skip
+    path = tmp_path / "small.PubTator"
+    path.write_text("\n".join(lines))
+    assert script("bench_novelty").main([str(path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.splitlines()[-1])
+    # the restated relation is background; the found one and the one no role decides, findings
+    assert out == {"relations": 3, "background": {"precision": 1.0, "recall": 0.5},
+                   "accuracy": 0.667}  # fmt: skip

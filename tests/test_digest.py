@@ -144,6 +144,7 @@ def test_a_collection_of_an_earlier_version_migrates_and_digests_its_old_edges_i
     ledger = sqlite3.connect(wd / "endo" / "ledger.sqlite")  # the ledger as version 7 left it
     for sql in ("DROP TABLE paper_events", "DROP TABLE watches", "DROP INDEX edges_first_run",
                 "ALTER TABLE edges DROP COLUMN first_run", "ALTER TABLE edges DROP COLUMN last_run",
+                "ALTER TABLE edges DROP COLUMN finding",
                 *(f"ALTER TABLE papers DROP COLUMN {c}" for c in
                   ("design", "organisms", "design_from", "organisms_from")),
                 "PRAGMA user_version=7"):  # fmt: skip

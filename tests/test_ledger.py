@@ -43,7 +43,7 @@ def test_ledger_of_an_earlier_version_marks_its_papers_outdated(tmp_path: Path) 
 
 def test_new_ledger_is_migrated_to_the_latest_schema(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.sqlite")
-    assert ledger.schema_version == MIGRATIONS[-1][0] == 10
+    assert ledger.schema_version == MIGRATIONS[-1][0] == 11
     tables = {
         r[0] for r in ledger.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
     }

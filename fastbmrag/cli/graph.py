@@ -77,7 +77,10 @@ def contradictions(
         for rel, papers in pair["relations"].items():
             gone = pair["retracted"].get(rel)
             marked = f" ({len(gone)} retracted: {_papers(gone)})" if gone else ""
-            click.echo(f"  {rel}: {_papers(papers)}{marked}")
+            cited = pair["cited"].get(rel)
+            restated = f"; cited as known: {_papers(cited)}" if cited else ""
+            click.echo(f"  {rel}: {_papers(papers) if papers else 'no paper found it'}{restated}"
+                       f"{marked}")  # fmt: skip
 
 
 @click.command("path")
@@ -162,7 +165,10 @@ def entity(
         return
     n = card["papers"]
     click.echo(f"  degree {card['degree']}, weight {card['weight']:.4f}, {counted(n, 'paper')}")
-    click.echo("  relations: " + ", ".join(f"{t} {n}" for t, n in card["relations"].items()))
+    cited = card.get("cited", {})
+    click.echo("  relations (papers that found each; + those that cite it as known): " + ", ".join(
+        f"{t} {n}" + (f" +{cited[t]}" if cited.get(t) else "") for t, n in card["relations"].items()
+    ))  # fmt: skip
     click.echo("  partners: " + ", ".join(f"{p['name']} ({p['papers']})" for p in card["partners"]))
     if _by_design(card["papers_by_design"]):
         click.echo("  by design: " + _by_design(card["papers_by_design"]))

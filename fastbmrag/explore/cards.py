@@ -16,7 +16,8 @@ def entity_card(
     collection: Collection, key: str, facts: dict[str, Any], studies: Studies | None = None
 ) -> dict[str, Any]:
     """What the vocabulary says (``facts``) and what the collection holds about node ``key``
-    (in the papers ``studies`` passes): degree and weight, relations by type with paper counts,
+    (in the papers ``studies`` passes): degree and weight, relations by type with the papers
+    that found each and, apart (``cited``), those that only state it as known before,
     the strongest partners, papers by year and by study design."""
     names = node_names(collection)
     node = names.get(key, {})
@@ -28,11 +29,14 @@ def entity_card(
     left_out = {
         e.paper_id for e in everything if key in (e.source, e.target) and e.paper_id in retracted
     }
-    by_type: dict[str, set[str]] = defaultdict(set)
+    by_type: dict[str, set[str]] = defaultdict(set)  # the papers that found it
+    cited: dict[str, set[str]] = defaultdict(set)  # those that state it as known before
     partners: dict[str, set[str]] = defaultdict(set)
     for e in touching:
-        by_type[e.relationship_type].add(e.paper_id)
+        (cited if e.background else by_type)[e.relationship_type].add(e.paper_id)
         partners[e.target if e.source == key else e.source].add(e.paper_id)
+    for t, ps in cited.items():
+        ps -= by_type.get(t, set())  # a paper that found it counts once, as finding it
     years: Counter[int] = Counter()
     papers = sorted({e.paper_id for e in touching})
     if papers:
@@ -56,7 +60,9 @@ def entity_card(
         "in_collection": True,
         "degree": node.get("degree", 0),
         "weight": round(node.get("degree", 0) / nodes, 6),
-        "relations": {t: len(p) for t, p in sorted(by_type.items(), key=lambda kv: -len(kv[1]))},
+        "relations": {t: len(by_type[t]) for t in sorted(
+            by_type.keys() | cited.keys(), key=lambda t: (-len(by_type[t]), -len(cited[t]), t))},
+        "cited": {t: len(ps) for t, ps in sorted(cited.items()) if ps},  # fmt: skip
         "partners": [
             {
                 "name": names.get(k, {}).get("name", k),
@@ -79,6 +85,6 @@ def vocabulary_card(
     fields of :func:`entity_card` empty."""
     return {
         "key": None, "name": name, "type": type_, "id": ontology_id, "vocabulary": facts,
-        "in_collection": False, "degree": 0, "weight": 0.0, "relations": {}, "partners": [],
+        "in_collection": False, "degree": 0, "weight": 0.0, "relations": {}, "cited": {}, "partners": [],
         "papers": 0, "papers_by_year": {}, "papers_by_design": {}, "retracted_papers": [],
     }  # fmt: skip

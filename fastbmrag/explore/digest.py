@@ -24,6 +24,7 @@ from fastbmrag.graph.edges import node_names
 from fastbmrag.query.result import study_of
 from fastbmrag.store.base import Filter, HasId, Match
 from fastbmrag.store.payload import evidence_of
+from fastbmrag.text.findings import BACKGROUND
 from fastbmrag.util.wording import counted, option_named
 
 if TYPE_CHECKING:
@@ -121,10 +122,13 @@ def digest(collection: Collection, since: str = LAST) -> dict[str, Any]:
                 return key
         return source if per_key[source] >= per_key[target] else target
 
-    grouped: dict[str, dict[str, list[Any]]] = defaultdict(lambda: {"edges": [], "changes": []})
-    for r in new:
+    grouped: dict[str, dict[str, list[Any]]] = defaultdict(
+        lambda: {"edges": [], "cited": [], "changes": []}
+    )
+    for r in new:  # new findings; what a paper restates as known, apart (text.findings)
         if r[1] not in retracted:
-            grouped[home(r[2], r[4])]["edges"].append(_edge(r, payloads, names))
+            kind = "cited" if r[6] == BACKGROUND else "edges"
+            grouped[home(r[2], r[4])][kind].append(_edge(r, payloads, names))
     changes = _consensus_changes(rows, new, start, retracted, names)
     points = [c.pop("points") for c in changes]
     stated = _payloads(collection, [pt for pair in points for pt, _, _ in pair])
@@ -136,7 +140,7 @@ def digest(collection: Collection, since: str = LAST) -> dict[str, Any]:
         ]  # fmt: skip
         grouped[home(change["source"], change["target"])]["changes"].append(change)
     for key in watched:
-        grouped.setdefault(key, {"edges": [], "changes": []})
+        grouped.setdefault(key, {"edges": [], "cited": [], "changes": []})
     order = sorted(grouped, key=lambda k: (k not in watched, -per_key[k], _name(k, names)))
     for key in order:
         node = names.get(key, {})
@@ -189,11 +193,11 @@ def _paper_meta(
 
 
 def _edge(
-    row: tuple[str, str, str, str, str, int],
+    row: tuple[str, str, str, str, str, int, str],
     payloads: dict[str, dict[str, Any]],
     names: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
-    point_id, pid, source, rel, target, _ = row
+    point_id, pid, source, rel, target, *_ = row
     p = payloads.get(point_id, {})
     cited = evidence_of(p)
     return {
@@ -206,23 +210,23 @@ def _edge(
 
 
 def _consensus_changes(
-    rows: list[tuple[str, str, str, str, str, int]],
-    new: list[tuple[str, str, str, str, str, int]],
+    rows: list[tuple[str, str, str, str, str, int, str]],
+    new: list[tuple[str, str, str, str, str, int, str]],
     start: int,
     retracted: set[str],
     names: dict[str, dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """The pairs the new edges touch whose papers newly disagree (opposite relationship types)
-    or newly agree (a second paper states what one paper stated)."""
+    or newly agree (a second paper finds what one paper found)."""
     touched = {(r[2], r[4]) for r in new if r[1] not in retracted}
     now_rows = [r for r in rows if (r[2], r[4]) in touched and r[1] not in retracted]
     then = {(c["source"], c["target"]): c for c in consensus(
-        (r[2], r[3], r[4], r[1]) for r in now_rows if r[5] < start)}  # fmt: skip
+        (r[2], r[3], r[4], r[1], r[6] == BACKGROUND) for r in now_rows if r[5] < start)}  # fmt: skip
     on_pair: dict[tuple[str, str], list[tuple[str, str, str]]] = defaultdict(list)
     for r in now_rows:  # each paper's edge on the pair: its evidence, side by side
         on_pair[(r[2], r[4])].append((r[0], r[1], r[3]))
     changes = []
-    for pair in consensus((r[2], r[3], r[4], r[1]) for r in now_rows):
+    for pair in consensus((r[2], r[3], r[4], r[1], r[6] == BACKGROUND) for r in now_rows):
         before = then.get((pair["source"], pair["target"]))
         named = {"source_name": _name(pair["source"], names),
                  "target_name": _name(pair["target"], names),
@@ -289,6 +293,8 @@ def _lines(d: dict[str, Any], *, markdown: bool) -> list[str]:
               d["entities"]), "new edge")]  # fmt: skip
     changes = [c for e in d["entities"] for c in e["changes"]]
     contradicted = sum(c["kind"] == "newly contradicted" for c in changes)
+    cited = sum(len(e["cited"]) for e in d["entities"])
+    counts += [f"{counted(cited, 'edge')} a paper restates as known (listed apart)"] * bool(cited)
     counts += [counted(contradicted, "newly contradicted pair")] * bool(contradicted)
     counts += [counted(len(d["retracted"]), "retracted paper")] * bool(d["retracted"])
     counts += [counted(len(d["removed"]), "removed paper")] * bool(d["removed"])
@@ -302,7 +308,7 @@ def _lines(d: dict[str, Any], *, markdown: bool) -> list[str]:
                       for e in p.get("edges_out", [])]  # fmt: skip
         lines.append("")
     for e in d["entities"]:
-        if not (e["edges"] or e["changes"] or e["watched"]):
+        if not (e["edges"] or e["cited"] or e["changes"] or e["watched"]):
             continue
         label = e["name"] + (f" ({e['id']})" if e.get("id") else "")
         marks = [w for w, on in (("watched", e["watched"]), ("new to the collection",
@@ -317,7 +323,9 @@ def _lines(d: dict[str, Any], *, markdown: bool) -> list[str]:
             if edge.get("evidence"):
                 lines.append(f"{'  ' if markdown else '    '}{'> ' if markdown else ''}"
                              f"{esc(edge['evidence'])}")  # fmt: skip
-        if not (e["edges"] or e["changes"]):
+        lines += [f"{bullet}Restated as known: {esc(_relation(edge))} [{esc(edge['paper_id'])}]"
+                  for edge in e["cited"]]  # fmt: skip
+        if not (e["edges"] or e["cited"] or e["changes"]):
             lines.append(f"{bullet}nothing new")
         lines.append("")
     if d["papers"]:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from fastbmrag.papers.design import by_design
 from fastbmrag.prompts import OPPOSITE_RELATIONS
+from fastbmrag.text.findings import BACKGROUND, FINDING
 
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
@@ -26,6 +27,11 @@ class Edge:
     source: str  # node key
     relationship_type: str
     target: str
+    finding: str = FINDING  # or "background": the paper restates it (text.findings)
+
+    @property
+    def background(self) -> bool:
+        return self.finding == BACKGROUND
 
 
 @dataclass(frozen=True, slots=True)

@@ -237,6 +237,8 @@ def edge_point(
         names=list({n.casefold(): n for n in (src.raw, src.name, tgt.raw, tgt.name)}.values()),
         **described,
         retracted=int(paper.retraction == "retracted"),
+        finding=edge.relation.finding,
+        finding_from=edge.relation.finding_from,
         design=paper.design,
         design_from=paper.design_from,
         organisms=list(paper.organisms),
@@ -244,4 +246,6 @@ def edge_point(
         extra=meta,
     )
     point = Point(edge_point_id(paper.paper_id, src.key, rel, tgt.key), vector, payload.to_dict())
-    return point, EdgeRef(**src.ref("source"), relationship_type=rel, **tgt.ref("target"))
+    ref = EdgeRef(**src.ref("source"), relationship_type=rel, **tgt.ref("target"),
+                  finding=edge.relation.finding)  # fmt: skip
+    return point, ref

@@ -1,7 +1,9 @@
 """Stage 1: draft a paper's relations from its title and abstract (one chat call).
 
-The model lists entities and relations and cites sentence numbers; :func:`resolve_draft` turns
-the answer into :class:`Relation` records whose cited sentences are cut from the paper.
+The model lists entities and relations and cites sentence numbers (a sentence that restates what
+was known as its negative number); :func:`resolve_draft` turns the answer into :class:`Relation`
+records whose cited sentences are cut from the paper, each a finding of the paper or background
+(:mod:`fastbmrag.text.findings`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from fastbmrag import config
 from fastbmrag.llm.base import KIND_EXTRACT, ChatResult, LLMClient
 from fastbmrag.prompts import Draft, extract_messages
+from fastbmrag.text.findings import FINDING, UNMARKED, relation_role, sentence_roles
 from fastbmrag.text.sentences import Sentence
 
 _SPACE = re.compile(r"\s+")
@@ -28,6 +31,8 @@ class Relation:
     tgt: str
     tgt_type: str
     cited: tuple[Sentence, ...]
+    finding: str = FINDING  # or "background": the paper restates it (text.findings)
+    finding_from: str = UNMARKED  # "text", "model", or "" (neither said: taken as a finding)
 
     @property
     def cited_text(self) -> str:
@@ -61,19 +66,24 @@ def resolve_draft(draft: Draft, sentences: list[Sentence]) -> tuple[list[Relatio
     """
     entities = {e.i: e for e in draft.e}
     dropped = draft.dropped
+    roles = sentence_roles(sentences)
     out: list[Relation] = []
     for rel in draft.r:
         src, tgt = entities[rel.s], entities[rel.o]
-        cited = sorted({n for n in rel.c if 1 <= n <= len(sentences)})
+        cited = sorted({abs(n) for n in rel.c if 1 <= abs(n) <= len(sentences)})
         if not cited:
             dropped += 1
             continue
         src_name, tgt_name = squash(src.n), squash(tgt.n)
         if not src_name or not tgt_name or src_name.casefold() == tgt_name.casefold():
             continue
+        signs = {n < 0 for n in rel.c if 1 <= abs(n) <= len(sentences)}
+        marked = next(iter(signs)) if len(signs) == 1 else None  # all negative: restated
+        finding, finding_from = relation_role((roles[n - 1] for n in cited), marked)
         out.append(
             Relation(
-                src_name, src.t, rel.r, tgt_name, tgt.t, tuple(sentences[n - 1] for n in cited)
+                src_name, src.t, rel.r, tgt_name, tgt.t, tuple(sentences[n - 1] for n in cited),
+                finding, finding_from,
             )
-        )
+        )  # fmt: skip
     return out, dropped

@@ -21,6 +21,7 @@ from fastbmrag.prompts import relation_statement
 from fastbmrag.store.base import EdgeRef, Filter, Match, Point, edge_point_id, node_key
 from fastbmrag.store.collection import Collection, PaperEdges
 from fastbmrag.store.payload import evidence_of
+from fastbmrag.text.findings import FINDING
 from fastbmrag.vocab.base import Normalizer
 
 ROLES = ("source", "target")
@@ -120,4 +121,5 @@ def _ref(p: dict[str, Any]) -> EdgeRef:
         ends[f"{role}_type"] = p.get(f"{role}_type", "")
         ends[f"{role}_id"] = p.get(f"{role}_id") or None
         ends[f"{role}_raw"] = p.get(f"{role}_raw", "")
-    return EdgeRef(**ends, relationship_type=p["relationship_type"])
+    return EdgeRef(**ends, relationship_type=p["relationship_type"],
+                   finding=p.get("finding") or FINDING)  # fmt: skip

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fastbmrag.errors import LLMError
+from fastbmrag.graph.consensus import consensus, stating
 from fastbmrag.llm.base import KIND_QUERY, LLMClient
 from fastbmrag.papers.design import by_design
 from fastbmrag.prompts import (
@@ -21,7 +22,8 @@ from fastbmrag.query.options import QueryOptions
 from fastbmrag.query.result import REFERENCE_FIELDS, EdgeResult, study_of
 from fastbmrag.store.payload import evidence_of
 from fastbmrag.text import citations
-from fastbmrag.util.wording import option_named
+from fastbmrag.text.findings import BACKGROUND
+from fastbmrag.util.wording import counted, option_named
 
 MERGE_FANIN = 12  # partial answers merged per call
 DESCRIPTION_CHARS = 700  # per evidence item in a prompt
@@ -31,9 +33,14 @@ UNCITED = "[uncited]"  # after an answer sentence that cites no evidence item
 def evidence_line(edge: EdgeResult) -> str:
     p = edge.payload
     desc = " ".join(str(p.get("description") or "").split())[:DESCRIPTION_CHARS]
-    line = f"[{edge.n}] {edge.statement}: {desc}"
-    if p.get("retracted"):
-        line = f"[{edge.n}] (from a RETRACTED paper) {edge.statement}: {desc}"
+    marks = "".join(
+        f"({mark}) "
+        for mark, on in (("from a RETRACTED paper", p.get("retracted")),
+                         ("BACKGROUND: the paper cites this as known, not its own result",
+                          p.get("finding") == BACKGROUND))
+        if on
+    )  # fmt: skip
+    line = f"[{edge.n}] {marks}{edge.statement}: {desc}"
     quotes = [" ".join(str(e["text"]).split()) for e in evidence_of(p)]
     if quotes and " ".join(quotes) != desc:  # a cited description is its own evidence
         line += f' Quote: "{" ".join(quotes)[:DESCRIPTION_CHARS]}"'
@@ -46,12 +53,9 @@ def evidence_line(edge: EdgeResult) -> str:
     return line + f" (Paper: {'; '.join(x for x in paper if x)})"
 
 
-
 def _pairs(edges: list[EdgeResult], item: str) -> list[dict[str, Any]]:
     """Consensus of the edges per (source, target) pair; items are evidence numbers ("n") or
     paper ids ("paper")."""
-    from fastbmrag.graph.consensus import consensus
-
     names = {}
     rows = []
     for e in edges:
@@ -61,9 +65,8 @@ def _pairs(edges: list[EdgeResult], item: str) -> list[dict[str, Any]]:
             str(p.get("target_key") or p.get("target")),
         )
         names[s], names[t] = p.get("source"), p.get("target")
-        rows.append(
-            (s, str(p.get("relationship_type")), t, e.n if item == "n" else p.get("paper_id"))
-        )
+        rows.append((s, str(p.get("relationship_type")), t,
+                     e.n if item == "n" else p.get("paper_id"), p.get("finding") == BACKGROUND))  # fmt: skip
     out = consensus(rows)
     for pair in out:
         pair["source_name"], pair["target_name"] = names[pair["source"]], names[pair["target"]]
@@ -72,17 +75,20 @@ def _pairs(edges: list[EdgeResult], item: str) -> list[dict[str, Any]]:
 
 def agreement_lines(edges: list[EdgeResult]) -> list[str]:
     """For the answer prompt: each pair stated by more than one item, with its relationship
-    types, their items and whether papers disagree."""
+    types, the items that found each and those that cite it as known (counted apart), and
+    whether papers disagree."""
     lines = []
     for pair in _pairs(edges, "n"):
-        stated = sum(len(v) for v in pair["relations"].values())
-        if stated < 2:
+        sides = stating(pair)
+        if sum(len(v) for v in sides.values()) < 2:
             continue
-        parts = [
-            f"{rel.replace('_', ' ')} in {len(ns)} {'item' if len(ns) == 1 else 'items'} "
-            + "".join(f"[{n}]" for n in ns)
-            for rel, ns in pair["relations"].items()
-        ]
+        parts = []
+        for rel, found in pair["relations"].items():
+            cited = pair["cited"].get(rel, [])
+            said = [f"in {counted(len(ns), 'item')} " + "".join(f"[{n}]" for n in ns)
+                    for ns in (found, cited) if ns]  # fmt: skip
+            said[-1] = "cited as known " + said[-1] if cited else said[-1]
+            parts.append(f"{rel.replace('_', ' ')} {', '.join(said)}")
         verdict = "papers disagree" if pair["conflict"] else "papers agree"
         lines.append(
             f"{pair['source_name']} -> {pair['target_name']}: {'; '.join(parts)} ({verdict})"
@@ -91,17 +97,18 @@ def agreement_lines(edges: list[EdgeResult]) -> list[str]:
 
 
 def consensus_of(edges: list[EdgeResult]) -> list[dict[str, Any]]:
-    """For the JSON: per pair, the relationship types with their papers, ``conflict``, and the
-    papers counted by study design ("unknown": no label)."""
+    """For the JSON: per pair, the relationship types with the papers that found them and those
+    that cite them (``cited``), ``conflict``, and the papers counted by study design
+    ("unknown": no label)."""
     design = {str(e.payload.get("paper_id")): str(e.payload.get("design") or "") for e in edges}
     out = []
     for p in _pairs(edges, "paper"):
-        papers = {pid for ps in p["relations"].values() for pid in ps}
+        papers = {pid for ps in stating(p).values() for pid in ps}
         counts = by_design(design.get(pid, "") for pid in papers)
         out.append(
             {"source": p["source_name"], "source_key": p["source"], "target": p["target_name"],
-             "target_key": p["target"], "relations": p["relations"], "conflict": p["conflict"],
-             "papers_by_design": counts}
+             "target_key": p["target"], "relations": p["relations"], "cited": p["cited"],
+             "conflict": p["conflict"], "papers_by_design": counts}
         )  # fmt: skip
     return out
 
@@ -197,7 +204,9 @@ async def _ask(
     if result.value is None:
         calls.failed += 1
         what = "answer" if final else "summarising"
-        raise LLMError(f"The {what} call failed: {result.error}; retry, or use {option_named('no_answer')}")
+        raise LLMError(
+            f"The {what} call failed: {result.error}; retry, or use {option_named('no_answer')}"
+        )
     return result.value.answer
 
 

@@ -130,6 +130,11 @@ class QueryOptions:
         False, flag="--include-retracted",
         help="Keep the edges of retracted papers (left out by default), marked [retracted].",
     )  # fmt: skip
+    findings_only: bool = option(
+        False, flag="--findings-only",
+        help="Only the papers' own findings: leave out what a paper restates as known before "
+        "(background).",
+    )  # fmt: skip
     answer_model: str | None = option(
         None, flag="--answer-model", env=config.ENV_ANSWER_MODEL, page=False,
         help=f"Chat model for the parse and the answer [env {config.ENV_ANSWER_MODEL}, "

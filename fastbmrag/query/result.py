@@ -11,6 +11,7 @@ from typing import Any
 from fastbmrag.papers.design import MODEL
 from fastbmrag.papers.design import label as design_label
 from fastbmrag.papers.model import without_controls
+from fastbmrag.text.findings import BACKGROUND
 from fastbmrag.util.wording import counted, said
 
 Word = Callable[[str], str]  # how a door says an option's field: "--top-k", "'top_k'"
@@ -198,6 +199,7 @@ def render_text(result: QueryResult, word: Word = str) -> str:
                 f"  [{e.n}] {_score(e)}  {e.statement}  "
                 f"({p.get('paper_id')}{', ' + str(p['year']) if p.get('year') else ''}"
                 f"{'; ' + study if study else ''})"
+                + (" [background: cited as known]" if p.get("finding") == BACKGROUND else "")
             )
             if p.get("description"):
                 out.append(f"        {' '.join(str(p['description']).split())[:200]}")

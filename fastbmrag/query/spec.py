@@ -11,10 +11,12 @@ from fastbmrag.query.entities import Entity, Parse, closest_entities, resolve_en
 from fastbmrag.query.filters import PAYLOAD_FILTERS, payload_conditions
 from fastbmrag.query.options import QueryOptions
 from fastbmrag.store.base import Condition, Filter, Match, Words
+from fastbmrag.text.findings import BACKGROUND
 from fastbmrag.util.wording import counted, option_named
 from fastbmrag.vocab.rules.keys import in_both_numbers
 
 RETRACTED = Match("retracted", value=1)  # an edge of a retracted paper
+RESTATED = Match("finding", value=BACKGROUND)  # what a paper restates as known (text.findings)
 
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
@@ -44,6 +46,7 @@ class FilterSpec:
     # the names' full-text index)
     by_name: bool = True
     include_retracted: bool = False
+    findings_only: bool = False  # leave out what papers restate as known (text.findings)
     # set from the collection: it holds retracted papers, and they are to be left out
     hide_retracted: bool = False
 
@@ -86,8 +89,9 @@ class FilterSpec:
         must += payload_conditions(self.payload_values())
         if self.weight_filter:
             must.append(self.weight_filter)
-        hidden = (RETRACTED,) if self.hide_retracted and not self.include_retracted else ()
-        return Filter(must=tuple(must), must_not=hidden)
+        hidden = [RETRACTED] * (self.hide_retracted and not self.include_retracted)
+        hidden += [RESTATED] * self.findings_only
+        return Filter(must=tuple(must), must_not=tuple(hidden))
 
     def about(self, entities: list[Entity], ends: tuple[str, ...] = ("source", "target")) -> Filter:
         """Edges with one of ``entities`` at one of ``ends``: the entity itself, (unless
@@ -116,6 +120,7 @@ class FilterSpec:
             "min_weight": self.min_weight,
             "exact": self.exact,
             "include_retracted": self.include_retracted,
+            "findings_only": self.findings_only,
         }
 
 
@@ -144,6 +149,7 @@ def build_spec(
         match=options.match,
         exact=options.exact,
         include_retracted=options.include_retracted,
+        findings_only=options.findings_only,
         min_weight=options.min_weight,
         **{f.name: getattr(options, f.name) for f in PAYLOAD_FILTERS},
     )

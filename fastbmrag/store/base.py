@@ -54,6 +54,7 @@ class EdgeRef:
     target_id: str | None
     source_raw: str = ""  # the names as the paper wrote them
     target_raw: str = ""
+    finding: str = "finding"  # or "background" (text.findings)
 
     @property
     def triple(self) -> tuple[str, str, str]:

@@ -131,12 +131,12 @@ class LedgerHistory:
             )
         ]
 
-    def dated_edge_rows(self) -> Iterator[tuple[str, str, str, str, str, int]]:
-        """(point id, paper id, source key, relationship type, target key, first run)."""
+    def dated_edge_rows(self) -> Iterator[tuple[str, str, str, str, str, int, str]]:
+        """(point id, paper id, source key, relationship type, target key, first run, finding)."""
         with self._lock:
             yield from self.conn.execute(
                 "SELECT point_id, paper_id, source_key, relationship_type, target_key, "
-                "first_run FROM edges"
+                "first_run, finding FROM edges"
             ).fetchall()
 
     # -- studies ----------------------------------------------------------------------------

@@ -323,13 +323,14 @@ class Ledger(LedgerHistory):
                 conn.execute("DELETE FROM edges WHERE paper_id = ?", (pid,))
                 conn.executemany(
                     "INSERT INTO edges (point_id, paper_id, source_key, relationship_type, "
-                    "target_key, first_run, last_run) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                    "target_key, first_run, last_run, finding) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (point_id) DO UPDATE SET "
                     "paper_id = excluded.paper_id, source_key = excluded.source_key, "
                     "relationship_type = excluded.relationship_type, "
-                    "target_key = excluded.target_key, last_run = excluded.last_run",
+                    "target_key = excluded.target_key, last_run = excluded.last_run, "
+                    "finding = excluded.finding",
                     [
-                        (point_id, pid, *r.triple, first.get(point_id, run), run)
+                        (point_id, pid, *r.triple, first.get(point_id, run), run, r.finding)
                         for point_id, r in by_id.items()
                     ],
                 )
@@ -501,14 +502,15 @@ class Ledger(LedgerHistory):
                     out[(form, key)] = (form, key, name, type_, oid)
         return list(out.values())
 
-    def edge_rows(self) -> Iterator[tuple[str, str, str, str, str]]:
-        """(point id, paper id, source key, relationship type, target key) of every edge."""
+    def edge_rows(self) -> Iterator[tuple[str, str, str, str, str, str]]:
+        """(point id, paper id, source key, relationship type, target key, finding) of every
+        edge (finding: "finding" or "background", text.findings)."""
         rows = self._query(
-            "SELECT point_id, paper_id, source_key, relationship_type, target_key FROM edges "
-            "ORDER BY paper_id, point_id"
+            "SELECT point_id, paper_id, source_key, relationship_type, target_key, finding "
+            "FROM edges ORDER BY paper_id, point_id"
         )
         for row in rows:
-            yield str(row[0]), str(row[1]), str(row[2]), str(row[3]), str(row[4])
+            yield tuple(str(v) for v in row)  # type: ignore[misc]
 
     def recompute_degrees(self) -> dict[str, int]:
         """Degrees computed from the edge refs alone (a check on the incremental counters)."""

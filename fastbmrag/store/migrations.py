@@ -183,4 +183,13 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
                                          WHERE event = 'retracted')""",
         ],
     ),
+    (
+        11,
+        [
+            # whether each edge is its paper's own finding or background it restates
+            # (text.findings): consensus, contradictions, cards and the digest count papers by
+            # findings; an edge stored before is counted as a finding, as it was
+            "ALTER TABLE edges ADD COLUMN finding TEXT NOT NULL DEFAULT 'finding'",
+        ],
+    ),
 ]

@@ -88,6 +88,11 @@ class EdgePayload:
     # 1 when the paper was retracted (its reader said so, or a sync found it since): answers
     # leave such edges out unless asked for them; an older payload without it is 0
     retracted: int = _index("integer", 0)
+    # "finding": the paper's own result; "background": what it restates as known before
+    # (text.findings), and where that came from ("text", "model", "": neither said, taken as a
+    # finding). An edge stored by an earlier version has neither and counts as a finding.
+    finding: str = _index("keyword", "finding")
+    finding_from: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -110,7 +115,7 @@ def _indexed(kind: str) -> tuple[str, ...]:
 COMPUTED = ("point_id", "weight", "source_degree", "target_degree", "score")
 TAKEN = frozenset((*(f.name for f in fields(EdgePayload)), *COMPUTED))
 
-# Payload fields with an index, by index kind (declared order; relationship_type last).
+# Payload fields with an index, by index kind (declared order).
 KEYWORD_FIELDS = _indexed("keyword")
 INTEGER_FIELDS = _indexed("integer")
 TEXT_FIELDS = _indexed("text")  # names

@@ -10,7 +10,7 @@ const COLORS = { gene: "#1f77b4", disease: "#d62728", chemical: "#2ca02c", varia
 const LISTS = ["entities", "relationship_types", "entity_types", "designs", "organisms"];
 const NUMBERS = ["since", "until", "min_weight", "min_score", "top_k"];
 const CHOICES = ["match", "rank"];
-const FLAGS = ["exact", "include_retracted", "no_answer"];
+const FLAGS = ["exact", "include_retracted", "findings_only", "no_answer"];
 let result = null;
 let cy = null;
 let lastTapped = null;  // the node tapped before: a second one offers the path between them
@@ -234,6 +234,7 @@ function showEvidence(n) {
   box.replaceChildren();
   box.append(el("strong", "[" + n + "] " + p.source + " " + p.relationship_type.replaceAll("_", " ") + " " + p.target));
   if (p.retracted) box.append(el("div", "From a retracted paper.", "retracted"));
+  if (p.finding === "background") box.append(el("div", "Background: the paper cites this as known, not as its own result.", "muted"));
   const sentences = Array.isArray(p.evidence) ? p.evidence : [{ text: p.evidence }].filter((s) => s.text);
   for (const s of sentences) {
     box.append(el("div", place(s), "place"));
@@ -333,7 +334,10 @@ async function showEntity(name, previous) {
     }
     const papers = (n) => n + (n === 1 ? " paper" : " papers");
     box.append(el("div", "degree " + card.degree + ", " + papers(card.papers)));
-    for (const [t, n] of Object.entries(card.relations)) box.append(el("div", t.replaceAll("_", " ") + ": " + papers(n)));
+    for (const [t, n] of Object.entries(card.relations)) {  // papers that found it; those citing it apart
+      const cited = (card.cited || {})[t];
+      box.append(el("div", t.replaceAll("_", " ") + ": " + papers(n) + " found it" + (cited ? ", " + cited + " cite it as known" : "")));
+    }
     const designs = Object.entries(card.papers_by_design || {});
     if (designs.length) {
       box.append(el("div", "by design: " + designs.map(([d, n]) => n + " " + d).join(", "), "design"));
@@ -346,7 +350,8 @@ async function showEntity(name, previous) {
     }
     for (const pair of disagreements) {  // papers that disagree about one of its relations
       const sides = Object.entries(pair.relations)
-        .map(([rel, papers]) => rel.replaceAll("_", " ") + " (" + papers.join(", ") + ")").join(" vs ");
+        .map(([rel, papers]) => rel.replaceAll("_", " ") + " (" + papers.join(", ")
+             + ((pair.cited || {})[rel] ? "; cited as known: " + pair.cited[rel].join(", ") : "") + ")").join(" vs ");
       const note = pair.only_with_retracted ? "; only with retracted papers" : "";
       box.append(el("div", "Papers disagree: " + pair.source_name + " -> " + pair.target_name
                            + ": " + sides + note, "disagreement"));
@@ -491,7 +496,9 @@ async function showWhatsNew(since) {
     return;
   }
   const edges = d.entities.reduce((n, e) => n + e.edges.length, 0);
+  const cited = d.entities.reduce((n, e) => n + (e.cited || []).length, 0);
   box.append(el("p", counted(d.papers.length, "new paper") + ", " + counted(edges, "new edge")
+                     + (cited ? ", " + counted(cited, "edge") + " a paper restates as known" : "")
                      + (d.retracted.length ? ", " + counted(d.retracted.length, "retracted paper") : "")));
   for (const e of d.entities) {
     if (!e.edges.length && !e.changes.length) continue;

@@ -1,0 +1,122 @@
+"""A paper's own findings told from what it restates, from how papers are written: each sentence's
+role (:func:`sentence_roles`), and a relation's from the sentences that state it and, where they
+do not decide, the model's mark (:func:`relation_role`).
+
+A sentence is **background** where it reports knowledge as prior ("Previous studies have shown
+that ...", "X is known to ...", "accumulating evidence suggests ..."), stands under a section
+whose role is to set the scene (a structured abstract's BACKGROUND, a paper's
+Introduction), or opens an unstructured abstract before the paper speaks of its own work (an
+abstract states what was known in its first one or two sentences, then what was done). It is a
+**finding** where the paper speaks of its own work ("we found", "our results", "in this study")
+or stands under RESULTS or CONCLUSIONS. A title states the paper's subject: no role. Other
+sentences have no role from the text.
+
+A relation is a finding where one sentence that states it is one, background where every one is;
+otherwise the model's mark decides (it cites a sentence that restates what was known as a
+negative number), and without a mark the relation is taken as the paper's own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from fastbmrag.text.sentences import TITLE, Sentence
+
+FINDING, BACKGROUND = "finding", "background"
+ROLES = (FINDING, BACKGROUND)
+UNDECIDED = ""  # the text does not say
+# where a relation's role came from: the text, the model's mark, or neither (taken as a finding)
+FROM_TEXT, FROM_MODEL, UNMARKED = "text", "model", ""
+
+# The sentences an unstructured abstract may spend on what was known before it speaks of its own
+# work: one or two (the context, then the gap the study fills).
+OPENING_SENTENCES = 2
+
+# A structured abstract's label at the start of a sentence ("RESULTS: ..."), where the abstract
+# was flattened to one line: it holds for the sentences after it, up to the next.
+_INLINE_LABEL = re.compile(r"([A-Z][A-Z /&-]{2,40}):\s")
+# Sections whose role is to report what was known, or what the paper found (a label's first
+# word, lower case: "Background and aims", "Results and discussion").
+BACKGROUND_SECTIONS = frozenset(
+    ["background", "introduction", "context", "rationale", "importance", "motivation"]
+)
+FINDING_SECTIONS = frozenset(
+    ["results", "result", "findings", "conclusion", "conclusions", "interpretation"]
+)
+
+_W = r"(?:\s+\w+){0,3}?"  # up to three words between, as in "has also been shown"
+# Knowledge reported as prior: a perfect passive of reporting ("has been shown"), a state of
+# knowledge ("is well known", "it is established"), earlier work or evidence as the subject.
+_REPORTED = re.compile(
+    r"\b(?:previous(?:ly)?|prior\s+(?:studies|work|research|reports)|earlier\s+(?:studies|work"
+    r"|reports)|(?:has|have)" + _W + r"\s+been" + _W + r"\s+(?:shown|reported|demonstrated|"
+    r"suggested|implicated|associated|linked|identified|recognized|recognised|proposed|"
+    r"described|established|documented|observed|found|considered)|(?:is|are|was|were)"
+    + _W
+    + r"\s+(?:well[- ])?(?:known|established|recognized|recognised|documented|accepted|"
+    r"thought|believed)\s+(?:to|that|as|for)|it\s+is" + _W + r"\s+(?:known|established|"
+    r"accepted|believed|recognized|recognised)|(?:accumulating|growing|increasing|emerging|"
+    r"mounting|recent|considerable|substantial)\s+(?:evidence|data|studies|research)|"
+    r"(?:studies|reports|evidence|research)\s+(?:has|have)" + _W + r"\s+(?:shown|suggested|"
+    r"demonstrated|indicated|revealed|implicated|reported))\b",
+    re.IGNORECASE,
+)
+# The paper speaking of its own work.
+_OWN = re.compile(
+    r"\b(?:we|our)\b|\b(?:in|from)\s+(?:this|the\s+present|the\s+current)\s+(?:study|work|"
+    r"report|analysis|cohort|trial|series)\b|\bthis\s+(?:study|work|report|analysis)\b|"
+    r"\b(?:these|the\s+present|the\s+current)\s+(?:results|data|findings|observations)\b",
+    re.IGNORECASE,
+)
+
+
+def sentence_roles(sentences: Sequence[Sentence]) -> list[str]:
+    """Each sentence's role from the text: :data:`BACKGROUND`, :data:`FINDING` or
+    :data:`UNDECIDED`, in order (``sentences``: a paper's title and abstract, or passages)."""
+    opening = _opening(sentences)
+    roles: list[str] = []
+    label, line = "", ""
+    for i, s in enumerate(sentences):
+        if s.section != line:  # a new line's label (or passage's section)
+            label = line = s.section
+        if m := _INLINE_LABEL.match(s.text):  # a label inside a flattened abstract
+            label = m.group(1)
+        roles.append(UNDECIDED if s.where == TITLE else _role(s.text, label, i in opening))
+    return roles
+
+
+def _opening(sentences: Sequence[Sentence]) -> set[int]:
+    """The sentences that open an unstructured abstract before it speaks of its own work (none
+    where it never does: nothing tells its context from its results)."""
+    body = [i for i, s in enumerate(sentences) if s.where != TITLE]
+    if not body or any(
+        sentences[i].section or _INLINE_LABEL.match(sentences[i].text) for i in body
+    ):
+        return set()  # a structured abstract, or passages: their labels say
+    own = next((n for n, i in enumerate(body) if _OWN.search(sentences[i].text)), None)
+    return set(body[: min(own, OPENING_SENTENCES)]) if own is not None else set()
+
+
+def _role(text: str, section: str, opening: bool) -> str:
+    first = section.split()[0].lower() if section.split() else ""
+    if _OWN.search(text):
+        return FINDING
+    if opening or _REPORTED.search(text) or first in BACKGROUND_SECTIONS:
+        return BACKGROUND
+    if first in FINDING_SECTIONS:
+        return FINDING
+    return UNDECIDED
+
+
+def relation_role(roles: Iterable[str], marked: bool | None = None) -> tuple[str, str]:
+    """A relation's role and where it came from, from the roles of the sentences that state it
+    and the model's mark (True: background, False: a finding, None: no mark)."""
+    given = set(roles)
+    if FINDING in given:
+        return FINDING, FROM_TEXT
+    if given == {BACKGROUND}:
+        return BACKGROUND, FROM_TEXT
+    if marked is not None:
+        return (BACKGROUND if marked else FINDING), FROM_MODEL
+    return FINDING, UNMARKED
