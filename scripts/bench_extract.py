@@ -13,8 +13,11 @@ species or cell line, or whose ids have no HGNC/MeSH descriptor equivalent, are 
 the gold set and counted.
 
 Reports, overall and by relation type: precision (over the predicted pairs, by the type the
-model gave), recall (over the gold pairs, by BioRED's type) and F1 of pairs; chat calls and
-prompt / completion tokens per paper.
+model gave), recall (over the gold pairs, by BioRED's type) and F1 of pairs; for the predicted
+pairs that are gold pairs with BioRED's novelty mark, how well each relation's role (the
+paper's own finding or background, :mod:`fastbmrag.text.findings`: the text, else the model's
+mark) matches it: the background class's precision and recall, overall and by where the role
+came from; chat calls and prompt / completion tokens per paper.
 
     python scripts/bench_extract.py --model qwen2.5:14b [--host http://gpu01:11434] [--limit 100]
     python scripts/bench_extract.py --backend openai --host http://gpu01:8000/v1 --model M
@@ -37,9 +40,14 @@ from corpora import SHARED, Doc, read_gene_xrefs, read_pubtator
 GOLD_TYPES = {"GeneOrGeneProduct", "DiseaseOrPhenotypicFeature", "ChemicalEntity"}
 
 
-def gold_pairs(doc: Doc, genes: dict[str, str]) -> tuple[dict[frozenset[str], str], int]:
-    """{unordered pair of HGNC/MeSH ids: BioRED type} and how many relations were left out."""
-    pairs: dict[frozenset[str], str] = {}
+Gold = dict[frozenset[str], tuple[str, str]]  # pair -> (BioRED type, novelty mark or "")
+Pred = dict[frozenset[str], tuple[str, str, str]]  # pair -> (type, finding, finding_from)
+
+
+def gold_pairs(doc: Doc, genes: dict[str, str]) -> tuple[Gold, int]:
+    """{unordered pair of HGNC/MeSH ids: (BioRED type, novelty mark)} and how many relations
+    were left out."""
+    pairs: Gold = {}
     left_out = 0
     for rtype, a, b in doc.relations:
         ids = []
@@ -50,19 +58,19 @@ def gold_pairs(doc: Doc, genes: dict[str, str]) -> tuple[dict[frozenset[str], st
             elif kind in GOLD_TYPES and kind != "GeneOrGeneProduct" and eid.startswith("D"):
                 ids.append(eid)
         if len(ids) == 2 and ids[0] != ids[1]:
-            pairs[frozenset(ids)] = rtype
+            pairs[frozenset(ids)] = (rtype, doc.novelty.get((a, b), ""))
         else:
             left_out += 1
     return pairs, left_out
 
 
-async def predict(docs: list[Doc], llm: Any, normalizer: Any) -> list[dict[frozenset[str], str]]:
+async def predict(docs: list[Doc], llm: Any, normalizer: Any) -> list[Pred]:
     from fastbmrag.index import build_edges
     from fastbmrag.index.extract import draft_relations, resolve_draft
     from fastbmrag.papers import Paper
     from fastbmrag.text.sentences import abstract_sentences
 
-    async def one(doc: Doc) -> dict[frozenset[str], str]:
+    async def one(doc: Doc) -> Pred:
         sentences = abstract_sentences(doc.title, doc.abstract)
         draft = await draft_relations(sentences, llm)
         if draft.value is None:
@@ -70,11 +78,12 @@ async def predict(docs: list[Doc], llm: Any, normalizer: Any) -> list[dict[froze
             return {}
         relations, _ = resolve_draft(draft.value, sentences)
         paper = Paper(doc.pmid, title=doc.title, abstract=doc.abstract)
-        out: dict[frozenset[str], str] = {}
+        out: Pred = {}
         for edge in build_edges(paper, relations, normalizer)[0]:
             ids = (edge.source.norm.ontology_id, edge.target.norm.ontology_id)
+            r = edge.relation
             if ids[0] and ids[1] and ids[0] != ids[1]:
-                out.setdefault(frozenset(ids), edge.relation.rel)
+                out.setdefault(frozenset(ids), (r.rel, r.finding, r.finding_from))
         return out
 
     try:
@@ -90,19 +99,33 @@ def prf(tp: int, predicted: int, gold: int) -> dict[str, float]:
             "tp": tp, "predicted": predicted, "gold": gold}  # fmt: skip
 
 
-def score(
-    golds: list[dict[frozenset[str], str]], preds: list[dict[frozenset[str], str]]
-) -> dict[str, Any]:
+def roles(golds: list[Gold], preds: list[Pred]) -> dict[str, Any]:
+    """The background class's precision and recall over the predicted gold pairs that carry
+    a novelty mark, overall and by where the role came from ("text", "model", "": neither)."""
+    rows = [(mark == "No", said[1] == "background", said[2])
+            for g, p in zip(golds, preds, strict=True)
+            for pair, (_, mark) in g.items() if mark and (said := p.get(pair))]  # fmt: skip
+
+    def of(kept: list[tuple[bool, bool, str]]) -> dict[str, Any]:
+        out = prf(sum(g and s for g, s, _ in kept), sum(s for _, s, _ in kept),
+                  sum(g for g, _, _ in kept))  # fmt: skip
+        return {"relations": len(kept), **out}
+
+    by_from = {w or "neither": of([r for r in rows if r[2] == w]) for w in ("text", "model", "")}
+    return {"background": {"overall": of(rows), **by_from}}
+
+
+def score(golds: list[Gold], preds: list[Pred]) -> dict[str, Any]:
     tp = sum(len(g.keys() & p.keys()) for g, p in zip(golds, preds, strict=True))
     by_gold: collections.Counter[str] = collections.Counter()
     hit_gold: collections.Counter[str] = collections.Counter()
     by_pred: collections.Counter[str] = collections.Counter()
     hit_pred: collections.Counter[str] = collections.Counter()
     for g, p in zip(golds, preds, strict=True):
-        for pair, t in g.items():
+        for pair, (t, _) in g.items():
             by_gold[t] += 1
             hit_gold[t] += pair in p
-        for pair, t in p.items():
+        for pair, (t, _, _) in p.items():
             by_pred[t] += 1
             hit_pred[t] += pair in g
     return {
@@ -153,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         "papers": n,
         "gold_relations_left_out": sum(left_out),
         **score(list(golds), preds),
+        **roles(list(golds), preds),
         "chat_calls_per_paper": round(usage.get("calls", 0) / n, 3),
         "prompt_tokens_per_paper": round(usage.get("prompt_tokens", 0) / n, 1),
         "completion_tokens_per_paper": round(usage.get("completion_tokens", 0) / n, 1),

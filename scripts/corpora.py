@@ -33,6 +33,9 @@ class Doc:
     )  # text, type, ids
     entity_types: dict[str, str] = field(default_factory=dict)  # corpus id -> corpus type
     relations: list[tuple[str, str, str]] = field(default_factory=list)  # (type, id1, id2)
+    # BioRED's novelty mark of a relation, where it has one: "Novel" (the paper's own finding)
+    # or "No" (background), by (id1, id2)
+    novelty: dict[tuple[str, str], str] = field(default_factory=dict)
     # every mention with its offsets in title + " " + abstract: (start, end, text, type, ids)
     spans: list[tuple[int, int, str, str, tuple[str, ...]]] = field(default_factory=list)
 
@@ -61,6 +64,8 @@ def read_pubtator(path: Path) -> list[Doc]:
                     doc.entity_types[eid] = parts[4]
             elif len(parts) >= 4:
                 doc.relations.append((parts[1], parts[2], parts[3]))
+                if len(parts) >= 5 and parts[4] in ("Novel", "No"):
+                    doc.novelty[(parts[2], parts[3])] = parts[4]
     return list(docs.values())
 
 

@@ -47,7 +47,7 @@ def test_bench_extract_scores_pairs_against_the_gold_relations(
                 [3, "MODY3", "gene"],
             ],
             "r": [
-                [1, "associated_with", 2, [1]],  # a gold pair
+                [1, "associated_with", 2, [2]],  # a gold pair, in the abstract's opening
                 [3, "associated_with", 2, [3]],  # not a gold pair
             ],
         }
@@ -69,6 +69,11 @@ def test_bench_extract_scores_pairs_against_the_gold_relations(
                                           "Bind": 0.0}  # fmt: skip
     assert out["precision_by_predicted_type"] == {"associated_with": 0.5}
     assert out["chat_calls_per_paper"] == 1.0 and out["completion_tokens_per_paper"] > 0
+    # BioRED marks the gold pair background; the abstract's opening, before "We", says so
+    background = out["background"]
+    assert (background["overall"]["relations"], background["overall"]["precision"],
+            background["overall"]["recall"]) == (1, 1.0, 1.0)  # fmt: skip
+    assert (background["text"]["relations"], background["model"]["relations"]) == (1, 0)
 
 
 def test_bench_extract_says_where_the_data_is_missing(
