@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -23,54 +24,33 @@ def vocab() -> None:
     """
 
 
+# Each source of `vocab update`: a local file (--NAME) instead of downloading it (--NAME-url)
+SOURCES = (
+    ("hgnc", "Local HGNC complete-set TSV", "HGNC", config.ENV_HGNC_URL,
+     config.DEFAULT_HGNC_URL),
+    ("mesh", "Local MeSH descriptor XML (desc20XX.xml, may be gzipped)", "MeSH",
+     config.ENV_MESH_URL, config.DEFAULT_MESH_URL),
+    ("gene-info", "Local NCBI Gene Homo_sapiens.gene_info(.gz)", "NCBI Gene's gene_info",
+     config.ENV_GENE_INFO_URL, config.DEFAULT_GENE_INFO_URL),
+    ("mesh-supplementary", "Local MeSH supplementary concept XML (supp20XX.xml, may be "
+     "gzipped)", "MeSH's supplementary concepts", config.ENV_MESH_SUPPLEMENTARY_URL,
+     config.DEFAULT_MESH_SUPPLEMENTARY_URL),
+)  # fmt: skip
+
+
+def source_options(f: Any) -> Any:
+    """``--NAME`` and ``--NAME-url`` of each of :data:`SOURCES`."""
+    for name, local, remote, env, default in reversed(SOURCES):
+        f = click.option(f"--{name}-url", default=None,
+                         help=f"Where to download {remote} [env {env}, default {default}].")(f)
+        f = click.option(f"--{name}", type=click.Path(exists=True, dir_okay=False,
+                                                      path_type=Path),
+                         default=None, help=f"{local} instead of downloading it.")(f)  # fmt: skip
+    return f
+
+
 @vocab.command()
-@click.option(
-    "--hgnc",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Local HGNC complete-set TSV instead of downloading it.",
-)
-@click.option(
-    "--mesh",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Local MeSH descriptor XML (desc20XX.xml, may be gzipped) instead of downloading it.",
-)
-@click.option(
-    "--hgnc-url",
-    default=None,
-    help=f"Where to download HGNC [env {config.ENV_HGNC_URL}, default {config.DEFAULT_HGNC_URL}].",
-)
-@click.option(
-    "--mesh-url",
-    default=None,
-    help=f"Where to download MeSH [env {config.ENV_MESH_URL}, default {config.DEFAULT_MESH_URL}].",
-)
-@click.option(
-    "--gene-info",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Local NCBI Gene Homo_sapiens.gene_info(.gz) instead of downloading it.",
-)
-@click.option(
-    "--gene-info-url",
-    default=None,
-    help=f"Where to download NCBI Gene's gene_info [env {config.ENV_GENE_INFO_URL}, default "
-    f"{config.DEFAULT_GENE_INFO_URL}].",
-)
-@click.option(
-    "--mesh-supplementary",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    default=None,
-    help="Local MeSH supplementary concept XML (supp20XX.xml, may be gzipped) instead of "
-    "downloading it.",
-)
-@click.option(
-    "--mesh-supplementary-url",
-    default=None,
-    help=f"Where to download MeSH's supplementary concepts [env "
-    f"{config.ENV_MESH_SUPPLEMENTARY_URL}, default {config.DEFAULT_MESH_SUPPLEMENTARY_URL}].",
-)
+@source_options
 @click.option(
     "--no-mesh-supplementary",
     is_flag=True,

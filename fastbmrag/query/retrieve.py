@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from fastbmrag.query.result import EdgeResult
 from fastbmrag.store.base import Boost, Filter, HasId, Hit
 
 if TYPE_CHECKING:
@@ -77,3 +78,14 @@ def ranked(
         hits.sort(key=lambda h: (-(h.score or 0.0), h.id))
         hits = [replace(h, score=(h.score or 0.0) - boost(h)) for h in hits]
     return [(h, matched[h.id]) for h in hits]
+
+
+def as_evidence(collection: Collection, hits: list[Hit]) -> list[EdgeResult]:
+    """The hits as numbered evidence items, with current degrees and weights."""
+    if not hits:
+        return []
+    payloads = collection.with_degrees([h.payload for h in hits])
+    return [
+        EdgeResult(i, h.id, h.score, p.pop("weight"), p)
+        for i, (h, p) in enumerate(zip(hits, payloads, strict=True), 1)
+    ]

@@ -16,9 +16,10 @@ from fastbmrag.papers.design import rank as design_rank
 from fastbmrag.query.answer import Calls, check_answer, consensus_of, references_for, synthesize
 from fastbmrag.query.entities import Entity, Parse, parse_question
 from fastbmrag.query.options import QueryOptions
-from fastbmrag.query.related import related, uncommon_words, unrelated_evidence
+from fastbmrag.query.rank import ranked_evidence
+from fastbmrag.query.related import unrelated_evidence
 from fastbmrag.query.result import EdgeResult, QueryResult
-from fastbmrag.query.retrieve import ranked, retrieve
+from fastbmrag.query.retrieve import as_evidence, retrieve
 from fastbmrag.query.spec import (
     RETRACTED,
     FilterSpec,
@@ -31,9 +32,7 @@ from fastbmrag.query.spec import (
     relaxations,
 )
 from fastbmrag.query.understand import Mention, understand, with_presence
-from fastbmrag.store.base import Boost, Filter, HasId, Hit, Match, Words
 from fastbmrag.store.payload import TEXT_FIELDS
-from fastbmrag.store.weights import ENDS
 from fastbmrag.text import citations
 from fastbmrag.util.wording import counted, option_named
 
@@ -269,7 +268,7 @@ def _gather(
         with steps.timed("search_s"):
             if asked:
                 used = replace(used, entities=used.entities[: len(spec.entities)])
-                edges, joined = _ranked(
+                edges, joined = ranked_evidence(
                     question, collection, vector, used, broader, opts, normalizer
                 )
                 if len(linked) > 1 and edges and not joined:
@@ -284,7 +283,7 @@ def _gather(
                              min_score=opts.min_score)
                     if matched else []
                 )  # fmt: skip
-                edges = _edges(collection, hits)
+                edges = as_evidence(collection, hits)
         if not edges and asked and matched:  # how many passed, for the reason below
             matched = collection.count(used.to_filter() or None)
         missing = None if edges else no_evidence(collection, spec, used, matched, opts.min_score)
@@ -419,96 +418,12 @@ def _names_indexed(collection: Collection, warnings: list[str]) -> bool:
     return True
 
 
-# What an edge earns for what the question names, added to its similarity to the question
-# (cosine): an edge about every linked entity, about one by its id, by a concept below it or by
-# a name, about the broader concept of an absent one, or writing an uncommon word of the
-# question; the similar rest earns nothing. An edge earning several takes the largest. Small
-# against the spread of a question's similarities (a real sentence embedding model puts its
-# 50th most similar edge about 0.35 below its first), so that among the edges about what the
-# question names the most similar still come first, and an entity's many edges do not bury
-# the evidence most like the question. Tuned on PubMedQA's questions of even PMIDs with a real
-# sentence embedding model and with the fake's hashed words, judged on the odd
-# (docs/benchmarks.md, "Retrieval").
-BOOSTS = {
-    "all": 0.15, "id": 0.08, "below": 0.04, "name": 0.08, "broader": 0.03, "word": 0.03,
-    "similar": 0.0,
-}  # fmt: skip
-
-
-def _ranked(
-    question: str,
-    collection: Collection,
-    vector: Any,
-    used: FilterSpec,
-    broader: list[Entity],
-    opts: QueryOptions,
-    normalizer: Normalizer | None,
-) -> tuple[list[EdgeResult], bool]:
-    """The question ranks the search: every edge passing the flags' filters scores its
-    similarity to the question plus the largest of the :data:`BOOSTS` it earns, in one query of
-    the store; an edge that earns none is kept only at ``min_score`` or more and where one of
-    its entities shares a content word with the question. ``kept_by`` says why each is kept;
-    also whether an edge joins every entity of the question."""
-    base = replace(used, entities=[]).to_filter()
-    reasons: list[tuple[str, Filter]] = []
-    if len(used.entities) > 1:
-        reasons.append(("all", Filter(must=tuple(used.about([e]) for e in used.entities))))
-    if used.entities:
-        keys = tuple(dict.fromkeys(k for e in used.entities for k in e.node_keys()))
-        reasons.append(("id", Filter(should=tuple(Match(f"{end}_key", any_of=keys)
-                                                  for end in ENDS))))  # fmt: skip
-        below = tuple(dict.fromkeys(e.id for e in used.entities if e.id and e.expanded_to > 1))
-        if below and not used.exact:
-            reasons.append(("below", Filter(should=tuple(Match(f"{end}_ancestors", any_of=below)
-                                                         for end in ENDS))))  # fmt: skip
-        if used.by_name:
-            reasons.append(("name", named(used.entities)))
-    if broader:
-        reasons.append(("broader", replace(used, exact=True).about(broader)))
-    if used.by_name and (words := uncommon_words(question, normalizer)):
-        reasons.append(("word", Filter(should=tuple(Words("names", w) for w in words))))
-    limit = collection.count(base or None) if opts.all else opts.top_k
-    # the similar rest: the most similar edges, at least min_score, that share a word with it
-    similar = related(question, _edges(collection, retrieve(
-        collection, vector, base or None, limit=limit, min_score=opts.min_score)), normalizer)
-    if similar:  # fmt: skip
-        reasons.append(("similar", Filter(must=(HasId(tuple(e.id for e in similar)),))))
-    boosts = [Boost(name, BOOSTS[name], flt) for name, flt in reasons if flt]
-    found = ranked(collection, vector, base or None, boosts, limit=limit) if limit else []
-    edges = [
-        replace(e, kept_by=_kept_by(next((b.name for b in boosts if b.name in why), "similar"),
-                                    e, used.entities))
-        for e, (_, why) in zip(_edges(collection, [h for h, _ in found]), found, strict=True)
-    ]
-    joined = any("all" in why for _, why in found) or (
-        len(used.entities) > 1 and collection.holds(base.and_(boosts[0].flt))
-    )
-    return edges, joined
-
-
 def _above_floor(
     collection: Collection, vector: Any, used: FilterSpec, min_score: float | None
 ) -> bool:
     """Whether an edge passing ``used`` reaches ``min_score`` (without a vector: any edge)."""
     flt = used.to_filter() or None
     return bool(retrieve(collection, vector, flt, limit=1, min_score=min_score))
-
-
-def _kept_by(reason: str, edge: EdgeResult, linked: list[Entity]) -> str:
-    """Why an edge of a ranked search is evidence: an entity's ``id``, a concept ``below`` it, a
-    ``name`` of it, a ``broader`` concept of an absent one, or a shared ``word`` (an uncommon
-    one of the question, or one the similar rest shares); an edge about every entity says which
-    of the first three holds."""
-    if reason != "all":
-        return "word" if reason == "similar" else reason
-    p = edge.payload
-    keys = {p.get("source_key"), p.get("target_key")}
-    above = {*(p.get("source_ancestors") or ()), *(p.get("target_ancestors") or ())}
-    if any(k in keys for e in linked for k in e.node_keys()):
-        return "id"
-    if any(e.id in above for e in linked if e.id):
-        return "below"
-    return "name"
 
 
 def _flag_filters(spec: FilterSpec) -> bool:
@@ -560,17 +475,6 @@ def _retracted_left_out(collection: Collection, used: FilterSpec) -> set[str]:
         if n >= MAX_LEFT_OUT_EDGES:
             break
     return papers
-
-
-def _edges(collection: Collection, hits: list[Hit]) -> list[EdgeResult]:
-    """The hits as numbered evidence items, with current degrees and weights."""
-    if not hits:
-        return []
-    payloads = collection.with_degrees([h.payload for h in hits])
-    return [
-        EdgeResult(i, h.id, h.score, p.pop("weight"), p)
-        for i, (h, p) in enumerate(zip(hits, payloads, strict=True), 1)
-    ]
 
 
 def _uncited_answer(spec: FilterSpec, retrieved: int) -> dict[str, Any]:
