@@ -60,7 +60,7 @@ def build(wd: Path, papers: int, new: int) -> None:
         return
     for run, numbers in (("first", range(papers - new)), ("second", range(papers - new, papers))):
         with Collection.writer(wd, "bench", create=True) as coll:
-            coll.ledger.begin_run(f"bench {run}")
+            coll.ledger.runs.begin(f"bench {run}")
             coll.ensure_vector_size(DIM)
             batch = []
             for i in numbers:

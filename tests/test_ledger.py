@@ -170,19 +170,19 @@ def test_journal_runs_and_sync_state(tmp_path: Path) -> None:
     ledger.journal_begin(["PMID:1", "PMID:2"], "commit")
     ledger.journal_begin(["PMID:2"], "delete")
     assert ledger.journal() == {"PMID:1": "commit", "PMID:2": "delete"}
-    assert ledger.last_run() is None
-    run = ledger.record_run_start("fastbmrag sync", {"query": "endometriosis[MeSH]"})
-    assert ledger.last_run().ended_at is None  # type: ignore[union-attr]
-    ledger.record_run_end(run, {"new": 4, "failed": 0})
-    last = ledger.last_run()
+    assert ledger.runs.last() is None
+    run = ledger.runs.start("fastbmrag sync", {"query": "endometriosis[MeSH]"})
+    assert ledger.runs.last().ended_at is None  # type: ignore[union-attr]
+    ledger.runs.end(run, {"new": 4, "failed": 0})
+    last = ledger.runs.last()
     assert last is not None
     assert (last.command, last.args, last.summary) == (
         "fastbmrag sync",
         {"query": "endometriosis[MeSH]"},
         {"new": 4, "failed": 0},
     )
-    ledger.set_sync_state("endometriosis[MeSH]", "2024/10/01")
-    ledger.set_sync_state("endometriosis[MeSH]", "2024/10/02", retmax=500)
-    state = ledger.get_sync_state("endometriosis[MeSH]")
+    ledger.syncs.set("endometriosis[MeSH]", "2024/10/01")
+    ledger.syncs.set("endometriosis[MeSH]", "2024/10/02", retmax=500)
+    state = ledger.syncs.get("endometriosis[MeSH]")
     assert state is not None and (state.last_date, state.info) == ("2024/10/02", {"retmax": 500})
     ledger.close()

@@ -205,8 +205,8 @@ def test_a_digest_says_a_run_stopped_and_why(rag: Any) -> None:
     from fastbmrag.explore.digest import render
 
     with rag.writer() as coll:
-        run_id = coll.ledger.record_run_start("sync", {"query": "x"})
-        coll.ledger.record_run_end(run_id, {"stopped": "PubMed cannot be reached"})
+        run_id = coll.ledger.runs.start("sync", {"query": "x"})
+        coll.ledger.runs.end(run_id, {"stopped": "PubMed cannot be reached"})
     said = render(rag.digest(), "text")
     assert f"Run {run_id} (sync) stopped early: PubMed cannot be reached" in said
     assert f"Nothing new since run {run_id} (sync, " in said
@@ -270,12 +270,12 @@ def test_a_retraction_its_record_states_is_recorded_with_the_paper_s_commit(
     pid, rows = next(iter(cid_papers().items()))
     points, refs = paper_edges(pid, rows)
     with Collection.writer(tmp_path, "c", create=True) as coll:
-        coll.ledger.begin_run("sync", {})
+        coll.ledger.runs.begin("sync", {})
         coll.commit_papers([PaperEdges(pid, "h", points, refs, retracted=True)])
     with Collection.reader(tmp_path, "c") as coll:
         assert coll.ledger.retracted() == {pid}
         assert coll.count(Filter(must=(Match("retracted", value=1),))) == len(points)
-        assert [(p, e) for _, p, e, _ in coll.ledger.paper_events_from(1)] == [
+        assert [(p, e) for _, p, e, _ in coll.ledger.runs.events(1)] == [
             (pid, "indexed"), (pid, "retracted")
         ]  # fmt: skip
 

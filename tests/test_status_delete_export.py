@@ -22,14 +22,14 @@ G = "{http://graphml.graphdrawing.org/xmlns}"
 def wd(tmp_path: Path) -> Path:
     work = tmp_path / "work"
     with Collection.writer(work, "cid", create=True) as coll:
-        run = coll.ledger.begin_run("fastbmrag update", {"input": "papers.csv"}) or 0
+        run = coll.ledger.runs.begin("fastbmrag update", {"input": "papers.csv"}) or 0
         items = []
         for pid in PAPERS:
             points, refs = paper_edges(pid, cid_papers()[pid])
             items.append(PaperEdges(pid, f"sha256:{pid}", points, refs))
         coll.commit_papers(items)
         coll.ledger.mark_failed("PMID:11166519", "sha256:x", "Ollama returned HTTP 500 after 3 tries")
-        coll.ledger.record_run_end(run, {"done": 3, "failed": 1})
+        coll.ledger.runs.end(run, {"done": 3, "failed": 1})
     return work
 
 
@@ -109,7 +109,7 @@ def test_delete_updates_edges_degrees_and_weights(wd: Path) -> None:
         for hit in coll.edges():
             assert hit.payload["source_degree"] == degrees[hit.payload["source_key"]]
             assert hit.payload["target_degree"] == degrees[hit.payload["target_key"]]
-        assert coll.ledger.last_run().command == "fastbmrag delete"  # type: ignore[union-attr]
+        assert coll.ledger.runs.last().command == "fastbmrag delete"  # type: ignore[union-attr]
 
 
 def test_delete_of_unknown_ids_changes_nothing(wd: Path) -> None:

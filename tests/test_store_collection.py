@@ -270,13 +270,13 @@ def test_optimize_runs_only_past_the_threshold(tmp_path: Path) -> None:
 
 def test_stats_runs_and_sync_state(tmp_path: Path) -> None:
     with Collection.writer(tmp_path, "cid", create=True) as coll:
-        run = coll.ledger.begin_run("fastbmrag update", {"input": "papers.csv"})
+        run = coll.ledger.runs.begin("fastbmrag update", {"input": "papers.csv"})
         commit(coll, "PMID:2696505")
         commit(coll, "PMID:7881871")
         coll.ledger.mark_failed("PMID:12653683", "h", "Ollama returned HTTP 500 three times")
         coll.ledger.mark_pending("PMID:11166519", "h")
-        coll.ledger.record_run_end(run or 0, {"done": 2, "failed": 1})
-        coll.ledger.set_sync_state("endometriosis[MeSH]", "2024/10/01", new_papers=12)
+        coll.ledger.runs.end(run or 0, {"done": 2, "failed": 1})
+        coll.ledger.syncs.set("endometriosis[MeSH]", "2024/10/01", new_papers=12)
         stats = collection_status(coll)
     assert stats["papers"] == {"done": 2, "failed": 1, "pending": 1, "total": 4}
     assert stats["failed"] == [
@@ -294,10 +294,10 @@ def test_stats_runs_and_sync_state(tmp_path: Path) -> None:
     assert stats["last_run"]["summary"] == {"done": 2, "failed": 1}
     assert stats["size_on_disk"] > 0
     with Collection.ledger_only(tmp_path, "cid") as coll:
-        state = coll.ledger.get_sync_state("endometriosis[MeSH]")
+        state = coll.ledger.syncs.get("endometriosis[MeSH]")
         assert state is not None
         assert (state.last_date, state.info) == ("2024/10/01", {"new_papers": 12})
-        assert coll.ledger.get_sync_state("adenomyosis[MeSH]") is None
+        assert coll.ledger.syncs.get("adenomyosis[MeSH]") is None
 
 
 def test_server_backend_through_a_url(tmp_path: Path) -> None:

@@ -666,9 +666,9 @@ def test_the_page_says_which_update_holds_the_store_since_when_and_how_far(
 
     client = page(RAG(dirty, "demo"))
     with Collection.writer(dirty, "demo", command="fastbmrag update") as coll:
-        run_id = coll.ledger.record_run_start("update", {})
+        run_id = coll.ledger.runs.start("update", {})
         r = client.post("/api/query", json={"question": "IL1B?"})
-        coll.ledger.record_run_end(run_id, {})
+        coll.ledger.runs.end(run_id, {})
     assert r.status_code == 503 and r.json()["retry"] is True
     error = r.json()["error"]
     assert error.startswith("`fastbmrag update` is updating collection 'demo' since 20")

@@ -93,7 +93,7 @@ def states(wd: Path) -> dict[str, str]:
 
 def mark(wd: Path) -> str | None:
     with Collection.ledger_only(wd, "endo") as coll:
-        state = coll.ledger.get_sync_state(QUERY)
+        state = coll.ledger.syncs.get(QUERY)
         return (state.last_date or None) if state else None
 
 
@@ -220,7 +220,7 @@ def test_partial_failure_keeps_an_existing_mark(wd: Path, eutils: FakeEutils) ->
         assert run(eutils, ollama, wd, "--days", "3", "-q").exit_code == 0
         assert mark(wd) == date.today().isoformat()
         with Collection.writer(wd, "endo") as coll:  # pretend the last sync was 5 days ago
-            coll.ledger.set_sync_state(QUERY, (date.today() - timedelta(days=5)).isoformat())
+            coll.ledger.syncs.set(QUERY, (date.today() - timedelta(days=5)).isoformat())
         eutils.add_jats(NEW_JATS, entrez_date=date.today() - timedelta(days=2))
         broken["on"] = True
         failed = run(eutils, ollama, wd, "-q")

@@ -100,13 +100,13 @@ def test_window_first_run_default_and_overrides(coll: Collection) -> None:
 
 
 def test_window_after_a_mark_has_one_day_of_overlap(coll: Collection) -> None:
-    coll.ledger.set_sync_state(Q, "2020-12-10")
+    coll.ledger.syncs.set(Q, "2020-12-10")
     assert sync_window(coll, Q, today=TODAY) == (date(2020, 12, 9), TODAY, "2020-12-10")
     # another query of the same collection has its own mark
     assert sync_window(coll, "other", today=TODAY)[2] is None
-    coll.ledger.set_sync_state(Q, "2020-12-10", retry_from="2020-11-01")
+    coll.ledger.syncs.set(Q, "2020-12-10", retry_from="2020-11-01")
     assert sync_window(coll, Q, today=TODAY)[0] == date(2020, 11, 1)
-    coll.ledger.set_sync_state(Q, "10/12/2020")
+    coll.ledger.syncs.set(Q, "10/12/2020")
     with pytest.raises(InputError, match="pass since to choose the window"):
         sync_window(coll, Q, today=TODAY)
 
@@ -124,7 +124,7 @@ def test_sync_moves_the_mark_on_success_only(fake: FakeEutils, coll: Collection)
     first = sync_collection(coll, Q, settings(fake), indexer, since=date(2020, 11, 1), today=TODAY)
     assert sorted(indexer.seen[0]) == ["33155662", "33169800"]
     assert first.exit_code == 1 and not first.mark_moved
-    state = coll.ledger.get_sync_state(Q)
+    state = coll.ledger.syncs.get(Q)
     assert state is not None
     assert (state.last_date, state.info["retry_from"]) == ("", "2020-11-01")
 
@@ -135,7 +135,7 @@ def test_sync_moves_the_mark_on_success_only(fake: FakeEutils, coll: Collection)
     assert indexer.seen[1] == ["33169800"]
     assert fake.efetched_ids() == ["33169800"]
     assert second.exit_code == 0 and second.mark_moved
-    state = coll.ledger.get_sync_state(Q)
+    state = coll.ledger.syncs.get(Q)
     assert state is not None
     assert state.last_date == "2020-12-13"
     assert "retry_from" not in state.info
@@ -158,7 +158,7 @@ def test_nothing_new_does_not_call_the_indexer(fake: FakeEutils, coll: Collectio
 
 
 def test_full_text_failure_keeps_the_mark(fake: FakeEutils, coll: Collection) -> None:
-    coll.ledger.set_sync_state(Q, "2008-06-29")
+    coll.ledger.syncs.set(Q, "2008-06-29")
     fake.fail("fulltext", 503, times=10)
     indexer = Indexer(coll)
     s = FetchSettings.resolve(
@@ -173,7 +173,7 @@ def test_full_text_failure_keeps_the_mark(fake: FakeEutils, coll: Collection) ->
     assert list(result.fetch.failed) == ["19920991"]
     assert indexer.seen == []  # the only new paper could not be fetched whole
     assert result.exit_code == 1 and not result.mark_moved
-    state = coll.ledger.get_sync_state(Q)
+    state = coll.ledger.syncs.get(Q)
     assert state is not None
     assert (state.last_date, state.info["retry_from"]) == ("2008-06-29", "2008-06-28")
 
@@ -184,7 +184,7 @@ def test_dry_run_writes_nothing(fake: FakeEutils, coll: Collection) -> None:
         coll, Q, settings(fake), lambda papers: Indexed(), since=date(2020, 1, 1), dry_run=True
     )
     assert result.fetch.fetched == 4
-    assert coll.ledger.get_sync_state(Q) is None
+    assert coll.ledger.syncs.get(Q) is None
     assert indexer.seen == []
     assert "dry run" in result.line()
 

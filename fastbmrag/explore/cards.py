@@ -73,7 +73,7 @@ def entity_card(
         ],  # fmt: skip
         "papers": len(papers),
         "papers_by_year": dict(sorted(years.items())),
-        "papers_by_design": papers_by_design(collection.ledger.studies(), set(papers)),
+        "papers_by_design": papers_by_design(collection.ledger.labels.all(), set(papers)),
         "retracted_papers": sorted(left_out),  # about it too, and left out of the above
     }
 

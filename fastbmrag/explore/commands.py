@@ -200,7 +200,7 @@ def watch(rag: Workspace, names: Sequence[str]) -> list[tuple[str, str]]:
                 )
             key = key or keys[0]
             chosen.append((key, known.get(key, {}).get("name") or found.name))
-        coll.ledger.watch(chosen)
+        coll.ledger.watches.add(chosen)
     return chosen
 
 
@@ -210,18 +210,18 @@ def unwatch(rag: Workspace, names: Sequence[str]) -> int:
 
     norm = rag.normalizer()
     with rag.ledger() as coll:
-        watched = coll.ledger.watched()
+        watched = coll.ledger.watches.all()
         keys = set()
         for name in values_of(names, "names"):
             named = {k for k, n in watched.items() if name in (k, n)}
             keys |= named or set(resolve_entity(name, norm).node_keys())
-        return coll.ledger.unwatch(sorted(keys))
+        return coll.ledger.watches.remove(sorted(keys))
 
 
 def watched(rag: Workspace) -> dict[str, str]:
     """Node key -> name of the watched entities."""
     with rag.ledger() as coll:
-        return coll.ledger.watched()
+        return coll.ledger.watches.all()
 
 
 def narrower(rag: Workspace, name: str, limit: int = 5) -> list[str]:

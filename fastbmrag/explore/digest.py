@@ -40,10 +40,10 @@ def first_run(collection: Collection, since: str) -> int | None:
     since = since.strip().lower()
     ledger = collection.ledger
     if since == LAST:
-        last = ledger.last_run()
+        last = ledger.runs.last()
         return None if last is None else last.run_id
     if since.isascii() and since.isdigit() and len(since) <= 18:
-        last = ledger.last_run()
+        last = ledger.runs.last()
         if last is None or int(since) > last.run_id:
             raise InputError(
                 f"{option_named('since')} {since} is no run of collection '{collection.name}' "
@@ -64,7 +64,7 @@ def first_run(collection: Collection, since: str) -> int | None:
                 f"{option_named('since')} {since} is after today: give a day that has been",
                 field="since",
             )
-        return ledger.first_run_since(since)
+        return ledger.runs.first_since(since)
     raise InputError(
         f"{option_named('since')} {since!r} is no run: give 'last', a run number (status shows "
         "the last one) or a date (2026-11-01)",
@@ -76,7 +76,7 @@ def digest(collection: Collection, since: str = LAST) -> dict[str, Any]:
     """What the runs since ``since`` changed (module docstring); ``nothing`` when it is nothing."""
     start = first_run(collection, since)
     ledger = collection.ledger
-    runs = [] if start is None else ledger.runs_from(start)
+    runs = [] if start is None else ledger.runs.since(start)
     out: dict[str, Any] = {
         "collection": collection.name,
         "since": since,
@@ -95,7 +95,7 @@ def digest(collection: Collection, since: str = LAST) -> dict[str, Any]:
     if start is None:
         out["nothing"] = True
         return out
-    events = ledger.paper_events_from(start)
+    events = ledger.runs.events(start)
     retracted = ledger.retracted()
     rows = list(ledger.dated_edge_rows())
     new = [r for r in rows if r[5] >= start]
@@ -112,7 +112,7 @@ def digest(collection: Collection, since: str = LAST) -> dict[str, Any]:
         key = {"indexed": "papers"}.get(event, event)
         out[key].append(item)
 
-    watched = ledger.watched()
+    watched = ledger.watches.all()
     before_keys = {k for r in rows if r[5] < start for k in (r[2], r[4])}
     per_key = Counter(k for r in new for k in (r[2], r[4]))
     # each edge, and each changed pair, once: under its watched end, else its busier end

@@ -62,7 +62,7 @@ def contradictions(
         node_names(collection),
         entity_keys,
     )
-    labels = collection.ledger.studies()  # once, not per pair
+    labels = collection.ledger.labels.all()  # once, not per pair
     for pair in found:
         sides = stating(pair)
         pair["papers_by_design"] = papers_by_design(

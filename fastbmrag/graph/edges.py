@@ -48,7 +48,7 @@ class Studies:
             return None
         return {
             pid
-            for pid, (design, organisms, _, _) in collection.ledger.studies().items()
+            for pid, (design, organisms, _, _) in collection.ledger.labels.all().items()
             if (not self.designs or design in self.designs)
             and (not self.organisms or set(organisms) & set(self.organisms))
         }

@@ -262,7 +262,7 @@ def sync(
             coll, _ = stack.enter_context(open_for_writing(rag, _nothing, wait=opts.wait))
         # one run for all the sync writes (indexing, re-grounding, retractions): a digest
         # of it says what the sync changed
-        run_id = None if opts.dry_run else coll.ledger.begin_run("sync", {"query": query})
+        run_id = None if opts.dry_run else coll.ledger.runs.begin("sync", {"query": query})
         ended: dict[str, Any] = {"stopped": "interrupted"}
         try:
             result = sync_collection(
@@ -283,7 +283,7 @@ def sync(
             raise
         finally:
             if run_id is not None:
-                coll.ledger.record_run_end(run_id, ended)
+                coll.ledger.runs.end(run_id, ended)
 
 
 def reground(rag: Workspace, collection: Collection) -> tuple[int, int, int]:

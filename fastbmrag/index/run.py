@@ -224,7 +224,7 @@ async def _run(
         if collection is None:
             raise ValueError("index_papers needs a collection unless dry_run is set")
         # a run of its own, unless a sync began one (and ends it)
-        own = collection.ledger.begin_run("update", {"options": asdict(opts)})
+        own = collection.ledger.runs.begin("update", {"options": asdict(opts)})
         flagged = len(collection.ledger.retracted())  # a record that says so: with its commit
         retracted: list[str] = []
         deleted: list[str] = []
@@ -258,7 +258,7 @@ async def _run(
         finally:
             _account(summary, llm, started)
             if own is not None:
-                collection.ledger.record_run_end(own, summary.to_dict())
+                collection.ledger.runs.end(own, summary.to_dict())
         return summary
     finally:
         _account(summary, llm, started)

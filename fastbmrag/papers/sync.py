@@ -187,7 +187,7 @@ def sync_window(
 ) -> tuple[date, date, str | None]:
     """(mindate, maxdate, current mark) for this run; see the module docstring."""
     today = today or date.today()
-    state = collection.ledger.get_sync_state(query)
+    state = collection.ledger.syncs.get(query)
     mark: str | None = (state.last_date or None) if state is not None else None
     retry_from = state.info.get("retry_from") if state is not None else None
     lo, hi = date_window(since, days, today=today)
@@ -240,7 +240,7 @@ def sync_collection(
     mindate, maxdate, mark = sync_window(collection, query, since=since, days=days, today=today)
     log.info("sync %r: Entrez dates %s..%s (last mark %s)", query, mindate, maxdate, mark)
     if not dry_run:  # until this run succeeds, the next one starts from the same date
-        collection.ledger.set_sync_state(query, mark or "", retry_from=mindate.isoformat())
+        collection.ledger.syncs.set(query, mark or "", retry_from=mindate.isoformat())
 
     kwargs: dict[str, Any] = {} if sleep is None else {"sleep": sleep}
     with PubMedClient(settings, **kwargs) as client:
@@ -270,7 +270,7 @@ def sync_collection(
         records = client.study_labels(collection.relabel_candidates())
     result.relabelled = collection.relabel(records)
     if result.failed == 0:
-        collection.ledger.set_sync_state(
+        collection.ledger.syncs.set(
             query,
             maxdate.isoformat(),
             mindate=mindate.isoformat(),
@@ -280,7 +280,7 @@ def sync_collection(
         )
         result.mark, result.mark_moved = maxdate.isoformat(), True
     else:
-        collection.ledger.set_sync_state(
+        collection.ledger.syncs.set(
             query,
             mark or "",
             retry_from=mindate.isoformat(),

@@ -59,10 +59,10 @@ def update_running(rag: Workspace) -> str | None:
     """While an update or sync runs (its run recorded, not ended): which, since when, and
     how many papers it has committed so far; None when none runs."""
     with rag.ledger() as coll:
-        run = coll.ledger.last_run()
+        run = coll.ledger.runs.last()
         if run is None or run.ended_at is not None or not _alive(run.pid):
             return None  # none runs, or its process was killed
-        done = coll.ledger.papers_done_since(run.started_at)
+        done = coll.ledger.runs.papers_done_since(run.started_at)
     since = run.started_at.replace("T", " ").removesuffix("+00:00")
     command = run.command if run.command.startswith("fastbmrag") else f"fastbmrag {run.command}"
     return (
@@ -135,10 +135,10 @@ def delete(rag: Workspace, paper_ids: str | Sequence[str]) -> tuple[list[str], l
                 f"None of the paper ids ({shown}) is in collection '{coll.name}'{hint}: "
                 f"check the ids (an export with {option_named('fmt')} csv lists them)"
             )
-        run_id = coll.ledger.begin_run("fastbmrag delete", {"paper_ids": known})
+        run_id = coll.ledger.runs.begin("fastbmrag delete", {"paper_ids": known})
         removed = coll.delete_papers(known)
         if run_id is not None:
-            coll.ledger.record_run_end(run_id, {"papers_deleted": len(known), "edges_removed": removed})
+            coll.ledger.runs.end(run_id, {"papers_deleted": len(known), "edges_removed": removed})
     return known, unknown, removed
 
 

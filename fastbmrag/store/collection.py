@@ -460,7 +460,7 @@ class Collection(Closing):
         }
         return sorted(
             pid
-            for pid, (_, _, design_from, organisms_from) in self.ledger.studies().items()
+            for pid, (_, _, design_from, organisms_from) in self.ledger.labels.all().items()
             if pid in fresh and pid.isdigit() and METADATA not in (design_from, organisms_from)
         )
 
@@ -469,7 +469,7 @@ class Collection(Closing):
         labels over the model's), with no model call; the papers whose labels changed."""
         with self._mutex:
             self._require_write()
-            studies = self.ledger.studies()
+            studies = self.ledger.labels.all()
             changed: dict[str, tuple[str, str, str, str]] = {}
             for pid, rec in records.items():
                 if pid not in studies:
@@ -489,7 +489,7 @@ class Collection(Closing):
                     )  # fmt: skip
             if changed:  # the store first: a crash before the ledger notes it relabels again
                 self.store.flush()
-                self.ledger.set_studies(changed)
+                self.ledger.labels.set(changed)
             return sorted(changed)
 
     def retraction_candidates(self) -> list[str]:

@@ -1,17 +1,19 @@
-"""The ledger's history (:class:`LedgerHistory`, part of :class:`fastbmrag.store.ledger.Ledger`):
-the runs and what each did to each paper, the papers' study labels, the watched entities, and
-each PubMed query's sync state."""
+"""The ledger's parts besides papers and edges, each a small class the ledger holds and shares
+its connection with: the runs and what each did to each paper (:class:`Runs`, ``ledger.runs``),
+the papers' study labels (:class:`Labels`, ``ledger.labels``), the watched entities
+(:class:`Watches`, ``ledger.watches``) and each PubMed query's sync state (:class:`Syncs`,
+``ledger.syncs``)."""
 
 from __future__ import annotations
 
 import json
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 
 def now() -> str:
@@ -37,37 +39,54 @@ class RunRecord:
     summary: dict[str, Any] | None
 
 
-class LedgerHistory:
-    """The ledger's tables of history; the connection, its lock and its transactions are the
-    ledger's."""
+class _Part:
+    """A part of the ledger: its connection, lock and transactions are the ledger's."""
 
-    _run: int | None  # the run this session's writes belong to
-    _lock: Any
-    conn: sqlite3.Connection
+    def __init__(self, ledger: _Ledger) -> None:
+        self._ledger = ledger
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        raise NotImplementedError
+        return self._ledger._query(sql, params)
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        raise NotImplementedError
+        return self._ledger.transaction()
 
-    # -- runs -------------------------------------------------------------------------------
-    def begin_run(self, command: str, args: dict[str, Any] | None = None) -> int | None:
+
+class _Ledger(Protocol):
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]: ...
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+
+class Runs(_Part):
+    """The runs (a command's one pass: update, sync, delete ...) and what each did to each
+    paper."""
+
+    def __init__(self, ledger: _Ledger) -> None:
+        super().__init__(ledger)
+        self._run: int | None = None  # the run this session's writes belong to
+
+    @property
+    def began(self) -> int | None:
+        """The run this session's writes belong to, if one was recorded."""
+        return self._run
+
+    def begin(self, command: str, args: dict[str, Any] | None = None) -> int | None:
         """Record a run and make it the one this session's writes belong to; None (and no new
         run) when one is current already: the command that began it ends it."""
         if self._run is not None:
             return None
-        self._run = self.record_run_start(command, args)
+        self._run = self.start(command, args)
         return self._run
 
-    def current_run(self) -> int:
+    def current(self) -> int:
         """The run this session's writes belong to, recorded at the first write when no command
         began one."""
         if self._run is None:
-            self._run = self.record_run_start("write")
+            self._run = self.start("write")
         return self._run
 
-    def record_run_start(self, command: str, args: dict[str, Any] | None = None) -> int:
+    def start(self, command: str, args: dict[str, Any] | None = None) -> int:
         with self.transaction() as conn:
             cur = conn.execute(
                 "INSERT INTO runs (command, args, pid, started_at) VALUES (?, ?, ?, ?)",
@@ -75,7 +94,7 @@ class LedgerHistory:
             )
             return int(cur.lastrowid or 0)
 
-    def record_run_end(self, run_id: int, summary: dict[str, Any]) -> None:
+    def end(self, run_id: int, summary: dict[str, Any]) -> None:
         with self.transaction() as conn:
             conn.execute(
                 "UPDATE runs SET ended_at = ?, summary = ? WHERE run_id = ?",
@@ -89,25 +108,18 @@ class LedgerHistory:
         )
         return int(rows[0][0])
 
-    def last_run(self) -> RunRecord | None:
-        rows = self._query(
-            "SELECT run_id, command, args, pid, started_at, ended_at, summary FROM runs "
-            "ORDER BY run_id DESC LIMIT 1"
-        )
-        if not rows:
-            return None
-        r = rows[0]
-        return RunRecord(
-            int(r[0]), r[1], json.loads(r[2] or "{}"), r[3], r[4], r[5],
-            json.loads(r[6]) if r[6] else None,
-        )  # fmt: skip
+    def last(self) -> RunRecord | None:
+        runs = self._records("ORDER BY run_id DESC LIMIT 1")
+        return runs[0] if runs else None
 
-    def runs_from(self, first: int) -> list[RunRecord]:
+    def since(self, first: int) -> list[RunRecord]:
         """The runs numbered ``first`` and later, in order."""
+        return self._records("WHERE run_id >= ? ORDER BY run_id", (first,))
+
+    def _records(self, where: str, params: Sequence[Any] = ()) -> list[RunRecord]:
         rows = self._query(
-            "SELECT run_id, command, args, pid, started_at, ended_at, summary FROM runs "
-            "WHERE run_id >= ? ORDER BY run_id",
-            (first,),
+            "SELECT run_id, command, args, pid, started_at, ended_at, summary FROM runs " + where,
+            params,
         )
         return [
             RunRecord(int(r[0]), r[1], json.loads(r[2] or "{}"), r[3], r[4], r[5],
@@ -115,12 +127,12 @@ class LedgerHistory:
             for r in rows
         ]  # fmt: skip
 
-    def first_run_since(self, stamp: str) -> int | None:
+    def first_since(self, stamp: str) -> int | None:
         """The first run started at or after ``stamp`` (an ISO date or time), None if none."""
         rows = self._query("SELECT MIN(run_id) FROM runs WHERE started_at >= ?", (stamp,))
         return None if rows[0][0] is None else int(rows[0][0])
 
-    def paper_events_from(self, first: int) -> list[tuple[int, str, str, int]]:
+    def events(self, first: int) -> list[tuple[int, str, str, int]]:
         """(run, paper id, event, edges) of the runs numbered ``first`` and later."""
         return [
             (int(r[0]), r[1], r[2], int(r[3]))
@@ -131,16 +143,11 @@ class LedgerHistory:
             )
         ]
 
-    def dated_edge_rows(self) -> Iterator[tuple[str, str, str, str, str, int, str]]:
-        """(point id, paper id, source key, relationship type, target key, first run, finding)."""
-        with self._lock:
-            yield from self.conn.execute(
-                "SELECT point_id, paper_id, source_key, relationship_type, target_key, "
-                "first_run, finding FROM edges"
-            ).fetchall()
 
-    # -- studies ----------------------------------------------------------------------------
-    def studies(self) -> dict[str, tuple[str, tuple[str, ...], str, str]]:
+class Labels(_Part):
+    """Each done paper's study: design, organisms, and where each came from."""
+
+    def all(self) -> dict[str, tuple[str, tuple[str, ...], str, str]]:
         """Done paper -> (design, organisms, design_from, organisms_from)."""
         return {
             r[0]: (r[1], tuple(o for o in r[2].split(";") if o), r[3], r[4])
@@ -150,7 +157,7 @@ class LedgerHistory:
             )
         }
 
-    def study_counts(self) -> dict[str, dict[str, int]]:
+    def counts(self) -> dict[str, dict[str, int]]:
         """Done papers by design and by where the label came from (``metadata``, ``model``,
         ``unknown``), designs strongest first."""
         from fastbmrag.papers.design import rank
@@ -168,7 +175,7 @@ class LedgerHistory:
             "by_source": dict(sorted(sources.items())),
         }
 
-    def set_studies(self, labels: dict[str, tuple[str, str, str, str]]) -> None:
+    def set(self, labels: dict[str, tuple[str, str, str, str]]) -> None:
         """Relabel papers' studies (a later record's publication types, check tags)."""
         with self.transaction() as conn:
             conn.executemany(
@@ -177,9 +184,12 @@ class LedgerHistory:
                 [(*label, pid) for pid, label in labels.items()],
             )
 
-    # -- watched entities -------------------------------------------------------------------
-    def watch(self, entities: Sequence[tuple[str, str]]) -> None:
-        """Watch these (node key, name): their news come first in a digest."""
+
+class Watches(_Part):
+    """The watched entities: their news come first in a digest."""
+
+    def add(self, entities: Sequence[tuple[str, str]]) -> None:
+        """Watch these (node key, name)."""
         with self.transaction() as conn:
             conn.executemany(
                 "INSERT INTO watches (key, name, added_at) VALUES (?, ?, ?) "
@@ -187,18 +197,21 @@ class LedgerHistory:
                 [(key, name, now()) for key, name in entities],
             )
 
-    def unwatch(self, keys: Sequence[str]) -> int:
+    def remove(self, keys: Sequence[str]) -> int:
         with self.transaction() as conn:
             return sum(
                 conn.execute("DELETE FROM watches WHERE key = ?", (k,)).rowcount for k in keys
             )
 
-    def watched(self) -> dict[str, str]:
+    def all(self) -> dict[str, str]:
         """Node key -> name of the watched entities, in the order they were added."""
         return {r[0]: r[1] for r in self._query("SELECT key, name FROM watches ORDER BY rowid")}
 
-    # -- sync state -------------------------------------------------------------------------
-    def get_sync_state(self, query: str) -> SyncState | None:
+
+class Syncs(_Part):
+    """Each PubMed query's sync state: the last day synced, and what the last sync said."""
+
+    def get(self, query: str) -> SyncState | None:
         rows = self._query(
             "SELECT query, last_date, updated_at, info FROM sync_state WHERE query = ?", (query,)
         )
@@ -207,7 +220,7 @@ class LedgerHistory:
         q, last, updated, info = rows[0]
         return SyncState(q, last, updated, json.loads(info or "{}"))
 
-    def set_sync_state(self, query: str, last_date: str, **info: Any) -> None:
+    def set(self, query: str, last_date: str, **info: Any) -> None:
         with self.transaction() as conn:
             conn.execute(
                 "INSERT INTO sync_state (query, last_date, updated_at, info) VALUES (?, ?, ?, ?) "

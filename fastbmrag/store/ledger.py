@@ -24,7 +24,7 @@ from typing import Any
 from fastbmrag.errors import DiskFull, StoreError
 from fastbmrag.store.base import EdgeRef, name_form
 from fastbmrag.store.degrees import apply_plan, chunks, degrees_of, plan_replacements
-from fastbmrag.store.history import LedgerHistory, now
+from fastbmrag.store.history import Labels, Runs, Syncs, Watches, now
 from fastbmrag.store.migrations import MIGRATIONS
 from fastbmrag.store.payload import PAYLOAD_VERSION
 from fastbmrag.store.places import MB, WRITE_FREE, free_space
@@ -43,13 +43,14 @@ class PaperState:
     updated_at: str
 
 
-class Ledger(LedgerHistory):
+class Ledger:
     """Thread-safe access to one ledger file (one connection, serialised by a lock)."""
 
     def __init__(self, path: Path, *, timeout: float = 30.0) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
-        self._run: int | None = None  # the run this session's writes belong to (run_id)
+        self.runs, self.labels = Runs(self), Labels(self)
+        self.watches, self.syncs = Watches(self), Syncs(self)
         try:
             self.conn = sqlite3.connect(
                 self.path, timeout=timeout, isolation_level=None, check_same_thread=False
@@ -133,11 +134,11 @@ class Ledger(LedgerHistory):
 
     def close(self) -> None:
         with self._lock:
-            if self._run is not None:  # a run no command ended (writes outside update, sync)
-                with contextlib.suppress(sqlite3.Error):
+            if (run := self.runs.began) is not None:  # no command ended it (writes outside
+                with contextlib.suppress(sqlite3.Error):  # update, sync)
                     self.conn.execute(
                         "UPDATE runs SET ended_at = ? WHERE run_id = ? AND ended_at IS NULL",
-                        (now(), self._run),
+                        (now(), run),
                     )
             self.conn.close()
 
@@ -282,7 +283,7 @@ class Ledger(LedgerHistory):
         Returns the keys of the nodes whose degree changed.
         """
         batch = {pid: (content_hash, dict(edges)) for pid, content_hash, edges in papers}
-        run = self.current_run()
+        run = self.runs.current()
         with self.transaction() as conn:
             replacements = {
                 pid: {r.triple for r in by_id.values()} for pid, (_, by_id) in batch.items()
@@ -385,7 +386,7 @@ class Ledger(LedgerHistory):
         """In one transaction: drop the papers' edge refs (degrees follow) and either forget the
         papers or keep them as pending. Returns (edges removed, nodes whose degree changed)."""
         ids = list(dict.fromkeys(paper_ids))
-        run = None if keep_as_pending else self.current_run()
+        run = None if keep_as_pending else self.runs.current()
         with self.transaction() as conn:
             plan = plan_replacements(conn, {pid: set() for pid in ids}, self.path)
             changed = apply_plan(conn, plan)
@@ -434,7 +435,7 @@ class Ledger(LedgerHistory):
         return [pid for pid in ids if pid in new]
 
     def note_retracted(self, paper_ids: Sequence[str], source: str) -> None:
-        run = self.current_run()
+        run = self.runs.current()
         with self.transaction() as conn:
             conn.executemany(
                 "INSERT OR IGNORE INTO retractions (paper_id, source, noted_at) VALUES (?, ?, ?)",
@@ -501,6 +502,14 @@ class Ledger(LedgerHistory):
                 ):
                     out[(form, key)] = (form, key, name, type_, oid)
         return list(out.values())
+
+    def dated_edge_rows(self) -> Iterator[tuple[str, str, str, str, str, int, str]]:
+        """(point id, paper id, source key, relationship type, target key, first run, finding)."""
+        with self._lock:
+            yield from self.conn.execute(
+                "SELECT point_id, paper_id, source_key, relationship_type, target_key, "
+                "first_run, finding FROM edges"
+            ).fetchall()
 
     def edge_rows(self) -> Iterator[tuple[str, str, str, str, str, str]]:
         """(point id, paper id, source key, relationship type, target key, finding) of every

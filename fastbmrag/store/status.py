@@ -19,7 +19,7 @@ def collection_status(
     run, the vector size and the size on disk."""
     ledger = coll.ledger
     counts = ledger.paper_counts()
-    run = ledger.last_run()
+    run = ledger.runs.last()
     size = ledger.get_meta("vector_size")
     return {
         "collection": coll.name,
@@ -29,7 +29,7 @@ def collection_status(
         "papers": {**counts, "total": sum(counts.values())},
         "retracted_papers": len(ledger.retracted()),
         # done papers by study design, and by where the design came from
-        "designs": ledger.study_counts(),
+        "designs": ledger.labels.counts(),
         "failed": [
             {"paper_id": p.paper_id, "error": p.error, "updated_at": p.updated_at}
             for p in ledger.papers("failed", limit=max_failed)
