@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fastbmrag.util.wording import said
+from fastbmrag.util.wording import options_in, said
 
 EXIT_OK = 0
 EXIT_PARTIAL = 1
@@ -65,6 +65,12 @@ class FastbmragError(Exception):
         """The message, each option it names
         (:func:`~fastbmrag.util.wording.option_named`) said as ``word(field)``."""
         return said(super().__str__(), word)
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The options the message names, as their fields (``("top_k",)``): what a door says
+        in its own words."""
+        return options_in(super().__str__())
 
 
 class InputError(FastbmragError):

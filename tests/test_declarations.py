@@ -140,6 +140,8 @@ def test_every_declared_option_is_taken_and_checked_alike_at_every_door(
                 options(**{fld.name: value})
             err = raised.value
             assert err.field == fld.name and str(err).startswith(f"{fld.name} must be ")
+            # the option it names is data, not a marker: the text holds no control character
+            assert err.options == (fld.name,) and err.args[0].isprintable()
             if operation == "update":
                 with pytest.raises(InputError) as api:
                     RAG(tmp_path, "c").insert_paper(str(papers), **{fld.name: value})

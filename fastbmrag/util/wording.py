@@ -7,20 +7,28 @@ import re
 from collections.abc import Callable
 
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_MARK = "\x1f"  # the unit separator: either side of an option's field inside a message
+_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
+# The fields messages name as options (:func:`option_named`): the words a door says in its own.
+_NAMED: set[str] = set()
 
 
 def option_named(field: str) -> str:
-    """The option ``field`` inside a message (an error, a query's warning), for each door to
-    say in its own words with :func:`said`."""
-    return f"{_MARK}{field}{_MARK}"
+    """The option ``field`` inside a message (an error, a query's warning), in the library's
+    words: the field in backquotes (`top_k`), as code is quoted in text. Each door says it in
+    its own words with :func:`said`; :func:`options_in` gives the options a message names."""
+    _NAMED.add(field)
+    return f"`{field}`"
+
+
+def options_in(text: str) -> tuple[str, ...]:
+    """The options ``text`` names (:func:`option_named`), in order, once each."""
+    return tuple(dict.fromkeys(m[1] for m in _QUOTED.finditer(text) if m[1] in _NAMED))
 
 
 def said(text: str, word: Callable[[str], str] = str) -> str:
     """``text``, each option it names (:func:`option_named`) said as ``word(field)``: ``--top-k`` on
     the command line, ``'top_k'`` on the page, the field itself in Python and in JSON."""
-    parts = text.split(_MARK)
-    return "".join(word(part) if i % 2 else part for i, part in enumerate(parts))
+    return _QUOTED.sub(lambda m: word(m[1]) if m[1] in _NAMED else m[0], text)
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
