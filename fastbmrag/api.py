@@ -1,10 +1,12 @@
 """The library object: :class:`RAG`, a workspace. It owns the settings and is the one place
 that builds the model-server client, the normaliser and the collection (a reader shared by
-overlapping calls, a writer); the operations live in the package of their concern and take the
-workspace: indexing, fetching and syncing in :mod:`fastbmrag.index.operations`, the query in
-:mod:`fastbmrag.query.command`, the graph commands in :mod:`fastbmrag.explore.commands`,
-status, delete and export in :mod:`fastbmrag.store.admin`. Every command of the CLI is a call
-of one of its methods, so the Python API runs exactly the code the command line runs::
+overlapping calls, a writer). Its other methods are the operations of the registry
+(:data:`fastbmrag.registry.OPERATIONS`), each a function in the package of its concern that
+takes the workspace first: indexing, fetching and syncing in :mod:`fastbmrag.index.operations`,
+the query in :mod:`fastbmrag.query.command`, the graph commands in
+:mod:`fastbmrag.explore.commands`, status, delete and export in :mod:`fastbmrag.store.admin`.
+Every command of the CLI is a call of one of them, so the Python API runs exactly the code the
+command line runs::
 
     import pandas as pd
     from fastbmrag import RAG
@@ -20,15 +22,15 @@ of one of its methods, so the Python API runs exactly the code the command line 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from fastbmrag import config
 from fastbmrag.errors import ConfigError, FastbmragError, InputError, StoreBusy
-from fastbmrag.store import admin
+from fastbmrag.registry import OPERATIONS, Operation
 from fastbmrag.store.collection import Collection
 from fastbmrag.store.opening import check_no_writer_waits
 from fastbmrag.store.places import check_name, choose_collection, readahead
@@ -36,27 +38,7 @@ from fastbmrag.util.wording import option_named
 from fastbmrag.vocab.base import IdentityNormalizer, Normalizer
 
 if TYPE_CHECKING:
-    import networkx
-    import pandas
-
-    from fastbmrag.explore import commands
-    from fastbmrag.index import RunSummary, operations
     from fastbmrag.llm import BaseLLM, ServerPool
-    from fastbmrag.papers.eutils import FetchReport, FetchSettings
-    from fastbmrag.papers.sync import SyncResult
-    from fastbmrag.query import QueryResult, command
-else:  # imported on a first call, so that `import fastbmrag` stays fast
-
-    class _Later:
-        def __init__(self, name: str) -> None:
-            self.name = name
-
-        def __getattr__(self, attr: str) -> Any:
-            return getattr(importlib.import_module(self.name), attr)
-
-    commands = _Later("fastbmrag.explore.commands")
-    operations = _Later("fastbmrag.index.operations")
-    command = _Later("fastbmrag.query.command")
 
 
 class RAG:
@@ -69,7 +51,14 @@ class RAG:
 
     Model-server clients are bound to an event loop, so each call builds a fresh one with
     :meth:`llm` (``llm_factory`` replaces it, e.g. to share a client across calls in tests).
+
+    Its operations (``rag.query(...)``, ``rag.insert_paper(...)``, ``rag.entity(...)`` ...) are
+    the registry's (:mod:`fastbmrag.registry`): ``help(RAG.query)`` shows each one's arguments.
     """
+
+    if TYPE_CHECKING:  # the registry's operations, set on the class below
+
+        def __getattr__(self, name: str) -> Any: ...
 
     def __init__(
         self,
@@ -202,101 +191,19 @@ class RAG:
         with contextlib.suppress(FastbmragError):
             readahead(self.working_dir, self.collection_name)
 
-    def query(self, question: str, **options: Any) -> dict[str, Any]:
-        """Answer ``question``: what ``fastbmrag query --format json`` prints; ``options`` are
-        :class:`fastbmrag.query.QueryOptions` fields (:func:`fastbmrag.query.command.ask`)."""
-        return self.ask(question, **options).to_dict()
 
-    def ask(self, question: str, **options: Any) -> QueryResult:
-        """:meth:`query`'s typed result, which the command line renders."""
-        return command.ask(self, question, **options)
+class _Method:
+    """A method of :class:`RAG` made from an operation of the registry: its function, with
+    the workspace as its first argument (imported on the first call, not with the class)."""
 
-    # --- the operations, each in the package of its concern ---------------------------------
+    def __init__(self, op: Operation) -> None:
+        self.op = op
 
-    def insert_paper(self, papers: Any, *, progress: bool = False, **options: Any) -> RunSummary:
-        """Index papers as `fastbmrag update` does (:func:`fastbmrag.index.operations.insert_paper`:
-        a DataFrame, a papers-CSV path, dicts, Paper records or PaperFiles; ``options`` are
-        :class:`fastbmrag.index.UpdateOptions` fields)."""
-        return operations.insert_paper(self, papers, progress=progress, **options)
+    def __get__(self, rag: RAG | None, owner: type | None = None) -> Any:
+        fn = self.op.function()
+        return fn if rag is None else types.MethodType(fn, rag)
 
-    def fetch(self, query: str, fetch: FetchSettings, output: str | Path, **window: Any) -> tuple[int, FetchReport]:
-        """Search PubMed and write the papers as a papers CSV (`fastbmrag fetch`)."""
-        return operations.fetch(self, query, fetch, output, **window)
 
-    def sync(self, query: str, fetch: FetchSettings, **options: Any) -> SyncResult:
-        """Fetch what PubMed added for ``query`` since the last sync, and index it (`fastbmrag sync`)."""
-        return operations.sync(self, query, fetch, **options)
-
-    def status(self, *, max_failed: int | None = 100) -> dict[str, Any]:
-        """What the collection holds (`fastbmrag status`, :func:`fastbmrag.store.admin.status`)."""
-        return admin.status(self, max_failed=max_failed)
-
-    def update_running(self) -> str | None:
-        """While an update or sync runs: which, since when and how far; None when none runs."""
-        return admin.update_running(self)
-
-    def check_store(self) -> str | None:
-        """Why the collection's store does not open (one line), None when it opens."""
-        return admin.check_store(self)
-
-    def delete(self, paper_ids: str | Sequence[str]) -> tuple[list[str], list[str], int]:
-        """Remove papers and their edges: (deleted, not in the collection, edges removed)."""
-        return admin.delete(self, paper_ids)
-
-    def export(self, fmt: str, out: IO[Any], **options: Any) -> tuple[int, int]:
-        """Write the graph to ``out`` as GraphML or CSV: (nodes, edges); ``options`` are
-        :class:`fastbmrag.store.admin.ExportOptions` fields (``raw``)."""
-        return admin.export(self, out, fmt=fmt, **options)
-
-    def node_keys(self, name: str) -> tuple[str, ...]:
-        """The node keys a name or id (IL1B, HGNC:5992, endometriosis) can have."""
-        return commands.node_keys(self, name)
-
-    def overview(self) -> dict[str, Any]:
-        """The collection at a glance (the page's start)."""
-        return commands.overview(self)
-
-    def find_entities(self, text: str, limit: int = 10) -> list[dict[str, Any]]:
-        """The collection's entities named or identified by ``text`` (a prefix first)."""
-        return commands.find_entities(self, text, limit)
-
-    def contradictions(self, entity: str | None = None, **studies: Any) -> list[dict[str, Any]]:
-        """The entity pairs whose papers disagree; ``designs`` / ``organisms`` as a query's."""
-        return commands.contradictions(self, entity, **studies)
-
-    def path(self, start: str, end: str, **options: Any) -> list[list[dict[str, Any]]]:
-        """The best-supported paths between two entities (``max_hops``, ``designs``, ...)."""
-        return commands.path(self, start, end, **options)
-
-    def entity(self, name: str, **studies: Any) -> dict[str, Any] | None:
-        """An entity's card; None for a name neither the collection nor the vocabularies know."""
-        return commands.entity(self, name, **studies)
-
-    def digest(self, since: str | None = None) -> dict[str, Any]:
-        """What the runs since ``since`` changed (`fastbmrag digest`; the default is
-        :class:`~fastbmrag.explore.commands.DigestOptions`'): no model call."""
-        return commands.digest(self, **({} if since is None else {"since": since}))
-
-    def watch(self, names: Sequence[str]) -> list[tuple[str, str]]:
-        """Watch these entities: their news come first in a digest."""
-        return commands.watch(self, names)
-
-    def unwatch(self, names: Sequence[str]) -> int:
-        """Stop watching these entities: how many."""
-        return commands.unwatch(self, names)
-
-    def watched(self) -> dict[str, str]:
-        """Node key -> name of the watched entities."""
-        return commands.watched(self)
-
-    def narrower(self, name: str, limit: int = 5) -> list[str]:
-        """The collection's entities below a concept, most connected first."""
-        return commands.narrower(self, name, limit)
-
-    def edges(self, **filters: Any) -> pandas.DataFrame:
-        """Every edge passing the query filters, one row per edge."""
-        return commands.edges(self, **filters)
-
-    def graph(self, **filters: Any) -> networkx.DiGraph:
-        """The edges passing the query filters as a networkx DiGraph."""
-        return commands.graph(self, **filters)
+for _op in OPERATIONS:
+    if _op.method:
+        setattr(RAG, _op.name, _Method(_op))

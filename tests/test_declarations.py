@@ -26,6 +26,7 @@ from fastbmrag.prompts import (
 )
 from fastbmrag.query.filters import PAYLOAD_FILTERS
 from fastbmrag.query.understand import GROUNDED_TYPES as LINKED_TYPES
+from fastbmrag.registry import OPERATIONS as REGISTRY
 from fastbmrag.vocab import load_normalizer
 from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY
 from fastbmrag.vocab.context import MATCHED_BY, MESH_MATCHED
@@ -90,14 +91,17 @@ def _out_of_range(opt: Any) -> list[Any]:
                         opt.high + step if opt.high is not None else None) if b is not None]  # fmt: skip
 
 
-# Each operation: its options dataclass, the command (and the flags it places first) that
-# takes it, and how the Python API and the page are called with one option.
+# The flags each command whose operation declares options (the registry says which) places
+# first; sync's options are update's, checked there (sync needs PubMed)
+ARGV = {
+    "update": ["update", "-c", "c"], "query": ["query", "-c", "c", "a question"],
+    "path": ["path", "-c", "c", "IL1B", "TNF"], "export": ["export", "-c", "c", "-o", "-"],
+    "digest": ["digest", "-c", "c"],
+}  # fmt: skip
 OPERATIONS = {
-    "update": ("fastbmrag.index.options:UpdateOptions", ["update", "-c", "c"]),
-    "query": ("fastbmrag.query.options:QueryOptions", ["query", "-c", "c", "a question"]),
-    "path": ("fastbmrag.explore.commands:PathOptions", ["path", "-c", "c", "IL1B", "TNF"]),
-    "export": ("fastbmrag.store.admin:ExportOptions", ["export", "-c", "c", "-o", "-"]),
-    "digest": ("fastbmrag.explore.commands:DigestOptions", ["digest", "-c", "c"]),
+    op.command[0]: (op.options, ARGV[op.command[0]])
+    for op in REGISTRY
+    if op.command and op.options and op.command[0] != "sync"
 }
 RANGED = {"update": 2, "query": 2, "path": 2, "export": 1, "digest": 0}  # values refused, at least
 

@@ -3,7 +3,7 @@
 Commands parse options, call the library, format output and turn
 :class:`fastbmrag.errors.FastbmragError` into one-line messages with the
 documented exit codes. Each command lives in its own module here and is
-registered in ``COMMANDS`` below.
+declared in the registry (:mod:`fastbmrag.registry`).
 """
 
 from __future__ import annotations
@@ -18,27 +18,12 @@ import click
 
 from fastbmrag.cli.common import FastbmragGroup, stdout_failed
 from fastbmrag.config import __version__
+from fastbmrag.registry import COMMANDS as REGISTERED
 
-# Command name -> "module:attribute". Modules are imported only when their command runs (or
-# when --help lists them), so `fastbmrag query ...` does not pay for the indexer's imports.
-COMMANDS = {
-    "convert": "fastbmrag.cli.convert:convert",
-    "update": "fastbmrag.cli.update:update",
-    "query": "fastbmrag.cli.query:query",
-    "status": "fastbmrag.cli.status:status",
-    "delete": "fastbmrag.cli.delete:delete",
-    "export": "fastbmrag.cli.export:export",
-    "normalize": "fastbmrag.cli.normalize:normalize",
-    "vocab": "fastbmrag.cli.vocab:vocab",
-    "fetch": "fastbmrag.cli.fetch:fetch",
-    "sync": "fastbmrag.cli.fetch:sync",
-    "contradictions": "fastbmrag.cli.graph:contradictions",
-    "path": "fastbmrag.cli.graph:path",
-    "entity": "fastbmrag.cli.graph:entity",
-    "serve": "fastbmrag.cli.serve:serve",
-    "digest": "fastbmrag.cli.digest:digest",
-    "watch": "fastbmrag.cli.digest:watch",
-}
+# Command name -> "module:attribute", from the registry. Modules are imported only when their
+# command runs (or when --help lists them), so `fastbmrag query ...` does not pay for the
+# indexer's imports.
+COMMANDS = dict(sorted(REGISTERED.items()))
 
 
 class LazyGroup(FastbmragGroup):

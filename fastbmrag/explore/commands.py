@@ -167,13 +167,13 @@ def entity(rag: Workspace, name: str, *, designs: Any = (), organisms: Any = ())
     return vocabulary_card(found.name, found.type, found.id, facts) if facts else None
 
 
-def digest(rag: Workspace, **options: Any) -> dict[str, Any]:
-    """What the runs since ``since`` changed (:mod:`fastbmrag.explore.digest`): new papers
-    and edges by entity, watched ones first, pairs that newly disagree or agree,
-    retractions. No model call. ``options``: :class:`DigestOptions` fields."""
+def digest(rag: Workspace, since: str | None = None) -> dict[str, Any]:
+    """What the runs since ``since`` changed (:mod:`fastbmrag.explore.digest`; None: the
+    default of :class:`DigestOptions`): new papers and edges by entity, watched ones first,
+    pairs that newly disagree or agree, retractions. No model call."""
     from fastbmrag.explore.digest import digest
 
-    opts = options_of(DigestOptions, options)
+    opts = options_of(DigestOptions, {} if since is None else {"since": since})
     with rag.reader(command="digest") as coll:
         return digest(coll, opts.since)
 

@@ -45,6 +45,12 @@ def ask(rag: Workspace, question: str, **options: Any) -> QueryResult:
     return query(question, _Reading(rag), llm, normalizer, options=opts)
 
 
+def answer(rag: Workspace, question: str, **options: Any) -> dict[str, Any]:
+    """Answer ``question``: what ``fastbmrag query --format json`` prints (:func:`ask`'s result
+    as JSON); ``options`` are :class:`~fastbmrag.query.QueryOptions` fields."""
+    return ask(rag, question, **options).to_dict()
+
+
 @dataclass
 class _Reading:
     """A query's collection, opened only while it reads (:class:`fastbmrag.query.run.Reading`):

@@ -165,12 +165,13 @@ class ExportOptions:
         check(self)
 
 
-def export(rag: Workspace, out: IO[Any], **options: Any) -> tuple[int, int]:
-    """Write the graph to ``out`` (binary for graphml, text for csv): (nodes, edges). CSV
-    cells that a spreadsheet would run as formulas get a leading ``'`` unless ``raw``."""
+def export(rag: Workspace, fmt: Any, out: IO[Any], **options: Any) -> tuple[int, int]:
+    """Write the graph to ``out`` as ``fmt``, GraphML (``out`` binary) or CSV (text): (nodes,
+    edges); ``options`` are :class:`ExportOptions` fields: CSV cells that a spreadsheet would
+    run as formulas get a leading ``'`` unless ``raw``."""
     from fastbmrag.store.export import write_csv, write_graphml
 
-    opts = options_of(ExportOptions, options)
+    opts = options_of(ExportOptions, {**options, "fmt": fmt})
     if opts.fmt is None:
         raise InputError(f"Name the export format: {option_named('fmt')} graphml or csv")
     with rag.reader(command="fastbmrag export") as coll:

@@ -29,6 +29,7 @@ answers only Host headers naming this machine (400 otherwise) unless ``--public`
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
@@ -53,6 +54,7 @@ from fastbmrag.errors import (
 )
 from fastbmrag.explore.commands import PathOptions
 from fastbmrag.query import QueryOptions
+from fastbmrag.registry import OPERATIONS
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG
@@ -187,6 +189,89 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else str(value)
 
 
+# The page's door of an operation (its route is the registry's, fastbmrag.registry): how a
+# request becomes the call, (function, args, kwargs); InputError names a bad parameter
+PageDoor = Callable[["RAG", Request], Awaitable[tuple[Callable[..., Any], tuple[Any, ...],
+                                                        dict[str, Any]]]]  # fmt: skip
+
+
+def _name(request: Request, key: str = "name") -> str:
+    return _text(request.query_params.get(key), key)
+
+
+async def _status(rag: RAG, request: Request) -> Any:
+    return rag.status, (), {"max_failed": 20}
+
+
+async def _overview(rag: RAG, request: Request) -> Any:
+    return rag.overview, (), {}
+
+
+async def _entities(rag: RAG, request: Request) -> Any:
+    wanted = _name(request, "q")
+    return rag.find_entities, (wanted, _whole(request, "limit", 10, 1, 50)), {}
+
+
+async def _query(rag: RAG, request: Request) -> Any:
+    question, options = query_options(await json_body(request))
+    return rag.query, (question,), options
+
+
+async def _entity(rag: RAG, request: Request) -> Any:
+    wanted = _name(request)
+
+    def card() -> Any:
+        found = rag.entity(wanted)
+        below = rag.narrower(wanted) if found is None or not found["in_collection"] else []
+        if found is None:
+            raise InputError(
+                f"No edge of the collection is about {wanted!r}"
+                + (f"; some are about concepts below it: {', '.join(below)}" if below else "")
+            )
+        return {**found, "narrower": below}
+
+    return card, (), {}
+
+
+NEIGHBOUR_FIELDS = ("point_id", "source", "source_type", "source_key", "target", "target_type",
+                    "target_key", "relationship_type", "paper_id", "weight")  # fmt: skip
+
+
+async def _neighbours(rag: RAG, request: Request) -> Any:
+    wanted = _name(request)
+    limit = _whole(request, "limit", 30, 1, 200)
+
+    def edges() -> Any:
+        frame = rag.edges(entities=[wanted])
+        rows = frame.sort_values("weight", ascending=False).head(limit) if len(frame) else frame
+        return [{k: r[k] for k in NEIGHBOUR_FIELDS} for r in rows.to_dict("records")]
+
+    return edges, (), {}
+
+
+async def _path(rag: RAG, request: Request) -> Any:
+    start, end = _name(request, "start"), _name(request, "end")
+    hops = _whole(request, "max_hops", PathOptions().max_hops)
+    return rag.path, (start, end), {"max_hops": hops}
+
+
+async def _contradictions(rag: RAG, request: Request) -> Any:
+    wanted = _name(request, "entity") if request.query_params.get("entity") else None
+    return rag.contradictions, (wanted,), {}
+
+
+async def _digest(rag: RAG, request: Request) -> Any:
+    since = request.query_params.get("since") or None  # None: the declared default
+    return rag.digest, (_text(since, "since") if since is not None else None,), {}
+
+
+PAGE_DOORS: dict[str, PageDoor] = {
+    "status": _status, "overview": _overview, "find_entities": _entities, "query": _query,
+    "entity": _entity, "edges": _neighbours, "path": _path, "contradictions": _contradictions,
+    "digest": _digest,
+}  # fmt: skip
+
+
 def said(err: FastbmragError) -> str:
     """The message of ``err``, an option it names quoted as the API names it: ``'top_k'``."""
     return err.said(lambda field: f"'{field}'")
@@ -218,103 +303,26 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
 
-    async def status(request: Request) -> Response:
-        return await call(rag.status, max_failed=20)
-
     async def options(request: Request) -> Response:
         return JSON(query_form())
 
-    async def overview(request: Request) -> Response:
-        return await call(rag.overview)
+    def endpoint(read: PageDoor) -> Any:
+        async def handle(request: Request) -> Response:
+            try:
+                fn, args, kwargs = await read(rag, request)
+            except (ValueError, InputError) as err:
+                message = str(err) if isinstance(err, InputError) else "The body is not JSON"
+                return JSON({"error": message}, status_code=400)
+            return await call(fn, *args, **kwargs)
 
-    async def entities(request: Request) -> Response:
-        try:
-            wanted = name(request, "q")
-            limit = _whole(request, "limit", 10, 1, 50)
-        except InputError as err:
-            return JSON({"error": str(err)}, status_code=400)
-        return await call(rag.find_entities, wanted, limit)
-
-    async def query(request: Request) -> Response:
-        try:
-            question, options = query_options(await json_body(request))
-        except (ValueError, InputError) as err:
-            message = str(err) if isinstance(err, InputError) else "The body is not JSON"
-            return JSON({"error": message}, status_code=400)
-        return await call(rag.query, question, **options)
-
-    def name(request: Request, key: str = "name") -> str:
-        return _text(request.query_params.get(key), key)
-
-    async def entity(request: Request) -> Response:
-        try:
-            wanted = name(request)
-        except InputError as err:
-            return JSON({"error": str(err)}, status_code=400)
-
-        def card() -> Any:
-            found = rag.entity(wanted)
-            below = rag.narrower(wanted) if found is None or not found["in_collection"] else []
-            if found is None:
-                raise InputError(
-                    f"No edge of the collection is about {wanted!r}"
-                    + (f"; some are about concepts below it: {', '.join(below)}" if below else "")
-                )
-            return {**found, "narrower": below}
-
-        return await call(card)
-
-    async def neighbours(request: Request) -> Response:
-        try:
-            wanted = name(request)
-            limit = _whole(request, "limit", 30, 1, 200)
-        except InputError as err:
-            return JSON({"error": str(err)}, status_code=400)
-
-        def edges() -> Any:
-            frame = rag.edges(entities=[wanted])
-            keep = ["point_id", "source", "source_type", "source_key", "target", "target_type",
-                    "target_key", "relationship_type", "paper_id", "weight"]  # fmt: skip
-            rows = frame.sort_values("weight", ascending=False).head(limit) if len(frame) else frame
-            return [{k: r[k] for k in keep} for r in rows.to_dict("records")]
-
-        return await call(edges)
-
-    async def path(request: Request) -> Response:
-        try:
-            start, end = name(request, "start"), name(request, "end")
-            hops = _whole(request, "max_hops", PathOptions().max_hops)
-        except InputError as err:
-            return JSON({"error": str(err)}, status_code=400)
-        return await call(rag.path, start, end, max_hops=hops)
-
-    async def contradictions(request: Request) -> Response:
-        try:
-            wanted = name(request, "entity") if request.query_params.get("entity") else None
-        except InputError as err:
-            return JSON({"error": str(err)}, status_code=400)
-        return await call(rag.contradictions, wanted)
-
-    async def digest(request: Request) -> Response:
-        since = request.query_params.get("since") or None  # None: the declared default
-        try:
-            since = _text(since, "since") if since is not None else None
-        except InputError as err:
-            return JSON({"error": str(err)}, status_code=400)
-        return await call(rag.digest, since)
+        return handle
 
     api = [
-        Route("/api/status", status),
-        Route("/api/overview", overview),
-        Route("/api/entities", entities),
-        Route("/api/query", query, methods=["POST"]),
-        Route("/api/entity", entity),
-        Route("/api/neighbours", neighbours),
-        Route("/api/path", path),
-        Route("/api/contradictions", contradictions),
-        Route("/api/digest", digest),
-        Route("/api/options", options),
-    ]
+        Route(path, endpoint(PAGE_DOORS[op.name]), methods=[method])
+        for op in OPERATIONS if op.route
+        for method, path in [op.route.split(" ") if " " in op.route else ("GET", op.route)]
+    ]  # fmt: skip
+    api.append(Route("/api/options", options))
 
     async def http_error(request: Request, exc: Exception) -> Response:
         """An unknown API path or method answers JSON too, naming what there is."""
