@@ -61,10 +61,13 @@ class FastbmragError(Exception):
     def __str__(self) -> str:
         return self.said(str)
 
-    def said(self, word: Callable[[str], str]) -> str:
+    def said(
+        self, word: Callable[[str], str], call: Callable[[str, tuple[str, ...]], str] | None = None
+    ) -> str:
         """The message, each option it names
-        (:func:`~fastbmrag.util.wording.option_named`) said as ``word(field)``."""
-        return said(super().__str__(), word)
+        (:func:`~fastbmrag.util.wording.option_named`) said as ``word(field)``, each operation
+        it advises (:func:`~fastbmrag.util.wording.operation_named`) as ``call(name, args)``."""
+        return said(super().__str__(), word, call)
 
     @property
     def options(self) -> tuple[str, ...]:

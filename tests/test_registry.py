@@ -7,6 +7,7 @@ import inspect
 from pathlib import Path
 
 import click
+import pytest
 from doors_support import page
 
 from fastbmrag import RAG
@@ -57,3 +58,32 @@ def test_the_page_serves_exactly_the_registered_endpoints(tmp_path: Path) -> Non
         assert method in allowed and other not in allowed
     missing = served.get("/api/nothing").json()["error"]
     assert missing.split("there are ")[1].split(", ") == [p for _, p in routes] + ["/api/options"]
+
+
+def test_a_message_that_advises_an_operation_names_it_as_each_door_runs_it(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from fastbmrag.errors import InputError
+    from fastbmrag.testing.fake_ollama import FakeOllama
+    from fastbmrag.testing.responders import responder
+
+    papers = tmp_path / "papers.csv"
+    papers.write_text("paper_id,article_title,abstract\nP1,IL1B,IL1B was higher in endometriosis.\n")
+    with FakeOllama(responder=responder) as fake:
+        rag = RAG(tmp_path, "c", ollama_host=fake.url)
+        rag.insert_paper(str(papers))
+    with pytest.raises(InputError) as raised:
+        rag.path("IL1B", "BRCA1")
+    assert str(raised.value).endswith(
+        "(rag.entity('BRCA1') says what the vocabularies know of it)"
+    )
+    assert raised.value.args[0].isprintable()
+    at_cli = CliRunner().invoke(cli, ["path", "IL1B", "BRCA1", "-c", "c", "--working-dir",
+                                      str(tmp_path)])  # fmt: skip
+    assert at_cli.exit_code == 2
+    assert "(`fastbmrag entity BRCA1` says what the vocabularies know of it)" in at_cli.stderr
+    said = page(rag, "127.0.0.1").get("/api/path", params={"start": "IL1B", "end": "BRCA1"})
+    assert said.status_code == 400
+    assert said.json()["error"].endswith(
+        "(a search for 'BRCA1' on this page says what the vocabularies know of it)"
+    )

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import logging
 import os
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import MISSING
@@ -47,7 +48,7 @@ class FastbmragGroup(click.Group):
         except (click.exceptions.Exit, click.exceptions.Abort):
             raise
         except FastbmragError as err:
-            said = err.said(lambda field: flag_of(field, ctx))
+            said = err.said(lambda field: flag_of(field, ctx), command_of)
             click.echo(f"Error: {printable(said)}", err=True)
             sys.exit(err.exit_code)
         except BrokenPipeError:  # the reader of stdout went away (`export -o - | head`)
@@ -74,6 +75,16 @@ class FastbmragGroup(click.Group):
                 err=True,
             )
             sys.exit(EXIT_INTERNAL)
+
+
+def command_of(name: str, args: tuple[str, ...]) -> str:
+    """An operation a message advises, as the command line runs it (``fastbmrag entity IL1B``):
+    its command in the registry (:mod:`fastbmrag.registry`)."""
+    from fastbmrag.registry import operation
+
+    command = operation(name).command
+    words = [command[0] if command else name, *map(shlex.quote, args)]
+    return f"`fastbmrag {' '.join(words)}`"
 
 
 def flag_of(field: str, ctx: click.Context | None = None) -> str:

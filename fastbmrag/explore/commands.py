@@ -5,7 +5,6 @@ resolved as a query's entities are (:func:`fastbmrag.query.resolve_entity`)."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -15,7 +14,7 @@ from fastbmrag.errors import InputError
 from fastbmrag.explore.digest import LAST
 from fastbmrag.explore.paths import DEFAULT_HOPS
 from fastbmrag.store.admin import status
-from fastbmrag.util.wording import option_named
+from fastbmrag.util.wording import operation_named, option_named
 
 if TYPE_CHECKING:
     import networkx
@@ -299,5 +298,5 @@ def _absent(given: str, found: Any, collection: str, so: str) -> InputError:
     named = f"{found.name} ({found.id})" if found.id else repr(given)
     return InputError(
         f"{named} is not in collection '{collection}': no edge is about it, {so} "
-        f"(`fastbmrag entity {shlex.quote(given)}` says what the vocabularies know of it)"
+        f"({operation_named('entity', given)} says what the vocabularies know of it)"
     )

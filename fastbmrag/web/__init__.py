@@ -273,8 +273,15 @@ PAGE_DOORS: dict[str, PageDoor] = {
 
 
 def said(err: FastbmragError) -> str:
-    """The message of ``err``, an option it names quoted as the API names it: ``'top_k'``."""
-    return err.said(lambda field: f"'{field}'")
+    """The message of ``err``, an option it names quoted as the API names it: ``'top_k'``; an
+    operation it advises as the page offers it (an entity's card: a search on the page)."""
+    return err.said(lambda field: f"'{field}'", _on_the_page)
+
+
+def _on_the_page(name: str, args: tuple[str, ...]) -> str:
+    if name == "entity" and args:
+        return f"a search for {args[0]!r} on this page"
+    return f"'{name}'"
 
 
 def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
