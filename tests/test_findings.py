@@ -46,9 +46,10 @@ def test_an_abstract_opens_with_what_was_known_only_where_it_then_speaks_of_its_
 
 
 def test_a_structured_abstract_s_labels_give_the_roles_on_lines_and_inline() -> None:
-    on_lines = "BACKGROUND: IL-6 drives inflammation.\nRESULTS: IL-6 rose in lesions."
+    on_lines = ("BACKGROUND: IL-6 drives inflammation.\nMETHODS: Mice were given tocilizumab, "
+                "an IL-6 receptor antibody.\nRESULTS: IL-6 rose in lesions.")  # fmt: skip
     inline = "BACKGROUND: IL-6 drives inflammation. RESULTS: IL-6 rose in lesions. It fell after."
-    assert roles("", on_lines) == [BACKGROUND, FINDING]
+    assert roles("", on_lines) == [BACKGROUND, BACKGROUND, FINDING]  # what was done: no result
     assert roles("", inline) == [BACKGROUND, FINDING, FINDING]
     assert sentence_roles(passage_sentences(1, "[Introduction] IL-6 drives inflammation.")) == [
         BACKGROUND

@@ -4,8 +4,8 @@ do not decide, the model's mark (:func:`relation_role`).
 
 A sentence is **background** where it reports knowledge as prior ("Previous studies have shown
 that ...", "X is known to ...", "accumulating evidence suggests ..."), stands under a section
-whose role is to set the scene (a structured abstract's BACKGROUND, a paper's
-Introduction), or opens an unstructured abstract before the paper speaks of its own work (an
+whose role is to set the scene or say what was done (a structured abstract's BACKGROUND or
+METHODS, a paper's Introduction), or opens an unstructured abstract before the paper speaks of its own work (an
 abstract states what was known in its first one or two sentences, then what was done). It is a
 **finding** where the paper speaks of its own work ("we found", "our results", "in this study")
 or stands under RESULTS or CONCLUSIONS. A title states the paper's subject: no role. Other
@@ -36,11 +36,14 @@ OPENING_SENTENCES = 2
 # A structured abstract's label at the start of a sentence ("RESULTS: ..."), where the abstract
 # was flattened to one line: it holds for the sentences after it, up to the next.
 _INLINE_LABEL = re.compile(r"([A-Z][A-Z /&-]{2,40}):\s")
-# Sections whose role is to report what was known, or what the paper found (a label's first
-# word, lower case: "Background and aims", "Results and discussion").
-BACKGROUND_SECTIONS = frozenset(
-    ["background", "introduction", "context", "rationale", "importance", "motivation"]
-)
+# Sections whose role is to report what was known or what was done (the study's design,
+# subjects and tools: no result), or what the paper found (a label's first word, lower case:
+# "Background and aims", "Materials and methods", "Results and discussion").
+BACKGROUND_SECTIONS = frozenset((
+    "background", "introduction", "context", "rationale", "importance", "motivation",
+    "methods", "method", "materials", "design", "setting", "participants", "patients",
+    "subjects", "interventions", "measurements", "experimental", "procedures",
+))  # fmt: skip
 FINDING_SECTIONS = frozenset(
     ["results", "result", "findings", "conclusion", "conclusions", "interpretation"]
 )
