@@ -2,8 +2,8 @@
 novelty marks: each relation of a BioRED PubTator file is marked ``Novel`` (the paper's own
 finding) or ``No`` (background); its cited sentences are the sentences of the title and
 abstract (split as the project splits them) that name both of its ends. The project decides
-finding or background from those sentences (:mod:`fastbmrag.text.findings`, the path that needs
-no model); a relation the text leaves undecided counts as a finding, as it is stored.
+finding or background from those sentences and the names they write of its ends
+(:mod:`fastbmrag.text.findings`, the path that needs no model); a relation the text leaves undecided counts as a finding, as it is stored.
 
 Reported: the background class's precision and recall and the accuracy, for the relations of
 even PMIDs (tuning), odd PMIDs (held out) and all; with ``--json``, the last line is
@@ -22,7 +22,13 @@ from typing import Any
 
 from corpora import SHARED, read_pubtator
 
-from fastbmrag.text.findings import BACKGROUND, FINDING, relation_role, sentence_roles
+from fastbmrag.text.findings import (
+    BACKGROUND,
+    FINDING,
+    named_by_action,
+    relation_role,
+    sentence_roles,
+)
 from fastbmrag.text.sentences import abstract_sentences
 
 BIORED = SHARED / "biored" / "Train.PubTator"
@@ -43,13 +49,19 @@ def relations(path: Path) -> list[dict[str, Any]]:
         spans = [(s.start, s.end) if s.where == "title" else (s.start + offset, s.end + offset)
                  for s in sentences]  # fmt: skip
         ids_in = [set() for _ in sentences]  # type: list[set[str]]
-        for start, _end, _text, _kind, ids in doc.spans:
+        written: list[dict[str, set[str]]] = [{} for _ in sentences]  # id -> names as written
+        for start, _end, text, _kind, ids in doc.spans:
             for i, (a, b) in enumerate(spans):
                 if a <= start < b:
                     ids_in[i].update(ids)
+                    for one in ids:
+                        written[i].setdefault(one, set()).add(text)
         for one, two, mark in marks.get(doc.pmid, []):
             cited = [i for i, held in enumerate(ids_in) if one in held and two in held]
-            role, _ = relation_role(roles[i] for i in cited)
+            said = [BACKGROUND if any(named_by_action(sentences[i].text, x, y)
+                                      for x in written[i][one] for y in written[i][two])
+                    else roles[i] for i in cited]  # fmt: skip
+            role, _ = relation_role(said)
             out.append({
                 "pmid": doc.pmid, "gold": BACKGROUND if mark == "No" else FINDING,
                 "said": role, "sentences": [sentences[i].text for i in cited],

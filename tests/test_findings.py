@@ -17,7 +17,14 @@ from fastbmrag.papers import Paper, write_papers_csv
 from fastbmrag.prompts import Draft
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import responder, schema_title, task_text
-from fastbmrag.text.findings import BACKGROUND, FINDING, UNDECIDED, relation_role, sentence_roles
+from fastbmrag.text.findings import (
+    BACKGROUND,
+    FINDING,
+    UNDECIDED,
+    named_by_action,
+    relation_role,
+    sentence_roles,
+)
 from fastbmrag.text.sentences import abstract_sentences, passage_sentences
 
 
@@ -54,6 +61,23 @@ def test_a_structured_abstract_s_labels_give_the_roles_on_lines_and_inline() -> 
     assert sentence_roles(passage_sentences(1, "[Introduction] IL-6 drives inflammation.")) == [
         BACKGROUND
     ]
+
+
+def test_a_name_given_by_its_known_action_on_the_other_end_states_that_relation_as_known() -> None:
+    said = "The GLUT inhibitor cytochalasin B prevented the uptake of glucose in cardiomyocytes."
+    assert named_by_action(said, "cytochalasin B", "GLUT")
+    assert named_by_action(said, "GLUT", "cytochalasin B")  # either order of the ends
+    assert not named_by_action(said, "cytochalasin B", "glucose")  # what it did: the finding
+    assert not named_by_action("GLUT was inhibited by cytochalasin B.", "GLUT", "cytochalasin B")
+    sentences = abstract_sentences("T", said)
+    draft = Draft.model_validate({
+        "e": [[1, "cytochalasin B", "chemical"], [2, "GLUT", "gene"], [3, "glucose", "chemical"]],
+        "r": [[1, "downregulates", 2, [2]], [1, "downregulates", 3, [2]]],
+    })  # fmt: skip
+    relations, _ = resolve_draft(draft, sentences)
+    assert [(r.finding, r.finding_from) for r in relations] == [
+        (BACKGROUND, "text"), (FINDING, "model"),
+    ]  # fmt: skip
 
 
 def test_a_relation_is_background_only_where_every_sentence_stating_it_is() -> None:

@@ -15,7 +15,14 @@ from typing import Any
 from fastbmrag import config
 from fastbmrag.llm.base import KIND_EXTRACT, ChatResult, LLMClient
 from fastbmrag.prompts import Draft, extract_messages
-from fastbmrag.text.findings import FINDING, UNMARKED, relation_role, sentence_roles
+from fastbmrag.text.findings import (
+    BACKGROUND,
+    FINDING,
+    UNMARKED,
+    named_by_action,
+    relation_role,
+    sentence_roles,
+)
 from fastbmrag.text.sentences import Sentence
 
 _SPACE = re.compile(r"\s+")
@@ -79,7 +86,9 @@ def resolve_draft(draft: Draft, sentences: list[Sentence]) -> tuple[list[Relatio
             continue
         signs = {n < 0 for n in rel.c if 1 <= abs(n) <= len(sentences)}
         marked = next(iter(signs)) if len(signs) == 1 else None  # all negative: restated
-        finding, finding_from = relation_role((roles[n - 1] for n in cited), marked)
+        said = [BACKGROUND if named_by_action(sentences[n - 1].text, src_name, tgt_name)
+                else roles[n - 1] for n in cited]  # fmt: skip
+        finding, finding_from = relation_role(said, marked)
         out.append(
             Relation(
                 src_name, src.t, rel.r, tgt_name, tgt.t, tuple(sentences[n - 1] for n in cited),

@@ -3,10 +3,13 @@ role (:func:`sentence_roles`), and a relation's from the sentences that state it
 do not decide, the model's mark (:func:`relation_role`).
 
 A sentence is **background** where it reports knowledge as prior ("Previous studies have shown
-that ...", "X is known to ...", "accumulating evidence suggests ..."), stands under a section
-whose role is to set the scene or say what was done (a structured abstract's BACKGROUND or
-METHODS, a paper's Introduction), or opens an unstructured abstract before the paper speaks of its own work (an
-abstract states what was known in its first one or two sentences, then what was done). It is a
+that ...", "X is known to ...", "accumulating evidence suggests ...", the authors' earlier work:
+"we previously showed"), stands under a section whose role is to set the scene or say what was
+done (a structured abstract's BACKGROUND or METHODS, a paper's Introduction), or opens an
+unstructured abstract before the paper speaks of its own work (an abstract states what was known
+in its first one or two sentences, then what was done). A sentence that names one end of a
+relation by its known action on the other ("the GLUT inhibitor cytochalasin B") states that
+relation as known (:func:`named_by_action`). It is a
 **finding** where the paper speaks of its own work ("we found", "our results", "in this study")
 or stands under RESULTS or CONCLUSIONS. A title states the paper's subject: no role. Other
 sentences have no role from the text.
@@ -65,6 +68,13 @@ _REPORTED = re.compile(
     r"demonstrated|indicated|revealed|implicated|reported))\b",
     re.IGNORECASE,
 )
+# The authors speaking of their earlier work ("we previously showed", "recently, we found",
+# "our previous study"): what this paper restates, though it says "we".
+_OWN_EARLIER = re.compile(
+    r"\bwe\s+(?:have\s+)?(?:previously|recently|earlier)\b|\b(?:previously|recently),?\s+we\b|"
+    r"\bour\s+(?:previous|earlier|prior|recent)\b",
+    re.IGNORECASE,
+)
 # The paper speaking of its own work.
 _OWN = re.compile(
     r"\b(?:we|our)\b|\b(?:in|from)\s+(?:this|the\s+present|the\s+current)\s+(?:study|work|"
@@ -103,6 +113,8 @@ def _opening(sentences: Sequence[Sentence]) -> set[int]:
 
 def _role(text: str, section: str, opening: bool) -> str:
     first = section.split()[0].lower() if section.split() else ""
+    if _OWN_EARLIER.search(text):
+        return BACKGROUND
     if _OWN.search(text):
         return FINDING
     if opening or _REPORTED.search(text) or first in BACKGROUND_SECTIONS:
@@ -110,6 +122,32 @@ def _role(text: str, section: str, opening: bool) -> str:
     if first in FINDING_SECTIONS:
         return FINDING
     return UNDECIDED
+
+
+# A noun that names an entity by its known action on another ("the GLUT inhibitor cytochalasin
+# B", "the melanocortin agonist melanotan II"): the phrase presents that relation as known.
+_ACTION_NOUN = (r"(?:inhibitor|agonist|antagonist|blocker|activator|ligand|analogu?e|substrate|"
+                r"modulator|inducer|stimulator)s?")  # fmt: skip
+_NAMED_BY_ACTION = re.compile(
+    r"[\s-]*(?:[\w-]+\s+){0,2}?" + _ACTION_NOUN + r"\s*(?:\([^)]*\)\s*)?,?\s*", re.IGNORECASE
+)
+
+
+def named_by_action(text: str, one: str, two: str) -> bool:
+    """Whether ``text`` names one of two entities (as written) by its known action on the
+    other: "the GLUT inhibitor cytochalasin B" states that cytochalasin B inhibits GLUT as known,
+    whatever the sentence reports."""
+    low = text.casefold()
+    for first, second in ((one, two), (two, one)):
+        first, second = first.casefold(), second.casefold()
+        start = low.find(first)
+        while first and second and start != -1:
+            end = start + len(first)
+            after = low.find(second, end)
+            if after != -1 and _NAMED_BY_ACTION.fullmatch(text[end:after]):
+                return True
+            start = low.find(first, start + 1)
+    return False
 
 
 def relation_role(roles: Iterable[str], marked: bool | None = None) -> tuple[str, str]:
