@@ -188,7 +188,7 @@ def test_mechanism_question_maps_to_causal_relations(workdir: Path, fake: FakeOl
 
 
 def test_filters_become_store_conditions(workdir: Path) -> None:
-    from fastbmrag.query import Entity, FilterSpec
+    from fastbmrag.query import Entity, FilterSpec, QueryOptions
 
     spec = FilterSpec(
         entities=[
@@ -198,9 +198,7 @@ def test_filters_become_store_conditions(workdir: Path) -> None:
         ],
         relationship_types=("upregulated_in",),
         entity_types=("gene",),
-        since=2015,
-        until=2020,
-        journals=("Human Reproduction",),
+        options=QueryOptions(since=2015, until=2020, journals=("Human Reproduction",)),
     )
     either = lambda key, vals: Filter(  # noqa: E731
         should=(Match(f"source_{key}", any_of=vals), Match(f"target_{key}", any_of=vals))

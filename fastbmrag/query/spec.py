@@ -16,6 +16,7 @@ from fastbmrag.util.wording import counted, option_named
 from fastbmrag.vocab.rules.keys import in_both_numbers
 
 RETRACTED = Match("retracted", value=1)  # an edge of a retracted paper
+TYPES = ("relationship_types", "entity_types")  # the flags', else the parse's
 RESTATED = Match("finding", value=BACKGROUND)  # what a paper restates as known (text.findings)
 
 if TYPE_CHECKING:
@@ -28,25 +29,20 @@ class FilterSpec:
     """The filters of one query, before they become a store :class:`Filter`."""
 
     entities: list[Entity] = field(default_factory=list)
+    # the query's declared options: its payload filters (but the two types, below), minimum
+    # weight, retracted papers and findings are read from them, never copied
+    options: QueryOptions = field(default_factory=QueryOptions)
     match: str = "all"
+    # the relationship and answer types: the flags', else the parse's (relaxed when nothing
+    # matches)
     relationship_types: tuple[str, ...] = ()
     relationship_types_from: str = "none"  # "flag" | "parse" | "none"
     entity_types: tuple[str, ...] = ()
     entity_types_from: str = "none"
-    since: int | None = None
-    until: int | None = None
-    paper_ids: tuple[str, ...] = ()
-    journals: tuple[str, ...] = ()
-    pmids: tuple[str, ...] = ()
-    designs: tuple[str, ...] = ()
-    organisms: tuple[str, ...] = ()
-    min_weight: float | None = None
     exact: bool = False
     # an entity with names also selects the edges whose ends write one (the collection has
     # the names' full-text index)
     by_name: bool = True
-    include_retracted: bool = False
-    findings_only: bool = False  # leave out what papers restate as known (text.findings)
     # set from the collection: it holds retracted papers, and they are to be left out
     hide_retracted: bool = False
 
@@ -58,8 +54,24 @@ class FilterSpec:
     # the store condition of min_weight, resolved from the collection's degrees beforehand
     weight_filter: Filter | None = None
 
+    @property
+    def min_weight(self) -> float | None:
+        return self.options.min_weight
+
+    @property
+    def include_retracted(self) -> bool:
+        return self.options.include_retracted
+
+    @property
+    def findings_only(self) -> bool:
+        return self.options.findings_only
+
     def payload_values(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in PAYLOAD_FILTERS}
+        """The payload filters' values: the options', the two types this spec's."""
+        return {
+            f.name: getattr(self if f.name in TYPES else self.options, f.name)
+            for f in PAYLOAD_FILTERS
+        }
 
     def is_empty(self) -> bool:
         given = [v for v in self.payload_values().values() if v not in (None, ())]
@@ -144,16 +156,7 @@ def build_spec(
         entities = [
             replace(e, expanded_to=normalizer.covers(e.id)) if e.id else e for e in entities
         ]
-    spec = FilterSpec(
-        entities=entities,
-        match=options.match,
-        exact=options.exact,
-        include_retracted=options.include_retracted,
-        findings_only=options.findings_only,
-        min_weight=options.min_weight,
-        **{f.name: getattr(options, f.name) for f in PAYLOAD_FILTERS},
-    )
-    spec.relationship_types, spec.entity_types = (), ()  # from the flags or the parse, below
+    spec = FilterSpec(entities=entities, options=options, match=options.match, exact=options.exact)
     if options.relationship_types:
         spec.relationship_types, spec.relationship_types_from = options.relationship_types, "flag"
     elif parse.relationship_types:
@@ -258,7 +261,7 @@ def describe(spec: FilterSpec) -> str:
         joined = " and " if spec.effective_match == "all" else " or "
         parts.append(joined.join(e.id or e.name for e in spec.entities))
     for f in PAYLOAD_FILTERS:
-        value = getattr(spec, f.name)
+        value = spec.payload_values()[f.name]
         if value not in (None, ()):
             parts.append(f"{f.label} " + ("/".join(value) if f.multiple else str(value)))
     if spec.min_weight is not None:
