@@ -262,3 +262,13 @@ def test_bench_novelty_scores_the_text_s_roles_against_the_novelty_marks(
     # the restated relation is background; the found one and the one no role decides, findings
     assert out == {"relations": 3, "background": {"precision": 1.0, "recall": 0.5},
                    "accuracy": 0.667}  # fmt: skip
+
+
+def test_command_outputs_writes_every_command_s_masked_output(tmp_path: Path) -> None:
+    out = tmp_path / "outputs.txt"
+    assert script("command_outputs").main([str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "=== status -> exit 0\nCollection  t\n" in text
+    assert "=== query x --ollama-host URL --top-k 0 -> exit 2\nError: --top-k must be " in text
+    assert '"pid": N' in text and "WD/t/ledger.sqlite" in text  # what differs run to run
+    assert text.count("\n=== ") == 21 and "-> exit 70" not in text
