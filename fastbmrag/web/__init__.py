@@ -20,6 +20,9 @@ shard, the API answers 503 with ``retry`` and the page says so and tries again.
     GET  /api/contradictions?entity=IL1B
     GET  /api/digest?since=last  what the runs since then changed (`fastbmrag digest --format json`)
 
+The API's endpoints are the registry's (:mod:`fastbmrag.registry`): each runs one operation of
+the workspace, its request read by the operation's page door (:data:`PAGE_DOORS`).
+
 Errors are JSON, ``{"error": ...}``: 400 for a bad parameter (named by its field), a POST that
 is not ``application/json`` or a body over 64 KB, 404 / 405 for a path or method the API does not
 have, 503 while the store is held or the model server is down. Served by `fastbmrag serve`, it
