@@ -39,11 +39,6 @@ class Operation:
         """The function that runs it, imported now."""
         return _resolve(self.run)
 
-    @property
-    def doc(self) -> str:
-        """The first line of its function's docstring."""
-        return (self.function().__doc__ or "").strip().split("\n")[0]
-
 
 def _resolve(where: str) -> Any:
     module, attr = where.split(":")

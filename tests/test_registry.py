@@ -25,7 +25,7 @@ def test_every_operation_is_a_method_of_the_workspace_running_its_function() -> 
         assert getattr(RAG, op.name) is function, op.name
         first = next(iter(inspect.signature(function).parameters))
         assert first == "rag", (op.name, first)  # it runs against the workspace
-        assert op.doc, op.name
+        assert function.__doc__, op.name  # help(RAG.<name>) says what it does
         if op.options:  # an operation that declares options takes them by name
             kinds = {p.kind for p in inspect.signature(function).parameters.values()}
             declared = {f for f in op.declared().__dataclass_fields__}

@@ -138,6 +138,12 @@ class Boost:
     flt: Filter
 
 
+def earning(flt: Filter | None, boosts: Sequence[Boost]) -> Filter:
+    """The edges passing ``flt`` that earn one of ``boosts``: the candidates a boosted search
+    scores (:meth:`Store.boosted`)."""
+    return (flt or Filter()).and_(Filter(should=tuple(b.flt for b in boosts)))
+
+
 @dataclass(slots=True)
 class Point:
     id: str  # UUID string

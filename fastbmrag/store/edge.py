@@ -30,6 +30,7 @@ from fastbmrag.store.base import (
     Range,
     Store,
     Words,
+    earning,
     vector_list,
 )
 from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
@@ -357,11 +358,10 @@ class EdgeStore(Store):
     ) -> list[Hit]:
         if self._shard is None or not boosts:
             return []
-        earning = (flt or Filter()).and_(Filter(should=tuple(b.flt for b in boosts)))
         candidates = qe.Prefetch(
             limit=limit * CANDIDATES,
             query=qe.Query.Nearest(vector_list(vector)),
-            filter=to_edge_filter(earning),
+            filter=to_edge_filter(earning(flt, boosts)),
         )
         X = qe.Expression
         bonus = [X.Mult([X.Constant(b.weight), X.Condition(_condition(b.flt))]) for b in boosts]

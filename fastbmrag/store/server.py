@@ -26,6 +26,7 @@ from fastbmrag.store.base import (
     Range,
     Store,
     Words,
+    earning,
     vector_list,
 )
 from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
@@ -243,9 +244,8 @@ class ServerStore(Store):
     ) -> list[Hit]:
         if not self._exists() or not boosts:
             return []
-        earning = (flt or Filter()).and_(Filter(should=tuple(b.flt for b in boosts)))
         candidates = models.Prefetch(
-            query=vector_list(vector), filter=to_qdrant_filter(earning), limit=limit * CANDIDATES
+            query=vector_list(vector), filter=to_qdrant_filter(earning(flt, boosts)), limit=limit * CANDIDATES
         )
         bonus: list[Any] = [
             models.MultExpression(mult=[b.weight, _condition(b.flt)]) for b in boosts
