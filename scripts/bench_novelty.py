@@ -25,7 +25,7 @@ from corpora import SHARED, read_pubtator
 from fastbmrag.text.findings import (
     BACKGROUND,
     FINDING,
-    named_by_action,
+    named_as_known,
     relation_role,
     sentence_roles,
 )
@@ -58,7 +58,7 @@ def relations(path: Path) -> list[dict[str, Any]]:
                         written[i].setdefault(one, set()).add(text)
         for one, two, mark in marks.get(doc.pmid, []):
             cited = [i for i, held in enumerate(ids_in) if one in held and two in held]
-            said = [BACKGROUND if any(named_by_action(sentences[i].text, x, y)
+            said = [BACKGROUND if any(named_as_known(sentences[i].text, x, y)
                                       for x in written[i][one] for y in written[i][two])
                     else roles[i] for i in cited]  # fmt: skip
             role, _ = relation_role(said)

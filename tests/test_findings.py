@@ -21,7 +21,7 @@ from fastbmrag.text.findings import (
     BACKGROUND,
     FINDING,
     UNDECIDED,
-    named_by_action,
+    named_as_known,
     relation_role,
     sentence_roles,
 )
@@ -41,6 +41,9 @@ def test_reported_knowledge_is_background_the_papers_own_work_a_finding() -> Non
     # a state of knowledge, earlier evidence as the subject
     assert roles("", "IL-6 is well known to drive inflammation.")[0] == BACKGROUND
     assert roles("", "Accumulating evidence suggests a role of IL-6.")[0] == BACKGROUND
+    # the study's experimental model: what was done
+    assert roles("", "Colitis was induced with DSS in a mouse model of colitis.")[0] == BACKGROUND
+    assert roles("", "Colitis was induced with DSS in mice.")[0] == UNDECIDED
 
 
 def test_an_abstract_opens_with_what_was_known_only_where_it_then_speaks_of_its_own_work() -> None:
@@ -63,12 +66,18 @@ def test_a_structured_abstract_s_labels_give_the_roles_on_lines_and_inline() -> 
     ]
 
 
-def test_a_name_given_by_its_known_action_on_the_other_end_states_that_relation_as_known() -> None:
+def test_a_relation_named_inside_a_noun_phrase_is_stated_as_known() -> None:
     said = "The GLUT inhibitor cytochalasin B prevented the uptake of glucose in cardiomyocytes."
-    assert named_by_action(said, "cytochalasin B", "GLUT")
-    assert named_by_action(said, "GLUT", "cytochalasin B")  # either order of the ends
-    assert not named_by_action(said, "cytochalasin B", "glucose")  # what it did: the finding
-    assert not named_by_action("GLUT was inhibited by cytochalasin B.", "GLUT", "cytochalasin B")
+    assert named_as_known(said, "cytochalasin B", "GLUT")
+    assert named_as_known(said, "GLUT", "cytochalasin B")  # either order of the ends
+    assert not named_as_known(said, "cytochalasin B", "glucose")  # what it did: the finding
+    assert not named_as_known("GLUT was inhibited by cytochalasin B.", "GLUT", "cytochalasin B")
+    # a process named by its cause, in a compound; a verb that reports it is no noun phrase
+    caused = "Methamphetamine-induced neurotoxicity was not mediated by CX3CR1."
+    assert named_as_known(caused, "neurotoxicity", "Methamphetamine")
+    assert not named_as_known(caused, "neurotoxicity", "CX3CR1")
+    assert not named_as_known("Methamphetamine induced neurotoxicity.", "Methamphetamine",
+                              "neurotoxicity")  # fmt: skip
     sentences = abstract_sentences("T", said)
     draft = Draft.model_validate({
         "e": [[1, "cytochalasin B", "chemical"], [2, "GLUT", "gene"], [3, "glucose", "chemical"]],

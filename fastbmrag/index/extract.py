@@ -19,7 +19,7 @@ from fastbmrag.text.findings import (
     BACKGROUND,
     FINDING,
     UNMARKED,
-    named_by_action,
+    named_as_known,
     relation_role,
     sentence_roles,
 )
@@ -86,7 +86,7 @@ def resolve_draft(draft: Draft, sentences: list[Sentence]) -> tuple[list[Relatio
             continue
         signs = {n < 0 for n in rel.c if 1 <= abs(n) <= len(sentences)}
         marked = next(iter(signs)) if len(signs) == 1 else None  # all negative: restated
-        said = [BACKGROUND if named_by_action(sentences[n - 1].text, src_name, tgt_name)
+        said = [BACKGROUND if named_as_known(sentences[n - 1].text, src_name, tgt_name)
                 else roles[n - 1] for n in cited]  # fmt: skip
         finding, finding_from = relation_role(said, marked)
         out.append(

@@ -7,9 +7,11 @@ that ...", "X is known to ...", "accumulating evidence suggests ...", the author
 "we previously showed"), stands under a section whose role is to set the scene or say what was
 done (a structured abstract's BACKGROUND or METHODS, a paper's Introduction), or opens an
 unstructured abstract before the paper speaks of its own work (an abstract states what was known
-in its first one or two sentences, then what was done). A sentence that names one end of a
-relation by its known action on the other ("the GLUT inhibitor cytochalasin B") states that
-relation as known (:func:`named_by_action`). It is a
+in its first one or two sentences, then what was done), or describes the study's experimental
+model ("a rat model of ..."). A sentence that names a relation inside a noun phrase presupposes
+it rather than reports it: one end named by its known action on the other ("the GLUT inhibitor
+cytochalasin B"), or by what causes it ("methamphetamine-induced neurotoxicity")
+(:func:`named_as_known`). It is a
 **finding** where the paper speaks of its own work ("we found", "our results", "in this study")
 or stands under RESULTS or CONCLUSIONS. A title states the paper's subject: no role. Other
 sentences have no role from the text.
@@ -68,6 +70,9 @@ _REPORTED = re.compile(
     r"demonstrated|indicated|revealed|implicated|reported))\b",
     re.IGNORECASE,
 )
+# The study's experimental model ("a mouse model of colitis"): what was done, which restates the
+# relation that makes it a model of the disease.
+_MODEL = re.compile(r"\bmodels?\s+of\b", re.IGNORECASE)
 # The authors speaking of their earlier work ("we previously showed", "recently, we found",
 # "our previous study"): what this paper restates, though it says "we".
 _OWN_EARLIER = re.compile(
@@ -117,26 +122,30 @@ def _role(text: str, section: str, opening: bool) -> str:
         return BACKGROUND
     if _OWN.search(text):
         return FINDING
-    if opening or _REPORTED.search(text) or first in BACKGROUND_SECTIONS:
+    if opening or _REPORTED.search(text) or _MODEL.search(text) or first in BACKGROUND_SECTIONS:
         return BACKGROUND
     if first in FINDING_SECTIONS:
         return FINDING
     return UNDECIDED
 
 
-# A noun that names an entity by its known action on another ("the GLUT inhibitor cytochalasin
-# B", "the melanocortin agonist melanotan II"): the phrase presents that relation as known.
+# A noun phrase that presupposes a relation between two entities named in it: one named by its
+# known action on the other ("the GLUT inhibitor cytochalasin B", "the melanocortin agonist
+# melanotan II"), or a process named by its cause ("methamphetamine-induced neurotoxicity").
 _ACTION_NOUN = (r"(?:inhibitor|agonist|antagonist|blocker|activator|ligand|analogu?e|substrate|"
                 r"modulator|inducer|stimulator)s?")  # fmt: skip
-_NAMED_BY_ACTION = re.compile(
-    r"[\s-]*(?:[\w-]+\s+){0,2}?" + _ACTION_NOUN + r"\s*(?:\([^)]*\)\s*)?,?\s*", re.IGNORECASE
+_PRESUPPOSED = re.compile(
+    r"[\s-]*(?:[\w-]+\s+){0,2}?" + _ACTION_NOUN + r"\s*(?:\([^)]*\)\s*)?,?\s*"
+    r"|\s*-\s*induced\s+(?:[\w-]+\s+){0,2}?",
+    re.IGNORECASE,
 )
 
 
-def named_by_action(text: str, one: str, two: str) -> bool:
-    """Whether ``text`` names one of two entities (as written) by its known action on the
-    other: "the GLUT inhibitor cytochalasin B" states that cytochalasin B inhibits GLUT as known,
-    whatever the sentence reports."""
+def named_as_known(text: str, one: str, two: str) -> bool:
+    """Whether ``text`` names a relation of two entities (as written) inside a noun phrase, which
+    presents it as known whatever the sentence reports: "the GLUT inhibitor cytochalasin B"
+    (cytochalasin B inhibits GLUT), "methamphetamine-induced neurotoxicity" (methamphetamine
+    causes neurotoxicity)."""
     low = text.casefold()
     for first, second in ((one, two), (two, one)):
         first, second = first.casefold(), second.casefold()
@@ -144,7 +153,7 @@ def named_by_action(text: str, one: str, two: str) -> bool:
         while first and second and start != -1:
             end = start + len(first)
             after = low.find(second, end)
-            if after != -1 and _NAMED_BY_ACTION.fullmatch(text[end:after]):
+            if after != -1 and _PRESUPPOSED.fullmatch(text[end:after]):
                 return True
             start = low.find(first, start + 1)
     return False
