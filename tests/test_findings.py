@@ -212,3 +212,35 @@ def test_the_digest_s_new_findings_leave_out_what_papers_restate(indexed: Any) -
         text.output
     )
     assert "Restated as known: IL6 upregulated_in Endometriosis [F1]" in text.output
+
+
+# stated again in the main text: stage 2's evidence, with its sections and citations, decides too
+FULL_TEXT = {
+    "M1": ("IL6 in lesions", "Previous studies have shown that IL6 is upregulated in endometriosis.",
+           ["[Results] IL6 was upregulated in endometriosis lesions of 40 women."]),
+    "M2": ("IL6 and endometriosis", "",
+           ["[1. Introduction] IL6 is upregulated in endometriosis [12]. Lesions were studied."]),
+}  # fmt: skip
+
+
+def full_text_draft(request: dict[str, Any]) -> Any:
+    if schema_title(request) != "Draft":
+        return responder(request)
+    return {"e": [[1, "IL6", "gene"], [2, "endometriosis", "disease"]],
+            "r": [[1, "upregulated_in", 2, [2]]]}  # fmt: skip
+
+
+def test_the_main_text_stating_a_relation_decides_its_role_too(tmp_path: Path) -> None:
+    csv = tmp_path / "papers.csv"
+    write_papers_csv([Paper(pid, title=t, abstract=a, paragraphs=p, year=2020)
+                      for pid, (t, a, p) in FULL_TEXT.items()], csv)  # fmt: skip
+    with FakeOllama(responder=full_text_draft) as fake:
+        result = CliRunner().invoke(cli, ["update", "-c", "m", "--working-dir", str(tmp_path),
+                                          "--ollama-host", fake.url, "-q", str(csv)])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        rag = RAG(tmp_path, "m", ollama_host=fake.url)
+        # the abstract restates it, the results report it again: the paper found it too; a
+        # numbered Introduction citing another paper restates it
+        assert il6_edges(rag) == {"M1": (FINDING, "text"), "M2": (BACKGROUND, "text")}
+        evidence = {row.paper_id: row.evidence for row in rag.edges().itertuples()}
+        assert "lesions of 40 women" in str(evidence["M1"])

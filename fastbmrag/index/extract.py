@@ -9,7 +9,8 @@ records whose cited sentences are cut from the paper, each a finding of the pape
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fastbmrag import config
@@ -40,11 +41,31 @@ class Relation:
     cited: tuple[Sentence, ...]
     finding: str = FINDING  # or "background": the paper restates it (text.findings)
     finding_from: str = UNMARKED  # "text", "model", or "" (neither said: taken as a finding)
+    said: tuple[str, ...] = ()  # the role each sentence stating it gives it (text.findings)
+    marked: bool | None = None  # the model's mark: True restated, False its own, None neither
 
     @property
     def cited_text(self) -> str:
         """The cited sentences, verbatim, in paper order: an abstract-only description."""
         return " ".join(s.text for s in self.cited)
+
+    def stated_in(self, sentences: Sequence[Sentence]) -> Relation:
+        """This relation, also stated in ``sentences`` (stage 2's evidence from the main text,
+        with its sections and citations): its role decided again from all of them."""
+        said = self.said + _said(sentences, sentence_roles(sentences), self.src, self.tgt)
+        finding, finding_from = relation_role(said, self.marked)
+        return replace(self, said=said, finding=finding, finding_from=finding_from)
+
+
+def _said(
+    sentences: Sequence[Sentence], roles: Sequence[str], src: str, tgt: str
+) -> tuple[str, ...]:
+    """The role each of ``sentences`` gives the relation of ``src`` and ``tgt``: its own, or
+    background where it names the relation inside a noun phrase."""
+    return tuple(
+        BACKGROUND if named_as_known(s.text, src, tgt) else role
+        for s, role in zip(sentences, roles, strict=True)
+    )
 
 
 async def draft_relations(
@@ -86,13 +107,13 @@ def resolve_draft(draft: Draft, sentences: list[Sentence]) -> tuple[list[Relatio
             continue
         signs = {n < 0 for n in rel.c if 1 <= abs(n) <= len(sentences)}
         marked = next(iter(signs)) if len(signs) == 1 else None  # all negative: restated
-        said = [BACKGROUND if named_as_known(sentences[n - 1].text, src_name, tgt_name)
-                else roles[n - 1] for n in cited]  # fmt: skip
+        stating = tuple(sentences[n - 1] for n in cited)
+        said = _said(stating, [roles[n - 1] for n in cited], src_name, tgt_name)
         finding, finding_from = relation_role(said, marked)
         out.append(
             Relation(
-                src_name, src.t, rel.r, tgt_name, tgt.t, tuple(sentences[n - 1] for n in cited),
-                finding, finding_from,
+                src_name, src.t, rel.r, tgt_name, tgt.t, stating, finding, finding_from, said,
+                marked,
             )
         )  # fmt: skip
     return out, dropped

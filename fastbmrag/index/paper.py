@@ -5,7 +5,7 @@ here (:func:`index_paper`)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from fastbmrag.index.edges import build_edges, edge_point
@@ -116,6 +116,8 @@ async def index_paper(
         descriptions.update(ref.descriptions)
         evidence.update(ref.evidence)
         refined = set(ref.descriptions)
+        for i in refined:  # stated in the main text too: its sections and citations say more
+            edges[i] = replace(edges[i], relation=edges[i].relation.stated_in(ref.evidence[i]))
 
     vectors = await llm.embed([f"{e.statement}. {descriptions[i]}" for i, e in enumerate(edges)])
     out.embed_requests += 1

@@ -4,7 +4,7 @@ do not decide, the model's mark (:func:`relation_role`).
 
 A sentence is **background** where it reports knowledge as prior ("Previous studies have shown
 that ...", "X is known to ...", "accumulating evidence suggests ...", the authors' earlier work:
-"we previously showed"), stands under a section whose role is to set the scene or say what was
+"we previously showed", another paper cited in full text: "[12]", "(Smith et al., 2010)"), stands under a section whose role is to set the scene or say what was
 done (a structured abstract's BACKGROUND or METHODS, a paper's Introduction), or opens an
 unstructured abstract before the paper speaks of its own work (an abstract states what was known
 in its first one or two sentences, then what was done), or describes the study's experimental
@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from fastbmrag.text.sentences import TITLE, Sentence
+from fastbmrag.text.sentences import ABSTRACT, TITLE, Sentence
 
 FINDING, BACKGROUND = "finding", "background"
 ROLES = (FINDING, BACKGROUND)
@@ -70,6 +70,13 @@ _REPORTED = re.compile(
     r"demonstrated|indicated|revealed|implicated|reported))\b",
     re.IGNORECASE,
 )
+# A citation of another paper in full text: numbered ("[12]", "[3-5]", "[3,7]") or author and
+# year ("(Smith et al., 2010)", "(Smith and Jones 2010; Lee 2012)"): the sentence reports that
+# paper's work.
+_CITATION = re.compile(
+    r"\[\s*\d+(?:\s*[-\u2013,]\s*\d+)*\s*\]|\((?:[^()]*?\bet\s+al\.?,?\s*|[A-Z][\w'\u2019-]+"
+    r"(?:\s+(?:and|&)\s+[A-Z][\w'\u2019-]+)?,?\s+)(?:19|20)\d\d[a-z]?(?:\s*[;,][^()]*)?\)"
+)
 # The study's experimental model ("a mouse model of colitis"): what was done, which restates the
 # relation that makes it a model of the disease.
 _MODEL = re.compile(r"\bmodels?\s+of\b", re.IGNORECASE)
@@ -106,8 +113,8 @@ def sentence_roles(sentences: Sequence[Sentence]) -> list[str]:
 
 def _opening(sentences: Sequence[Sentence]) -> set[int]:
     """The sentences that open an unstructured abstract before it speaks of its own work (none
-    where it never does: nothing tells its context from its results)."""
-    body = [i for i, s in enumerate(sentences) if s.where != TITLE]
+    where it never does: nothing tells its context from its results; none of the main text)."""
+    body = [i for i, s in enumerate(sentences) if s.where == ABSTRACT]
     if not body or any(
         sentences[i].section or _INLINE_LABEL.match(sentences[i].text) for i in body
     ):
@@ -116,13 +123,20 @@ def _opening(sentences: Sequence[Sentence]) -> set[int]:
     return set(body[: min(own, OPENING_SENTENCES)]) if own is not None else set()
 
 
+# A section title's number ("2.", "2.1", "IV."), read past to the title's first word
+_NUMBERING = re.compile(r"(?:\d+(?:\.\d+)*\.?|[IVX]+\.)\s+")
+
+
 def _role(text: str, section: str, opening: bool) -> str:
-    first = section.split()[0].lower() if section.split() else ""
+    words = _NUMBERING.sub("", section.strip(), count=1).split()
+    first = words[0].lower() if words else ""
     if _OWN_EARLIER.search(text):
         return BACKGROUND
     if _OWN.search(text):
         return FINDING
-    if opening or _REPORTED.search(text) or _MODEL.search(text) or first in BACKGROUND_SECTIONS:
+    if opening or first in BACKGROUND_SECTIONS or any(
+        cue.search(text) for cue in (_REPORTED, _CITATION, _MODEL)
+    ):
         return BACKGROUND
     if first in FINDING_SECTIONS:
         return FINDING
