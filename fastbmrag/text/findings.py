@@ -4,8 +4,9 @@ do not decide, the model's mark (:func:`relation_role`).
 
 A sentence is **background** where it reports knowledge as prior ("Previous studies have shown
 that ...", "X is known to ...", "accumulating evidence suggests ...", the authors' earlier work:
-"we previously showed", another paper cited in full text: "[12]", "(Smith et al., 2010)"), stands under a section whose role is to set the scene or say what was
-done (a structured abstract's BACKGROUND or METHODS, a paper's Introduction), or opens an
+"we previously showed", another paper cited in full text: "[12]", "(Smith et al., 2010)"),
+stands under a section whose role is to set the scene or say what was done (a structured
+abstract's BACKGROUND or METHODS, a paper's Introduction, its number read past), or opens an
 unstructured abstract before the paper speaks of its own work (an abstract states what was known
 in its first one or two sentences, then what was done), or describes the study's experimental
 model ("a rat model of ..."). A sentence that names a relation inside a noun phrase presupposes
