@@ -216,7 +216,8 @@ def test_the_digest_s_new_findings_leave_out_what_papers_restate(indexed: Any) -
 
 # stated again in the main text: stage 2's evidence, with its sections and citations, decides too
 FULL_TEXT = {
-    "M1": ("IL6 in lesions", "Previous studies have shown that IL6 is upregulated in endometriosis.",
+    "M1": ("IL6 in lesions",
+           "Previous studies have shown that IL6 is upregulated in endometriosis.",
            ["[Results] IL6 was upregulated in endometriosis lesions of 40 women."]),
     "M2": ("IL6 and endometriosis", "",
            ["[1. Introduction] IL6 is upregulated in endometriosis [12]. Lesions were studied."]),
