@@ -41,6 +41,7 @@ from fastbmrag.papers.design import (
     ORGANISM_CODES,
     from_code,
 )
+from fastbmrag.text.citations import unreferenced
 
 # --- closed vocabularies ------------------------------------------------------------------------
 
@@ -243,7 +244,7 @@ EXTRACT_SYSTEM = (
 
 def numbered(sentences: list[str], first: int = 1) -> str:
     """Sentences one per line, each behind its number: ``[3] text``."""
-    return "\n".join(f"[{n}] {' '.join(s.split())}" for n, s in enumerate(sentences, first))
+    return "\n".join(f"[{n}] {unreferenced(s)}" for n, s in enumerate(sentences, first))
 
 
 def extract_messages(sentences: list[str]) -> list[dict[str, str]]:
@@ -305,7 +306,7 @@ def refine_messages(
     lines = [f"Paper: {title}" if title else "Paper:", "", "Main-text sentences:"]
     for heading, sentences in passages:
         lines.append(heading)
-        lines += [f"[{n}] {' '.join(text.split())}" for n, text in sentences]
+        lines += [f"[{n}] {unreferenced(text)}" for n, text in sentences]
     lines += ["", "Relations:"]
     for n, statement, used in relations:
         lines.append(f"{n}. {statement} (in {', '.join(used)})")

@@ -10,11 +10,12 @@ from typing import Any
 from click.testing import CliRunner
 from test_update import real_papers
 
+from fastbmrag import RAG
 from fastbmrag.cli import cli
 from fastbmrag.papers import Paper, write_papers_csv
 from fastbmrag.store.collection import Collection
 from fastbmrag.testing.fake_ollama import FakeOllama
-from fastbmrag.testing.responders import pipeline_responder, schema_title, task_text
+from fastbmrag.testing.responders import pipeline_responder, responder, schema_title, task_text
 
 
 def run_update(fake: FakeOllama, wd: Path, csv: Path, *args: str) -> Any:
@@ -218,3 +219,30 @@ def test_a_coordination_of_diseases_becomes_one_edge_per_disease(tmp_path: Path)
         ("Breast Neoplasms", "D001943", "breast and ovarian cancer"),
         ("Ovarian Neoplasms", "D010051", "breast and ovarian cancer"),
     ]
+
+
+def test_a_papers_own_numbered_reference_is_never_read_as_a_sentence_number(
+    tmp_path: Path,
+) -> None:
+    # the model repeats the main text as it reads it: a reference "[12]" it repeats must not
+    # cite the prompt's sentence 12
+    body = ["IL6 was upregulated in endometriosis lesions [12]."] + [
+        f"IL6 was measured in endometriosis sample {k}." for k in range(13)
+    ]
+    paper = Paper("R1", title="IL6 in endometriosis", abstract="IL6 is upregulated in "
+                  "endometriosis.", paragraphs=["[Results] " + " ".join(body)])  # fmt: skip
+    csv = tmp_path / "papers.csv"
+    write_papers_csv([paper], csv)
+    with FakeOllama(responder=responder) as fake:
+        run_update(fake, tmp_path / "wd", csv)
+        [refine] = [r for r in fake.requests_to("/api/chat") if schema_title(r.json) == "Refinement"]
+        prompt = task_text(refine.json)
+        assert "lesions." in prompt and "[12]." not in prompt
+        assert "[13] IL6 was measured in endometriosis sample 11." in prompt
+        [edge] = [e for e in stored(tmp_path / "wd") if e["description_source"] == "refined"]
+        assert [ev["text"] for ev in edge["evidence"]] == [body[0]]  # quoted as the paper has it
+        # nor, in the answer's prompt, as an evidence item's number
+        rag = RAG(tmp_path / "wd", "papers", ollama_host=fake.url)
+        assert rag.ask("Is IL6 upregulated in endometriosis?").edges
+        [answer] = [r for r in fake.requests_to("/api/chat") if schema_title(r.json) == "Answer"]
+        assert "lesions." in task_text(answer.json) and "[12]" not in task_text(answer.json)

@@ -22,6 +22,7 @@ from fastbmrag.query.options import QueryOptions
 from fastbmrag.query.result import REFERENCE_FIELDS, EdgeResult, study_of
 from fastbmrag.store.payload import evidence_of
 from fastbmrag.text import citations
+from fastbmrag.text.citations import unreferenced
 from fastbmrag.text.findings import BACKGROUND
 from fastbmrag.util.wording import counted, option_named
 
@@ -32,7 +33,7 @@ UNCITED = "[uncited]"  # after an answer sentence that cites no evidence item
 
 def evidence_line(edge: EdgeResult) -> str:
     p = edge.payload
-    desc = " ".join(str(p.get("description") or "").split())[:DESCRIPTION_CHARS]
+    desc = unreferenced(str(p.get("description") or ""))[:DESCRIPTION_CHARS]
     marks = "".join(
         f"({mark}) "
         for mark, on in (("from a RETRACTED paper", p.get("retracted")),
@@ -41,7 +42,7 @@ def evidence_line(edge: EdgeResult) -> str:
         if on
     )  # fmt: skip
     line = f"[{edge.n}] {marks}{edge.statement}: {desc}"
-    quotes = [" ".join(str(e["text"]).split()) for e in evidence_of(p)]
+    quotes = [unreferenced(str(e["text"])) for e in evidence_of(p)]
     if quotes and " ".join(quotes) != desc:  # a cited description is its own evidence
         line += f' Quote: "{" ".join(quotes)[:DESCRIPTION_CHARS]}"'
     paper = [str(p.get("title") or p.get("paper_id") or "")]

@@ -16,6 +16,21 @@ CITATION = re.compile(r"\[\s*(\d+(?:\s*(?:[,;]|-|\u2013)\s*\d+)*)\s*\]")
 _MARKERS = re.compile(r"\s*(?:\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\])+")
 
 
+# A paper's own numbered reference ("... in endometriosis [12].", "[3-5]"), read where the model
+# reads the paper: not locants that open a chemical name ("[1,2,4]triazole").
+_REFERENCE = re.compile(r"\s*\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\](?!\w)")
+
+
+def unreferenced(text: str) -> str:
+    """``text`` without the paper's own numbered references, as a prompt shows it: there the
+    only "[n]" is what the model cites (a sentence's or an evidence item's number), so a
+    reference it repeats cannot point at another sentence. The quotes stay as the paper has
+    them."""
+    if "[" not in text:
+        return " ".join(text.split())
+    return " ".join(re.sub(r"\s+([.,;:)])", r"\1", _REFERENCE.sub("", text)).split())
+
+
 def numbers(group: str) -> list[int]:
     """The numbers of one group's inside: "3, 5" -> [3, 5], "3-5" -> [3, 4, 5]."""
     out: list[int] = []
