@@ -309,7 +309,7 @@ def refine_messages(
         lines += [f"[{n}] {unreferenced(text)}" for n, text in sentences]
     lines += ["", "Relations:"]
     for n, statement, used in relations:
-        lines.append(f"{n}. {statement} (in {', '.join(used)})")
+        lines.append(f"{n}. {unreferenced(statement)} (in {', '.join(used)})")
     return [
         {"role": "system", "content": REFINE_SYSTEM},
         {"role": "user", "content": "\n".join(lines)},

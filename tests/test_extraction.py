@@ -13,6 +13,7 @@ from test_update import real_papers
 from fastbmrag import RAG
 from fastbmrag.cli import cli
 from fastbmrag.papers import Paper, write_papers_csv
+from fastbmrag.prompts import refine_messages
 from fastbmrag.store.collection import Collection
 from fastbmrag.testing.fake_ollama import FakeOllama
 from fastbmrag.testing.responders import pipeline_responder, responder, schema_title, task_text
@@ -246,3 +247,13 @@ def test_a_papers_own_numbered_reference_is_never_read_as_a_sentence_number(
         assert rag.ask("Is IL6 upregulated in endometriosis?").edges
         [answer] = [r for r in fake.requests_to("/api/chat") if schema_title(r.json) == "Answer"]
         assert "lesions." in task_text(answer.json) and "[12]" not in task_text(answer.json)
+
+
+def test_a_relation_quoted_in_the_refine_prompt_carries_no_reference_either() -> None:
+    # a paper with no abstract is drafted from its opening passages, references and all
+    [_, user] = refine_messages(
+        "T", [("P1", [(1, "IL6 rose [4].")])],
+        [(1, 'IL6 upregulated in endometriosis. Abstract: "IL6 is raised [12]."', ["P1"])],
+    )
+    assert "[12]" not in user["content"] and "[4]" not in user["content"]
+    assert 'Abstract: "IL6 is raised."' in user["content"]
