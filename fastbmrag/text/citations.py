@@ -18,7 +18,7 @@ _MARKERS = re.compile(r"\s*(?:\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\])+")
 
 # A paper's own numbered reference ("... in endometriosis [12].", "[3-5]"), read where the model
 # reads the paper: not locants that open a chemical name ("[1,2,4]triazole").
-_REFERENCE = re.compile(r"\s*\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\](?!\w)")
+REFERENCE = re.compile(r"\s*\[\s*\d+(?:\s*[,;\u2013-]\s*\d+)*\s*\](?!\w)")
 
 
 def unreferenced(text: str) -> str:
@@ -28,7 +28,12 @@ def unreferenced(text: str) -> str:
     them."""
     if "[" not in text:
         return " ".join(text.split())
-    return " ".join(re.sub(r"\s+([.,;:)])", r"\1", _REFERENCE.sub("", text)).split())
+    return _tidy(REFERENCE.sub("", text))
+
+
+def _tidy(text: str) -> str:
+    """Whitespace collapsed, none before a punctuation mark a removed marker left it in front of."""
+    return " ".join(re.sub(r"\s+([.,;:)])", r"\1", text).split())
 
 
 def numbers(group: str) -> list[int]:
@@ -51,8 +56,7 @@ def strip(text: str) -> tuple[str, list[int]]:
     """``text`` without its markers, and the cited numbers in order of first use (stage 2:
     "IL1B rose [12][14]." -> ("IL1B rose.", [12, 14]))."""
     cited = dict.fromkeys(n for m in CITATION.finditer(text) for n in numbers(m.group(1)))
-    clean = re.sub(r"\s+([.,;:)])", r"\1", _MARKERS.sub("", text))
-    return " ".join(clean.split()), list(cited)
+    return _tidy(_MARKERS.sub("", text)), list(cited)
 
 
 def keep(text: str, n: int) -> tuple[str, list[int], list[int]]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from fastbmrag.text.citations import REFERENCE
 from fastbmrag.text.sentences import ABSTRACT, TITLE, Sentence
 
 FINDING, BACKGROUND = "finding", "background"
@@ -71,11 +72,11 @@ _REPORTED = re.compile(
     r"demonstrated|indicated|revealed|implicated|reported))\b",
     re.IGNORECASE,
 )
-# A citation of another paper in full text: numbered ("[12]", "[3-5]", "[3,7]") or author and
-# year ("(Smith et al., 2010)", "(Smith and Jones 2010; Lee 2012)"): the sentence reports that
-# paper's work.
+# A citation of another paper in full text: numbered (citations.REFERENCE: "[12]", "[3-5]") or
+# author and year ("(Smith et al., 2010)", "(Smith and Jones 2010; Lee 2012)"): the sentence
+# reports that paper's work.
 _CITATION = re.compile(
-    r"\[\s*\d+(?:\s*[-\u2013,]\s*\d+)*\s*\]|\((?:[^()]*?\bet\s+al\.?,?\s*|[A-Z][\w'\u2019-]+"
+    REFERENCE.pattern + r"|\((?:[^()]*?\bet\s+al\.?,?\s*|[A-Z][\w'\u2019-]+"
     r"(?:\s+(?:and|&)\s+[A-Z][\w'\u2019-]+)?,?\s+)(?:19|20)\d\d[a-z]?(?:\s*[;,][^()]*)?\)"
 )
 # The study's experimental model ("a mouse model of colitis"): what was done, which restates the
