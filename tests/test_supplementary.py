@@ -64,3 +64,12 @@ def test_status_counts_the_c_id_edges_stored_without_their_headings(rag: Any) ->
         coll.store.set_payload({"source_ancestors": []},
                                Filter(must=(Match("source_key", BEVONIUM),)))  # fmt: skip
     assert rag.status()["supplementary"]["edges_without_headings"] == 1
+
+
+def test_a_short_form_defined_by_a_long_form_of_many_words_takes_the_long_form_s_concept() -> None:
+    # nine words before "(SIDDT)": the long form is the supplementary concept's own name, which
+    # the short form names; no part of it ("sudden infant death", a descriptor)
+    text = ("A lethal phenotype characterized by sudden infant death with dysgenesis of the "
+            "testes syndrome (SIDDT) was mapped to one gene.")  # fmt: skip
+    found = load_normalizer().normalize("SIDDT", "disease", text)
+    assert (found.ontology_id, found.matched_by) == ("C563856", "abbreviation")

@@ -318,8 +318,8 @@ def find_abbreviations(text: str) -> dict[str, str]:
 
 
 def _abbreviations(text: str) -> tuple[dict[str, str], dict[str, str]]:
-    """Schwartz-Hearst definitions, and for every "(SF)" the words before it (up to eight, in
-    the same sentence): the long form may be longer than the letters show ("cyclase
+    """Schwartz-Hearst definitions, and for every "(SF)" the words before it (up to eight, or
+    the long form's words where it has more, in the same sentence): the long form may be longer than the letters show ("cyclase
     associated actin cytoskeleton regulatory protein 1 (CAP)") or not align at all
     ("zidovudine (AZT)")."""
     found: dict[str, str] = {}
@@ -343,9 +343,12 @@ def _abbreviations(text: str) -> tuple[dict[str, str], dict[str, str]]:
             before, short = before.rstrip("-"), short.rstrip("-")
         if not before:
             continue
-        window.setdefault(short, " ".join(before.split()[-8:]))
         limit = min(len(short) + 5, len(short) * 2)
         long = best_long_form(short, " ".join(before.split()[-limit:]))
+        # the window holds the long form, however long ("sudden infant death with dysgenesis of
+        # the testes syndrome (SIDDT)": nine words)
+        reach = max(8, len(long.split()) if long else 0)
+        window.setdefault(short, " ".join(before.split()[-reach:]))
         if long and len(long) > len(short) and short.lower() not in long.lower().split():
             found.setdefault(short, long)
             if short.endswith("s") and short[:-1].isupper() and len(short) > 2:
