@@ -2,8 +2,9 @@
 
 A model often types a disease, drug or gene name ``other`` ("Tinnitus", "methotrexate"). The
 indexer (:func:`fastbmrag.index.edges.name_ends`) gives such a name the type and id of the one
-gene, disease or chemical whose own symbol, name or entry term it is (``type_from``
-``vocabulary``); with two or none it stays ungrounded. Scored on BioRED's training split, each
+gene, disease or chemical whose own symbol, name or entry term it is, or, for a short form
+the paper defines, whose term its long form is (``type_from`` ``vocabulary``); with two or none
+it stays ungrounded. Scored on BioRED's training split, each
 gold mention's text given as the model would have written it, typed ``other`` (and ``cell``):
 
 * **entities**: gene, disease and chemical mentions with a scorable gold id (a gene through NCBI

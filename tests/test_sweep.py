@@ -11,6 +11,7 @@ import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from doors_support import cli_run as run
@@ -18,7 +19,7 @@ from doors_support import page
 from lxml import etree
 
 from fastbmrag.testing.fake_ollama import FakeOllama
-from fastbmrag.testing.responders import responder
+from fastbmrag.testing.responders import responder, schema_title
 
 ABSTRACT = (
     "Endometriosis is a chronic inflammatory disease. We measured IL1B in peritoneal fluid from "
@@ -356,6 +357,38 @@ def test_a_name_the_model_typed_wrongly_takes_the_type_the_vocabularies_give(
     # a node with no id is found by the key the commands print
     other = run("entity", "disease:lung infection", "-c", "demo", "--working-dir", wd, "--json")
     assert other.exit_code == 0, other.output
+
+
+def test_a_short_form_the_paper_defines_takes_the_type_of_its_long_form(tmp_path: Path) -> None:
+    def typed_other(request: dict[str, Any]) -> dict[str, Any] | str:
+        if schema_title(request) == "Draft":  # a model that types the short form "other"
+            return {"e": [[1, "RVF", "other"], [2, "abortion", "disease"]],
+                    "r": [[1, "causes", 2, [2]]]}  # fmt: skip
+        return responder(request)
+
+    papers = tmp_path / "papers.csv"
+    papers.write_text(
+        "paper_id,article_title,abstract\n"
+        'R1,Sheep serology,"Rift Valley fever (RVF) is a viral zoonosis. RVF caused abortion in '
+        'sheep."\n',
+        encoding="utf-8",
+    )
+    wd = str(tmp_path / "wd")
+    with FakeOllama(responder=typed_other) as fake:
+        result = run("update", "-c", "demo", "--working-dir", wd, "--ollama-host", fake.url,
+                     str(papers))  # fmt: skip
+        assert result.exit_code == 0, result.output
+        # no vocabulary knows "RVF" as a term; the paper defines it as a disease's name
+        out = tmp_path / "e.csv"
+        assert run("export", "-c", "demo", "--working-dir", wd, "-o", str(out)).exit_code == 0
+        rows = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
+        assert [(r["source_raw"], r["source_id"], r["source_type"], r["source_type_from"])
+                for r in rows] == [("RVF", "D012295", "disease", "vocabulary")]  # fmt: skip
+        # so a question that names the disease finds it, rather than "no evidence"
+        asked = run("query", "Rift Valley fever", "-c", "demo", "--working-dir", wd,
+                    "--ollama-host", fake.url, "--no-answer")  # fmt: skip
+    assert asked.exit_code == 0 and "No evidence" not in asked.output, asked.output
+    assert "RVF" in asked.output
 
 
 # --- 15, 24: --strict, the skip report, the JSON input section ----------------------------

@@ -18,6 +18,7 @@ from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
 from fastbmrag.store.payload import EdgePayload
 from fastbmrag.text.sentences import Sentence
 from fastbmrag.vocab.base import Normalized, Normalizer
+from fastbmrag.vocab.context import Context
 from fastbmrag.vocab.mentions import GENE_CUES, SECONDARY_GENE
 
 
@@ -97,9 +98,11 @@ class Edge:
 
 # The types a name the model typed wrongly may take instead ("COVID-19" typed gene), and the
 # matches that may retype it: the other type's own symbol, name or term, never an alias (an
-# alias is often another field's acronym). A name typed as one of the types no vocabulary
-# grounds (``other``, ``cell``) is retyped by the same rule: "Tinnitus" typed other is the
-# disease the vocabularies name so.
+# alias is often another field's acronym), or, for a short form the paper defines, its long
+# form as a term ("Rift Valley fever (RVF)" typed other: a short form names what its long form
+# names; not for one typed gene). A name typed as one of the types no vocabulary grounds
+# (``other``, ``cell``) is retyped by the same rule: "Tinnitus" typed other is the disease the
+# vocabularies name so.
 GROUNDED_TYPES = ("gene", "disease", "chemical")
 RETYPED_TYPES = (*GROUNDED_TYPES, "other", "cell")
 RETYPING_MATCHES = frozenset({"symbol", "name", "entry_term"})
@@ -117,8 +120,8 @@ def name_ends(
     "breast and ovarian cancer"). With the ``paper``'s PubTator3 annotations, the entity they
     give the name comes first (:mod:`fastbmrag.index.grounding`). A gene, disease, chemical,
     other or cell name that its type matches nothing for, and exactly one other of gene, disease
-    and chemical by its own symbol, name or term, takes that type: the vocabularies know the
-    name, the model mistyped it."""
+    and chemical by its own symbol, name or term (or, for a short form the paper defines, by
+    its long form), takes that type: the vocabularies know the name, the model mistyped it."""
     if paper is not None and (found := paper.ground(name, etype, cited)) is not None:
         return [EdgeEnd(name, found, etype, by=PUBTATOR)]
     norm = normalizer.normalize(name, etype, context)
@@ -128,7 +131,7 @@ def name_ends(
         return [EdgeEnd(name, part, etype) for part in norm.parts]
     if etype in RETYPED_TYPES and norm.ontology_id is None and norm.matched_by == "none":
         others = [normalizer.normalize(name, t, context) for t in GROUNDED_TYPES if t != etype]
-        grounded = [o for o in others if o.ontology_id and _retypes(name, o)]
+        grounded = [o for o in others if o.ontology_id and _retypes(name, o, etype, context)]
         if len(grounded) == 1:
             return [EdgeEnd(name, grounded[0], grounded[0].type, "vocabulary")]
     return [EdgeEnd(name, norm, etype)]
@@ -157,13 +160,17 @@ _WORD = re.compile(r"[\w-]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
 
 
-def _retypes(name: str, other: Normalized) -> bool:
+def _retypes(name: str, other: Normalized, etype: str, context: str) -> bool:
     """Whether another type's match may retype a name: its own name or term, or its symbol
     written as a symbol is (not a lowercase word, "mice" is no MICE; nothing but the symbol's
-    letters, digits and hyphens, "T>G" is no TG)."""
+    letters, digits and hyphens, "T>G" is no TG); for a short form the ``context`` defines,
+    its long form as a term itself (not by way of a part of it), unless the model typed it
+    gene: a gene's short form is often its disease's ("EDA", anhidrotic ectodermal dysplasia)."""
     if other.matched_by == "symbol":
         written = re.sub(r"[\s-]", "", name)
         return not name.islower() and written.upper() == other.normalized_name.replace("-", "")
+    if other.matched_by == "abbreviation" and " -> " not in other.via and etype != "gene":
+        return name in Context(context).abbreviations
     return other.matched_by in RETYPING_MATCHES
 
 
