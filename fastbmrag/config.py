@@ -153,9 +153,16 @@ def checked_url(url: str, setting: str, example: str) -> str:
     return url
 
 
-def _each(value: str, one: Callable[[str], str]) -> str:
-    """Every server of a comma-separated list through ``one``."""
-    return ",".join(one(p.strip()) for p in value.split(",") if p.strip())
+def _each(value: str, one: Callable[[str], str], setting: str, example: str) -> str:
+    """Every server of a comma-separated list through ``one``; a list that names none (",")
+    is a ConfigError naming the ``setting``."""
+    servers = ",".join(one(p.strip()) for p in value.split(",") if p.strip())
+    if not servers:
+        raise ConfigError(
+            f"{setting} is {value!r}, which names no server: set it to, e.g., {example}, or "
+            "unset it"
+        )
+    return servers
 
 
 def _ollama_url(host: str) -> str:
@@ -165,8 +172,11 @@ def _ollama_url(host: str) -> str:
 
 
 def ollama_host(value: str | None = None) -> str:
-    """The Ollama server(s): a URL, ``host:port``, or a comma-separated list of them."""
-    return _each(value or os.environ.get(ENV_OLLAMA_HOST) or DEFAULT_OLLAMA_HOST, _ollama_url)
+    """The Ollama server(s): a URL, ``host:port``, or a comma-separated list of them; a blank
+    one is not set."""
+    raw = (value or os.environ.get(ENV_OLLAMA_HOST) or "").strip() or DEFAULT_OLLAMA_HOST
+    setting = f"{option_named('ollama_host')} / {ENV_OLLAMA_HOST}"
+    return _each(raw, _ollama_url, setting, DEFAULT_OLLAMA_HOST)
 
 
 @contextlib.contextmanager
@@ -210,10 +220,11 @@ def _openai_url(url: str) -> str:
 
 
 def openai_base_url(value: str | None = None) -> str:
-    """The OpenAI-compatible server(s)' /v1 URL, or a comma-separated list of them."""
-    return _each(
-        value or os.environ.get(ENV_OPENAI_BASE_URL) or DEFAULT_OPENAI_BASE_URL, _openai_url
-    )
+    """The OpenAI-compatible server(s)' /v1 URL, or a comma-separated list of them; a blank
+    one is not set."""
+    raw = (value or os.environ.get(ENV_OPENAI_BASE_URL) or "").strip() or DEFAULT_OPENAI_BASE_URL
+    setting = f"{option_named('openai_base_url')} / {ENV_OPENAI_BASE_URL}"
+    return _each(raw, _openai_url, setting, DEFAULT_OPENAI_BASE_URL)
 
 
 def openai_api_key(value: str | None = None) -> str | None:
@@ -264,11 +275,20 @@ class Settings:
     preflight_timeout: float = DEFAULT_PREFLIGHT_TIMEOUT  # each request of the server check
     use_cache: bool = True
     normalize: bool = True
+    # why the model server setting was refused: said where a model server is needed, so that
+    # the commands that need none (status, normalize, entity ...) run whatever it says
+    host_error: str | None = None
+
+    def server(self) -> str:
+        """``host``, checked: ConfigError with the setting's refusal where it was refused."""
+        if self.host_error is not None:
+            raise ConfigError(self.host_error)
+        return self.host
 
     @property
     def hosts(self) -> tuple[str, ...]:
         """The model servers (``host`` may list several, comma-separated)."""
-        return tuple(h for h in self.host.split(",") if h)
+        return tuple(h for h in self.server().split(",") if h)
 
 
 FLAGS = (
@@ -304,15 +324,20 @@ def resolve(**given: Any) -> Settings:
         checked_url(os.environ[ENV_PUBTATOR_URL], ENV_PUBTATOR_URL, DEFAULT_PUBTATOR_URL)
     backend = flag("llm_backend") or DEFAULT_LLM_BACKEND
     openai = backend == "openai"
+    host_error = None
+    try:
+        host = openai_base_url(flag("openai_base_url")) if openai else ollama_host(
+            flag("ollama_host"))
+    except ConfigError as err:
+        host, host_error = "", str(err.args[0])  # as raised: its option marked
     return Settings(
         working_dir=working_dir(flag("working_dir")),
         collection=flag("collection") or os.environ.get(ENV_COLLECTION) or None,
         qdrant_url=qdrant_url(flag("qdrant_url")),
         qdrant_api_key=qdrant_api_key(flag("qdrant_api_key")),
         llm_backend=backend,
-        host=openai_base_url(flag("openai_base_url"))
-        if openai
-        else ollama_host(flag("ollama_host")),
+        host=host,
+        host_error=host_error,
         api_key=openai_api_key(flag("openai_api_key")) if openai else None,
         llm_model=llm_model(flag("llm_model")),
         embed_model=embed_model(flag("embed_model")),

@@ -39,6 +39,16 @@ def data_dir() -> Path:
 @pytest.fixture
 def small_volume(tmp_path: Path) -> Iterator[Path]:
     """A 200 MB tmpfs the test mounts (as root); skipped where it cannot."""
+    yield from _tmpfs(tmp_path, "200m")
+
+
+@pytest.fixture
+def volume_of_400_mb(tmp_path: Path) -> Iterator[Path]:
+    """A 400 MB tmpfs: room for a collection that is opened for writing again."""
+    yield from _tmpfs(tmp_path, "400m")
+
+
+def _tmpfs(tmp_path: Path, size: str) -> Iterator[Path]:
     import os
     import subprocess
 
@@ -46,7 +56,7 @@ def small_volume(tmp_path: Path) -> Iterator[Path]:
     where.mkdir()
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs needs root")
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200m", "tmpfs", str(where)],
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
                              capture_output=True)  # fmt: skip
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")

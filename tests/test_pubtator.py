@@ -462,8 +462,9 @@ def test_a_reply_that_trickles_is_given_up_at_the_deadline(tmp_path: Path) -> No
 def test_a_malformed_reply_is_unavailable_not_an_error(tmp_path: Path, reply: bytes) -> None:
     with FakePubTator() as fake, client(fake, tmp_path) as c:
         fake.answer_raw(reply)
-        with pytest.raises(PubTatorUnavailable, match="not BioC JSON as it writes it"):
+        with pytest.raises(PubTatorUnavailable, match="not BioC JSON as it writes it") as err:
             c.documents([Request("pmid", "1")])
+        assert "(beginning '{\"PubTator3\"" in str(err.value)  # the text, not a bytes value
 
 
 def test_a_cache_that_cannot_be_read_is_set_aside_or_bypassed(

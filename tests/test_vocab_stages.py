@@ -277,6 +277,11 @@ CASES: dict[str, list[Row]] = {
         ("dysguesia", "disease", "", ("D004408",), "two letters swapped"),
         ("bradycardiac", "disease", "", ("D001919",), ""),
     ],
+    "id": [
+        ("C000002", "auto", "", ("C000002",), "a supplementary concept's id: looked up"),
+        ("d004715", "disease", "", ("D004715",), "a descriptor's id, in any case"),
+        ("HGNC:5992", "auto", "", ("HGNC:5992",), "an HGNC id"),
+    ],
     # ---- no id ----
     "ambiguous": [
         ("ER", "gene", "", (), "ESR1 and EREG share the alias; no text to decide"),
@@ -295,6 +300,8 @@ CASES: dict[str, list[Row]] = {
          "a cation for a salt whose anion carries the name"),
     ],  # fmt: skip
     "none": [
+        ("C04", "disease", "", (), "a letter with digits is a code: no completion"),
+        ("C999999", "auto", "", (), "an id not bundled: none, never a name's reading"),
         ("ANOVA", "gene", "Groups were compared by analysis of variance (ANOVA).", (),
          "a defined long form that names no gene"),
         ("T4", "gene", "Serum thyroxine (T4) was measured in all patients.", (),

@@ -18,7 +18,7 @@ from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
 from fastbmrag.store.payload import EdgePayload
 from fastbmrag.text.sentences import Sentence
 from fastbmrag.vocab.base import Normalized, Normalizer
-from fastbmrag.vocab.context import Context
+from fastbmrag.vocab.context import SUPPLEMENTARY_MATCHED, Context
 from fastbmrag.vocab.mentions import GENE_CUES, SECONDARY_GENE
 
 
@@ -97,7 +97,8 @@ class Edge:
 
 
 # The types a name the model typed wrongly may take instead ("COVID-19" typed gene), and the
-# matches that may retype it: the other type's own symbol, name or term, never an alias (an
+# matches that may retype it: the other type's own symbol, name or term (a supplementary
+# concept's own name too: "bevonium" typed other is the chemical C000002), or its id, never an alias (an
 # alias is often another field's acronym), or, for a short form the paper defines, its long
 # form as a term ("Rift Valley fever (RVF)" typed other: a short form names what its long form
 # names; not for one typed gene). A name typed as one of the types no vocabulary grounds
@@ -105,7 +106,7 @@ class Edge:
 # vocabularies name so.
 GROUNDED_TYPES = ("gene", "disease", "chemical")
 RETYPED_TYPES = (*GROUNDED_TYPES, "other", "cell")
-RETYPING_MATCHES = frozenset({"symbol", "name", "entry_term"})
+RETYPING_MATCHES = frozenset({"symbol", "name", "entry_term", "id", SUPPLEMENTARY_MATCHED[0]})
 
 
 def name_ends(

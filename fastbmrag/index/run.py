@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -188,9 +190,17 @@ def index_papers(
     """
     opts = options or UpdateOptions()
     annotations = _Annotations(pubtator)
-    return asyncio.run(
-        _run(papers, collection, llm, normalizer, opts, progress, total, annotations)
-    )
+    ctrl_c = _CtrlC()
+    try:
+        return asyncio.run(
+            _run(papers, collection, llm, normalizer, opts, progress, total, annotations, ctrl_c)
+        )
+    except asyncio.CancelledError as err:
+        if not ctrl_c.pressed:
+            raise
+        stopped = KeyboardInterrupt()  # the Ctrl-C that cancelled the run, as Ctrl-C
+        stopped.summary = getattr(err, "summary", None)  # type: ignore[attr-defined]
+        raise stopped from None
 
 
 async def _run(
@@ -202,6 +212,7 @@ async def _run(
     progress: bool,
     total: int | None,
     annotations: _Annotations,
+    ctrl_c: _CtrlC,
 ) -> RunSummary:
     summary = RunSummary(dry_run=opts.dry_run)
     started = time.perf_counter()
@@ -225,6 +236,7 @@ async def _run(
             raise ValueError("index_papers needs a collection unless dry_run is set")
         # a run of its own, unless a sync began one (and ends it)
         own = collection.ledger.runs.begin("update", {"options": asdict(opts)})
+        ctrl_c.install()
         flagged = len(collection.ledger.retracted())  # a record that says so: with its commit
         retracted: list[str] = []
         deleted: list[str] = []
@@ -239,7 +251,10 @@ async def _run(
                     summary,
                     bar,
                     annotations,
+                    ctrl_c,
                 )
+            if ctrl_c.pressed:  # its cancellation was lost on the way: the run stops all the same
+                raise asyncio.CancelledError
             # what the records say of retractions and deletions, once their papers are in
             collection.mark_retracted(retracted, "input")  # papers indexed before, unchanged
             summary.retracted = len(collection.ledger.retracted()) - flagged
@@ -252,10 +267,11 @@ async def _run(
                 "interrupted" if isinstance(err, KeyboardInterrupt | asyncio.CancelledError)
                 else str(err) or type(err).__name__
             )  # fmt: skip
-            if isinstance(err, FastbmragError | KeyboardInterrupt):
+            if isinstance(err, FastbmragError | KeyboardInterrupt | asyncio.CancelledError):
                 err.summary = summary  # type: ignore[union-attr]  # the --json of a stopped run
             raise
         finally:
+            ctrl_c.remove()
             _account(summary, llm, started)
             if own is not None:
                 collection.ledger.runs.end(own, summary.to_dict())
@@ -263,6 +279,44 @@ async def _run(
     finally:
         _account(summary, llm, started)
         await llm.aclose()
+
+
+class _CtrlC:
+    """Ctrl-C during a run, in the main thread: it is noted and cancels the run's task. The note
+    stops the run even where the cancellation is lost on its way (a library that swallows one
+    while it shields a close): no paper is taken up after it, and the run ends interrupted. A
+    second Ctrl-C stops at once."""
+
+    def __init__(self) -> None:
+        self.pressed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._before: Any = None
+
+    def install(self) -> None:
+        """From the run's task: Ctrl-C noted (in the main thread; in another, the caller's own
+        Ctrl-C handling)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        before = signal.getsignal(signal.SIGINT)
+        if before is signal.SIG_IGN:  # started with Ctrl-C ignored (nohup): left so
+            return
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+        def pressed() -> None:
+            if self.pressed:
+                raise KeyboardInterrupt
+            self.pressed = True
+            if task is not None:
+                task.cancel()
+
+        loop.add_signal_handler(signal.SIGINT, pressed)
+        self._loop, self._before = loop, before
+
+    def remove(self) -> None:
+        if self._loop is not None:
+            self._loop.remove_signal_handler(signal.SIGINT)
+            signal.signal(signal.SIGINT, self._before)  # the event loop runner's, as it was
+            self._loop = None
 
 
 def _noting(papers: Iterable[Paper], retracted: list[str], deleted: list[str]) -> Iterator[Paper]:
@@ -294,6 +348,7 @@ async def _work(
     summary: RunSummary,
     bar: _Progress,
     annotations: _Annotations,
+    ctrl_c: _CtrlC,
 ) -> None:
     queue: asyncio.Queue[_Item | None] = asyncio.Queue(maxsize=opts.concurrency * 2)
     # finished papers waiting for their (shared) commit, with what they add to the summary
@@ -313,8 +368,8 @@ async def _work(
             collection.optimize()  # an index build once enough points lack one
         last_commit = time.monotonic()
 
-    async def worker() -> None:
-        while (item := await queue.get()) is not None:
+    async def worker() -> None:  # after a Ctrl-C, no paper is taken up
+        while not ctrl_c.pressed and (item := await queue.get()) is not None:
             paper, digest, grounded = item
             try:
                 outcome, points, refs = await index_paper(
@@ -367,6 +422,8 @@ async def _work(
     async def produce(tg: asyncio.TaskGroup) -> None:
         started = False
         for paper in papers:
+            if ctrl_c.pressed:
+                return
             summary.read += 1
             why, digest = _classify(paper, collection, opts.force)
             if why == "unchanged":

@@ -114,7 +114,7 @@ def llm_for(
     use_cache = s.use_cache if cache is None else cache and s.use_cache
     return make_llm(
         s.llm_backend,
-        host=s.host,
+        host=s.server(),
         model=s.llm_model,
         embed_model=s.embed_model,
         concurrency=s.concurrency,

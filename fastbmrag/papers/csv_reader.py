@@ -276,15 +276,20 @@ def _row_to_paper(row: list[str], cols: _Columns, where: str, report: ReadReport
             # Article"): only a design column's unknown value is said. Both give the strongest.
             parts = [t for t in re.split(r"[;|]", raw) if t.strip() and t.strip() not in _MISSING]
             named = [named_design(t) for t in parts]
-            if field_name == "design" and not all(named):
-                report.repair(label, UNKNOWN_DESIGN)
+            if field_name == "design":
+                for t, known in zip(parts, named, strict=True):
+                    if not known:
+                        report.repair(label, UNKNOWN_DESIGN, detail=f"design {t.strip()!r} "
+                                      f"({label}) is no known study design")  # fmt: skip
             paper.design = strongest([*named, paper.design])
             paper.design_from = METADATA if paper.design else paper.design_from
         elif field_name == "organisms":
             parts = [t for t in re.split(r"[;,|]", raw) if t.strip() and t.strip() not in _MISSING]
             found = {named_organism(t) for t in parts}
-            if "" in found:
-                report.repair(label, UNKNOWN_ORGANISM)
+            for t in parts:
+                if not named_organism(t):
+                    report.repair(label, UNKNOWN_ORGANISM, detail=f"organism {t.strip()!r} "
+                                  f"({label}) is no known organism")  # fmt: skip
             paper.organisms = sorted(found - {""}, key=list(ORGANISMS).index)
             paper.organisms_from = METADATA if paper.organisms else ""
         else:

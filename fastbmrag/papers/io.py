@@ -357,23 +357,30 @@ def _rewrite_header(tmp: Path, delimiter: str, header: list[str]) -> None:
 def as_papers(papers: Any, report: ReadReport) -> Iterable[Paper]:
     """Paper records from a papers-CSV path, a DataFrame with the papers-CSV columns, a list of
     dicts with those columns, or Paper records as they are; ``report`` records what reading
-    them skipped or repaired. InputError for anything else, and for a path that does not
-    exist."""
+    them skipped or repaired (control characters removed, as from a file). InputError for
+    anything else, and for a path that does not exist."""
     if isinstance(papers, (str, Path)):
         path = Path(papers).expanduser()
         if not path.exists():
             raise InputError(f"No such file or directory: {papers}; check the path")
         return iter_papers([path], report)
     if hasattr(papers, "to_dict") and hasattr(papers, "columns"):  # a pandas DataFrame
-        return papers_from_frame(papers, report)
+        return _cleaned(papers_from_frame(papers, report), report)
     items = list(papers) if isinstance(papers, Iterable) else None
     if items is not None and all(isinstance(p, dict) for p in items) and items:
         import pandas
 
-        return papers_from_frame(pandas.DataFrame(items), report)
+        return _cleaned(papers_from_frame(pandas.DataFrame(items), report), report)
     if items is None or not all(isinstance(p, Paper) for p in items):
         raise InputError(
             "Papers must be a papers-CSV path, a DataFrame or a list of dicts with its columns "
             "(paper_id, article_title, abstract, ...), or Paper records"
         )
-    return items
+    return _cleaned(items, report)
+
+
+def _cleaned(papers: Iterable[Paper], report: ReadReport) -> Iterator[Paper]:
+    for paper in papers:
+        if removed := paper.clean_controls():
+            report.repair(paper.paper_id, CONTROL_CHARACTERS, removed)
+        yield paper

@@ -12,7 +12,9 @@ from fastbmrag.papers.design import MODEL, from_code
 
 # Control characters (C0 but tab, line feed and carriage return; DEL; C1): PDF-extracted text
 # carries form feeds and stray bytes, which XML cannot hold and a terminal may obey (ESC ...).
-_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# The bidi embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) reorder all the text
+# after them on a page ("deMbuP"): removed too.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _TEXT_FIELDS = ("paper_id", "abstract", "title", "authors", "journal", "pmid", "pmcid", "doi")
 
 

@@ -44,6 +44,7 @@ import httpx
 from fastbmrag import config
 from fastbmrag.errors import FastbmragError
 from fastbmrag.util.closing import Closing
+from fastbmrag.util.wording import printable
 
 log = logging.getLogger(__name__)
 
@@ -364,7 +365,8 @@ class PubTatorClient(Closing):
         except (ValueError, TypeError, AttributeError) as err:  # not JSON, or not its shape
             raise PubTatorUnavailable(
                 f"it answered something that is not BioC JSON as it writes it (beginning "
-                f"{data[:60]!r}); check {config.ENV_PUBTATOR_URL} ({base})"
+                f"{printable(data[:60].decode('utf-8', 'replace'))!r}); check "
+                f"{config.ENV_PUBTATOR_URL} ({base})"
             ) from err
         return {(d.pmcid if kind == "pmcid" else d.pmid): d for d in docs}
 

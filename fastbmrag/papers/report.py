@@ -37,8 +37,9 @@ RAGGED_ROW = "row length differs from the header"
 NO_ABSTRACT = "no abstract"
 OLDER_VERSION = "another version of a PMID the input holds"
 CONTROL_CHARACTERS = "control characters removed"
-UNKNOWN_DESIGN = "design names no known study design, left out"
-UNKNOWN_ORGANISM = "organisms names no known organism, left out"
+UNKNOWN_DESIGN = "design not a known study design, left out"
+UNKNOWN_ORGANISM = "organism not a known organism, left out"
+SHOWN_DETAILS = 5  # values a summary names, of those it repaired
 
 
 # Skips that are no defect of the input: a MEDLINE citation with no abstract (a third of a
@@ -73,6 +74,7 @@ class ReadReport:
     duplicates: list[str] = field(default_factory=list)
     decode_errors: list[str] = field(default_factory=list)
     repaired: list[tuple[str, str]] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)  # the values repaired, named
     deleted: list[str] = field(default_factory=list)
     # MEDLINE: PMID -> the latest version this read saw; ``latest``: those of a first pass over
     # the same input, whose older versions this read skips
@@ -93,14 +95,18 @@ class ReadReport:
         if self.logged:
             log.info("skipped %s: %s", where, why)
 
-    def repair(self, where: str, what: str, count: int = 1) -> None:
+    def repair(self, where: str, what: str, count: int = 1, detail: str = "") -> None:
         """Record (and log) a value that was fixed up (``count``: of the things ``what`` names,
-        control characters removed ...); the paper itself is kept."""
+        control characters removed ...); the paper itself is kept. ``detail``: the value and
+        the paper, in words the summary shows ("design 'banana' (... paper_id b1) is no known
+        study design")."""
         where = printable(where)
         self.repaired.append((where, what))
         self._repair_counts[what] += count
+        if detail:
+            self.details.append(printable(detail))
         if self.logged:
-            log.info("%s: %s", where, what)
+            log.info("%s: %s", where, printable(detail) or what)
 
     def decode_error(self, where: str) -> None:
         where = printable(where)
@@ -159,6 +165,9 @@ class ReadReport:
         if self.repaired:
             what = ", ".join(f"{n:,} {r}" for r, n in self._repair_counts.most_common())
             parts.append(f"repaired {len(self.repaired):,} ({what})")
+            shown = self.details[:SHOWN_DETAILS]
+            more = len(self.details) - len(shown)
+            parts += [*shown, *([f"and {more:,} more such values"] if more else [])]
         if self.decode_errors:
             parts.append(
                 f"replaced undecodable bytes on {_plural(len(self.decode_errors), 'line')}"

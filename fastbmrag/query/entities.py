@@ -71,10 +71,11 @@ def resolve_entity(value: str, normalizer: Normalizer | None, role: str = "eithe
     key = _NODE_KEY.match(value)
     if key is not None:  # a node with no id, as the commands print it: "gene:covid-19"
         return Entity(value, key.group(2), None, key.group(1).lower(), "flag", role)
-    if _ID.match(value):
+    if _ID.match(value):  # an id as it is, named by the vocabulary where it knows it
         ident = value.upper()
+        name = (normalizer.name_of(ident) if normalizer is not None else None) or value
         return Entity(
-            value, value, ident, "gene" if ident.startswith("HGNC") else "auto", "flag", role
+            value, name, ident, "gene" if ident.startswith("HGNC") else "auto", "flag", role
         )
     if normalizer is not None:
         n = normalizer.normalize(value, "auto")

@@ -64,13 +64,25 @@ def content_words(text: str, common: dict[str, float]) -> dict[str, bool]:
     }
 
 
+@functools.lru_cache(maxsize=1)
+def _relation_stems() -> frozenset[str]:
+    """The stems of the words that name the graph's relationship types ("biomarker" of
+    biomarker_of, "risk" and "factor" of risk_factor_for)."""
+    from fastbmrag.prompts import RELATIONSHIP_TYPES
+
+    words = (w for r in RELATIONSHIP_TYPES for w in r.split("_"))
+    return frozenset(_stem(w) for w in words if not function_word(w, _english()))
+
+
 def related(
     question: str, edges: list[EdgeResult], normalizer: Normalizer | None
 ) -> list[EdgeResult]:
     """The edges one of whose entities shares a content word with ``question`` (renumbered,
-    ``kept_by`` "word")."""
+    ``kept_by`` "word"). A word that names a relationship type ("Is IL6 a biomarker of ...")
+    asks for the relation, not for an entity of that name: it relates no edge."""
     common = _common(normalizer)
-    asked = content_words(question, common)
+    relations = _relation_stems()
+    asked = {s: c for s, c in content_words(question, common).items() if s not in relations}
     kept = []
     for e in edges:
         for name in {str(e.payload.get(f) or "") for f in NAME_FIELDS}:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -136,7 +136,8 @@ def understand(
 
 
 def found_in(
-    text: str, normalizer: Normalizer, types: Sequence[str] = GROUNDED_TYPES, known: Any = None
+    text: str, normalizer: Normalizer, types: Sequence[str] = GROUNDED_TYPES,
+    known: Container[str] = (),
 ) -> list[tuple[int, int, Any]]:
     """The mention finder's spans of ``text`` as a question's are read (``normalize --find``
     shows them): a process only where one of its words is no common English word, no span

@@ -93,8 +93,9 @@ class ServerStore(Store):
         try:
             if url == ":memory:":
                 client = QdrantClient(location=":memory:")
-            else:
-                client = QdrantClient(url=url, api_key=api_key)
+            else:  # no version check: its thread warns with a traceback-like path; a server
+                # that does not answer, or answers wrong, is named by the call that needs it
+                client = QdrantClient(url=url, api_key=api_key, check_compatibility=False)
         except Exception as err:  # qdrant-client raises assorted errors for a bad URL
             raise StoreError(f"Cannot use the Qdrant server at {url}: {err}") from err
         store = cls(client, collection, location=f"{url.rstrip('/')}/collections/{collection}")

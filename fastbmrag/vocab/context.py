@@ -68,6 +68,9 @@ ABBREVIATION_FACTOR = 0.95
 CATEGORY = {DISEASE: "C", CHEMICAL: "D"}
 
 FORMULA_SCORE = 0.85
+# An HGNC or MeSH id as written (a descriptor's D id, a supplementary concept's C id): looked up
+# as an id before any stage reads a name.
+ID_FORM = re.compile(r"(?:HGNC:\d+|[CD]\d{6,9})", re.I)
 DRUG_INDUCED_FACTOR = 0.95
 # The stages :meth:`DictionaryNormalizer.explain` is tracing, when it is.
 TRACE: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
@@ -273,6 +276,12 @@ MATCHED_BY: dict[str, Match] = {
         "word whose only term adds a word: no id, candidates lists the "
         "descriptor",
         ("forestomach tumors", DISEASE, ""),
+    ),
+    "id": Match(
+        1.0,
+        "an HGNC or MeSH id as written (HGNC:5992, D004715, C000002): the concept it names, of "
+        "its own type; an id not bundled gets none, never a name's reading",
+        ("C000002", AUTO, ""),
     ),
     "none": Match(
         0.0, "unknown, or a type with no vocabulary: the cleaned name, no id", ("zzqx", DISEASE, "")

@@ -18,6 +18,9 @@ from how language works:
   that gene and the form carries a number ("PS1"; a form of letters alone, "IVF", is an
   acronym as often, whatever the collection holds); a short form the text defines is read
   through its long form by the normaliser;
+* a form whose case carries its meaning, a lower-case letter before capitals ("pH", "mM",
+  "eNOS"), is a notation as often as a gene: as another symbol of a gene it links only with a
+  gene cue next to it ("eNOS expression") or where ``known`` holds that gene;
 * a MeSH protein or enzyme is a gene product, which the graph keys on its HGNC gene: the span's
   gene wins over the chemical ("tumor necrosis factor alpha" -> TNF);
 * the name of a biological process in several words is one name ("single nucleotide
@@ -60,7 +63,7 @@ WHOLE_SPAN = frozenset(
     {
         "symbol", "name", "prev_symbol", "entry_term", "alias", "prev_name", "alias_name",
         "protein_name", "ncbi_synonym", "isoform", "respelled", "formula", "word_order",
-        "abbreviation", "coordination", "gene_group", "group_member",
+        "abbreviation", "coordination", "gene_group", "group_member", "id",
     }
 )  # fmt: skip
 CONJUNCTIONS = frozenset({"and", "or"})
@@ -141,13 +144,15 @@ def find_mention_spans(
                 continue
             if n == 1 and lows[i] in common:
                 continue
-            if (
-                best.type == GENE
-                and best.matched_by in SECONDARY_GENE
-                and span.isupper()
-                and not (_cued(lows, i, j) or (best.ontology_id in known and not span.isalpha()))
-            ):
-                continue
+            if best.type == GENE and best.matched_by in SECONDARY_GENE:
+                if (
+                    span.isupper()
+                    and not _cued(lows, i, j)
+                    and not (best.ontology_id in known and not span.isalpha())
+                ):
+                    continue
+                if _notation(span) and not _cued(lows, i, j, 1) and best.ontology_id not in known:
+                    continue
             found.append((start, end, best))
     return [f for f in _longest(found) if f[2].type in wanted]
 
@@ -216,8 +221,14 @@ def _reading(
     return best
 
 
-def _cued(lows: list[str], i: int, j: int) -> bool:
-    near = lows[max(0, i - 2) : i] + lows[j + 1 : j + 3]
+def _notation(span: str) -> bool:
+    """A form whose case carries its meaning: a lower-case letter before capitals ("pH", "mM",
+    "eNOS"), the lower-case letter a word of its own (power, milli, endothelial)."""
+    return span[:1].islower() and any(c.isupper() for c in span[1:])
+
+
+def _cued(lows: list[str], i: int, j: int, reach: int = 2) -> bool:
+    near = lows[max(0, i - reach) : i] + lows[j + 1 : j + 1 + reach]
     return any(w in GENE_CUES for w in near)
 
 

@@ -49,7 +49,8 @@ Types: ``gene`` (also ``protein``, ``rna``), ``disease`` (also ``disorder``, ``p
 ``symptom``), ``chemical`` (also ``drug``, ``compound``, ``metabolite``), ``pathway`` (also
 ``process``: a biological process, MeSH's term as written or the long form the text defines for
 it, "programmed cell death" -> Apoptosis; no other stage) and ``auto`` (gene, disease and
-chemical, best score wins; a tie prefers an HGNC symbol, then a disease, then a chemical).
+chemical, best score wins; a tie prefers an HGNC symbol, then a disease, then a chemical; a
+name none of them knows is tried as a process last).
 Any other type (``variant``, ``cell``, ``other`` ...) passes through cleaned, with no id.
 """
 
@@ -60,12 +61,13 @@ import weakref
 from collections.abc import Container, Iterable, Sequence
 from typing import Any
 
-from fastbmrag.vocab.base import CHEMICAL, DISEASE, Normalized
+from fastbmrag.vocab.base import CHEMICAL, DISEASE, PATHWAY, Normalized
 from fastbmrag.vocab.context import (
     ALL_TYPES,
     AUTO,
     CONTEXT_SENSITIVE,
     DRUG_INDUCED_FACTOR,
+    ID_FORM,
     NO_ID,
     TRACE,
     TYPE_ALIASES,
@@ -171,6 +173,11 @@ class DictionaryNormalizer(Vocabulary):
             return Normalized(name, hint, clean, None, "none", 0.0)
         if kind is None and hint != AUTO:
             return Normalized(name, hint, clean, None, "none", 0.0)
+        if ID_FORM.fullmatch(clean):  # an id is looked up as one, never read as words
+            hit = self.id_hit(clean.upper(), kind)
+            if hit is None:
+                return Normalized(name, hint, clean, None, "none", 0.0)
+            return self.result(name, hit.type, hit)
         types = ALL_TYPES if kind is None else (kind,)
         for decision in decisions(types, BEFORE):
             if (whole := decision.run(self, name, clean, ctx)) is not None:
@@ -184,6 +191,8 @@ class DictionaryNormalizer(Vocabulary):
             for decision in decisions(types, AFTER):
                 if (whole := decision.run(self, name, clean, ctx)) is not None:
                     return whole
+            if kind is None and (process := self._match(clean, PATHWAY, ctx)) is not None:
+                return self.result(name, PATHWAY, process)  # untyped: a process as the last
             return Normalized(name, hint, clean, None, "none", 0.0)
         if withheld(best, clean):
             offered = tuple(dict.fromkeys((best.item, *best.candidates)))
@@ -193,10 +202,12 @@ class DictionaryNormalizer(Vocabulary):
     def fallback(self, clean: str, t: str, ctx: Context | None) -> Hit | None:
         """The fallback steps of :data:`~fastbmrag.vocab.pipeline.PIPELINE` for a name that is no
         term as written, in order: the first that finds something decides; with no word to
-        work on, only the first."""
+        work on (a word of two letters or more: "C04", "C3" are codes, whose letter names
+        nothing a completion could finish), only the first."""
         fallback = steps(t, FALLBACK)
         trace = TRACE.get()
-        for step in fallback if name_forms(clean)[1] else fallback[:1]:
+        worded = any(sum(c.isalpha() for c in w) > 1 for w in name_forms(clean)[1])
+        for step in fallback if worded else fallback[:1]:
             if trace is None:
                 hit = step.run(self, clean, t, ctx)
             else:  # explaining: each step of this name, not those of the names it tries

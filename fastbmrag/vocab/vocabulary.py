@@ -18,7 +18,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from fastbmrag.vocab.base import GENE, PATHWAY, Normalized
+from fastbmrag.vocab.base import CHEMICAL, DISEASE, GENE, PATHWAY, Normalized
 from fastbmrag.vocab.context import (
     AMBIGUOUS_SCORE,
     CATEGORY,
@@ -46,6 +46,8 @@ from fastbmrag.vocab.rules.language import (
     unique_best,
 )
 
+# The type of a MeSH concept by its trees' letters, in order of preference.
+ID_CATEGORIES = ((DISEASE, "C"), (DISEASE, "F"), (CHEMICAL, "D"))
 # Contexts whose facts are kept (a document's names are normalised together).
 CONTEXTS_KEPT = 256
 
@@ -263,6 +265,23 @@ class Vocabulary(Facts, abc.ABC):
         return max(
             max(map(len, self.mesh_index), default=0), max(map(len, self.mesh_bag), default=0)
         )
+
+    def id_hit(self, ontology_id: str, kind: str | None = None) -> Hit | None:
+        """The concept an id names, as a hit of its own type (a MeSH concept of several trees:
+        the type asked where it is one of them), None for an id not bundled."""
+        if ontology_id.startswith("HGNC:"):
+            i = self._ids.get(ontology_id)
+            return None if i is None else Hit(GENE, i, "id", 1.0)
+        i = self._ids.get(ontology_id)
+        if i is None and (row := self.supplementary.find(ontology_id)) is not None:
+            i = len(self.desc) + row
+        if i is None:
+            p = self._process_ids.get(ontology_id)
+            return None if p is None else Hit(PATHWAY, p, "id", 1.0)
+        types = [t for t, c in ID_CATEGORIES if c in self.descriptor(i).categories]
+        if not types:
+            return None
+        return Hit(kind if kind in types else types[0], i, "id", 1.0)
 
     # ---- results ---------------------------------------------------------------------------
 

@@ -56,6 +56,7 @@ from fastbmrag.errors import (
     StoreBusy,
 )
 from fastbmrag.explore.commands import PathOptions
+from fastbmrag.papers.model import without_controls
 from fastbmrag.query import QueryOptions
 from fastbmrag.registry import OPERATIONS
 
@@ -180,12 +181,21 @@ async def json_body(request: Request) -> Any:
         body += chunk
         if len(body) > MAX_BODY:
             raise InputError(f"The request body is over {MAX_BODY // 1024} KB: send a question")
-    return json.loads(body)
+    try:
+        return json.loads(body)
+    except RecursionError:  # nested past what the parser follows: no question is
+        raise InputError(
+            "The request body nests too deeply: send a JSON object of a question and its options"
+        ) from None
 
 
 class JSON(JSONResponse):
+    """The API's answers, every text without control characters (a collection built before
+    they were removed from papers may hold a bidi override, which would reorder the page)."""
+
     def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=False, default=_plain).encode("utf-8")
+        text = json.dumps(content, ensure_ascii=False, default=_plain)
+        return without_controls(text).encode("utf-8")  # raw in JSON: only bidi ones remain
 
 
 def _plain(value: Any) -> Any:
@@ -273,6 +283,23 @@ PAGE_DOORS: dict[str, PageDoor] = {
     "entity": _entity, "edges": _neighbours, "path": _path, "contradictions": _contradictions,
     "digest": _digest,
 }  # fmt: skip
+# The query-string parameters each door reads: any other is refused (400, naming it), never
+# ignored, so that a filter the door does not take cannot pass for one it applied.
+DOOR_PARAMS: dict[str, tuple[str, ...]] = {
+    "status": (), "overview": (), "find_entities": ("q", "limit"), "query": (),
+    "entity": ("name",), "edges": ("name", "limit"), "path": ("start", "end", "max_hops"),
+    "contradictions": ("entity",), "digest": ("since",),
+}  # fmt: skip
+
+
+def unknown_params(request: Request, known: tuple[str, ...]) -> None:
+    """InputError naming the query-string parameters a door does not read."""
+    unknown = sorted(set(request.query_params) - set(known))
+    if unknown:
+        takes = f"it takes {', '.join(known)}" if known else "it takes no parameter"
+        raise InputError(
+            f"Unknown parameter(s) of {request.url.path}: {', '.join(unknown)}; {takes}"
+        )
 
 
 def said(err: FastbmragError) -> str:
@@ -316,9 +343,12 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
     async def options(request: Request) -> Response:
         return JSON(query_form())
 
-    def endpoint(read: PageDoor) -> Any:
+    def endpoint(name: str) -> Any:
+        read, known = PAGE_DOORS[name], DOOR_PARAMS[name]
+
         async def handle(request: Request) -> Response:
             try:
+                unknown_params(request, known)
                 fn, args, kwargs = await read(rag, request)
             except (ValueError, InputError) as err:
                 message = str(err) if isinstance(err, InputError) else "The body is not JSON"
@@ -328,7 +358,7 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
         return handle
 
     api = [
-        Route(path, endpoint(PAGE_DOORS[op.name]), methods=[method])
+        Route(path, endpoint(op.name), methods=[method])
         for op in OPERATIONS if op.route
         for method, path in [op.route.split(" ") if " " in op.route else ("GET", op.route)]
     ]  # fmt: skip
