@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fastbmrag import config
-from fastbmrag.errors import ConfigError, FastbmragError, InputError, StoreBusy
+from fastbmrag.declared import check
+from fastbmrag.errors import ConfigError, FastbmragError, StoreBusy
 from fastbmrag.registry import OPERATIONS, Operation
 from fastbmrag.store.collection import Collection
 from fastbmrag.store.opening import check_no_writer_waits
@@ -75,14 +76,8 @@ class RAG:
         s = self.settings
         if s.collection is not None:
             check_name(s.collection)
-        for name, (low, high) in config.SETTING_RANGES.items():  # as the command line's
-            value = getattr(s, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise InputError(
-                    f"{option_named(name)} must be a whole number from {low:,} to {high:,}, "
-                    f"got {value!r}",
-                    field=name,
-                )
+        if settings is not None:  # resolve() checked the others, as the command line's
+            check(settings)
         self._llm_factory = llm_factory
         self._shared: Collection | None = None  # the reader the overlapping calls share
         self._readers = 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import sys
 import tempfile
@@ -15,7 +14,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from fastbmrag.errors import ConfigError
+from fastbmrag.declared import check, declared, option
+from fastbmrag.errors import ConfigError, InputError
 from fastbmrag.util.wording import option_named
 
 __version__ = "0.2.0"  # the package's version (read by the build, shown by --version)
@@ -41,13 +41,6 @@ UPDATE_RANGES: dict[str, tuple[int, int]] = {
     "top_k": (1, 20),
     "commit_every": (1, 100_000),
     "num_predict": (16, 1_000_000),
-}
-# The model-server settings' bounds, at every door (the command line's options and RAG's
-# keywords): requests in flight, texts per embedding request, Ollama's context window.
-SETTING_RANGES: dict[str, tuple[int, int]] = {
-    "concurrency": UPDATE_RANGES["concurrency"],
-    "embed_batch": (1, 4096),
-    "num_ctx": (256, 1_048_576),
 }
 # Indexing, documented in README ("Indexing"): ~300 tokens per chunk keeps the refine prompt of
 # a 10-relation paper (<= 30 chunks, most shared) well inside an 8k context.
@@ -231,50 +224,55 @@ def openai_api_key(value: str | None = None) -> str | None:
     return value or os.environ.get(ENV_OPENAI_API_KEY) or None
 
 
-def preflight_timeout(value: float | str | None = None) -> float:
-    raw = value if value is not None else os.environ.get(ENV_PREFLIGHT_TIMEOUT)
-    if raw in (None, ""):
-        return DEFAULT_PREFLIGHT_TIMEOUT
+def _from_env(env: str, parse: Callable[[str], Any], kind: str, example: str) -> Any:
+    """The value of the environment variable ``env`` read by ``parse`` (None where unset or
+    blank); one it cannot read is a ConfigError naming the variable."""
+    raw = (os.environ.get(env) or "").strip()
+    if not raw:
+        return None
     try:
-        seconds = float(raw)
+        return parse(raw)
     except ValueError:
-        seconds = math.nan
-    if not 0 < seconds < math.inf:
-        raise ConfigError(
-            f"{ENV_PREFLIGHT_TIMEOUT}={raw!r} is not a number of seconds: set it to, e.g., 15"
-        )
-    return seconds
-
-
-def num_predict(value: int | str | None = None) -> int | None:
-    raw = value if value is not None else os.environ.get(ENV_NUM_PREDICT)
-    return int(raw) if raw not in (None, "") else None
+        raise ConfigError(f"{env}={raw!r} is not {kind}: set it to, e.g., {example}") from None
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Every setting of a run, resolved once: flag > environment variable > default.
 
-    Build it with :func:`resolve`; :class:`fastbmrag.RAG` builds everything else from it.
+    Build it with :func:`resolve`; :class:`fastbmrag.RAG` builds everything else from it. The
+    settings a value can be out of are declared as options are (:mod:`fastbmrag.declared`):
+    their range or choices, held by :func:`resolve` at every door; 0 is a value, never "the
+    default".
     """
 
     working_dir: Path
     collection: str | None = None
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None
-    llm_backend: str = DEFAULT_LLM_BACKEND
+    llm_backend: str = option(DEFAULT_LLM_BACKEND, help="The model server's kind.",
+                              choices=("ollama", "openai"))  # fmt: skip
     host: str = DEFAULT_OLLAMA_HOST  # the Ollama host, or the OpenAI-compatible base URL
     api_key: str | None = None  # OpenAI-compatible servers only
     llm_model: str = DEFAULT_LLM_MODEL
     embed_model: str = DEFAULT_EMBED_MODEL
     answer_model: str | None = None
-    concurrency: int = DEFAULT_CONCURRENCY  # model requests in flight
-    embed_batch: int = DEFAULT_EMBED_BATCH
-    num_ctx: int = DEFAULT_NUM_CTX
-    num_predict: int | None = None  # completion cap of the draft and refine calls
-    preflight_timeout: float = DEFAULT_PREFLIGHT_TIMEOUT  # each request of the server check
-    use_cache: bool = True
-    normalize: bool = True
+    concurrency: int = option(DEFAULT_CONCURRENCY, help="Model requests in flight.",
+                              low=1, high=1024, whole=True)  # fmt: skip
+    embed_batch: int = option(DEFAULT_EMBED_BATCH, help="Texts per embedding request.",
+                              low=1, high=4096, whole=True)  # fmt: skip
+    num_ctx: int = option(DEFAULT_NUM_CTX, help="Ollama's context window in tokens.",
+                          low=256, high=1_048_576, whole=True)  # fmt: skip
+    num_predict: int | None = option(  # completion cap of the draft and refine calls
+        None, help="Tokens the model writes per call.", low=16, high=1_000_000, whole=True,
+        env=ENV_NUM_PREDICT,
+    )  # fmt: skip
+    preflight_timeout: float = option(  # each request of the server check
+        DEFAULT_PREFLIGHT_TIMEOUT, help="Seconds each request of the server check may take.",
+        low=0.001, high=86_400, kind="a number of seconds", env=ENV_PREFLIGHT_TIMEOUT,
+    )  # fmt: skip
+    use_cache: bool = option(True, help="Read and write the model's response cache.")
+    normalize: bool = option(True, help="Ground names to HGNC and MeSH ids.")
     # why the model server setting was refused: said where a model server is needed, so that
     # the commands that need none (status, normalize, entity ...) run whatever it says
     host_error: str | None = None
@@ -316,13 +314,26 @@ FLAGS = (
 def resolve(**given: Any) -> Settings:
     """The settings from flags (keyword arguments named as in :data:`FLAGS`; None or missing:
     not given), then the environment, then the defaults."""
-    unknown = set(given) - set(FLAGS)
+    unknown = sorted(set(given) - set(FLAGS))
     if unknown:
-        raise TypeError(f"unknown settings: {', '.join(sorted(unknown))}")
+        raise InputError(f"Unknown setting {unknown[0]!r}: use one of {', '.join(FLAGS)}",
+                         field=unknown[0])  # fmt: skip
     flag = given.get
     if os.environ.get(ENV_PUBTATOR_URL):  # read when a run starts grounding: checked here first
         checked_url(os.environ[ENV_PUBTATOR_URL], ENV_PUBTATOR_URL, DEFAULT_PUBTATOR_URL)
-    backend = flag("llm_backend") or DEFAULT_LLM_BACKEND
+    given_env = {
+        "num_predict": _from_env(ENV_NUM_PREDICT, int, "a whole number of tokens", "1024"),
+        "preflight_timeout": _from_env(ENV_PREFLIGHT_TIMEOUT, float, "a number of seconds", "15"),
+    }
+
+    def chosen(name: str, default: Any) -> Any:
+        """The flag's value (0 and False too), else the environment's, else ``default``."""
+        value = flag(name)
+        if value is None:
+            value = given_env.get(name)
+        return default if value is None else value
+
+    backend = chosen("llm_backend", DEFAULT_LLM_BACKEND)
     openai = backend == "openai"
     host_error = None
     try:
@@ -330,7 +341,7 @@ def resolve(**given: Any) -> Settings:
             flag("ollama_host"))
     except ConfigError as err:
         host, host_error = "", str(err.args[0])  # as raised: its option marked
-    return Settings(
+    settings = Settings(
         working_dir=working_dir(flag("working_dir")),
         collection=flag("collection") or os.environ.get(ENV_COLLECTION) or None,
         qdrant_url=qdrant_url(flag("qdrant_url")),
@@ -342,14 +353,30 @@ def resolve(**given: Any) -> Settings:
         llm_model=llm_model(flag("llm_model")),
         embed_model=embed_model(flag("embed_model")),
         answer_model=flag("answer_model") or os.environ.get(ENV_ANSWER_MODEL) or None,
-        concurrency=flag("concurrency") or DEFAULT_CONCURRENCY,
-        embed_batch=flag("embed_batch") or DEFAULT_EMBED_BATCH,
-        num_ctx=flag("num_ctx") or DEFAULT_NUM_CTX,
-        num_predict=num_predict(flag("num_predict")),
-        preflight_timeout=preflight_timeout(flag("preflight_timeout")),
-        use_cache=flag("use_cache", True) is not False,
-        normalize=flag("normalize", True) is not False,
+        concurrency=chosen("concurrency", DEFAULT_CONCURRENCY),
+        embed_batch=chosen("embed_batch", DEFAULT_EMBED_BATCH),
+        num_ctx=chosen("num_ctx", DEFAULT_NUM_CTX),
+        num_predict=chosen("num_predict", None),
+        preflight_timeout=chosen("preflight_timeout", DEFAULT_PREFLIGHT_TIMEOUT),
+        use_cache=chosen("use_cache", True),
+        normalize=chosen("normalize", True),
     )
+    try:
+        check(settings)
+    except InputError as err:  # a value from the environment: the variable named too
+        name = err.field or ""
+        if flag(name) is None and given_env.get(name) is not None:
+            env = next(o.env for f, o in declared(Settings) if f.name == name)
+            raise ConfigError(f"{env}={os.environ[env].strip()!r}: {err.args[0]}") from None
+        raise
+    return settings
+
+
+def setting_span(name: str) -> str:
+    """A setting's declared range as the last sentence of its help (" From 1 to 1,024.")."""
+    opt = next(o for f, o in declared(Settings) if f.name == name)
+    span = opt.span().lstrip(" ,")
+    return f" {span[0].upper()}{span[1:]}."
 
 
 def flags(values: dict[str, Any]) -> dict[str, Any]:

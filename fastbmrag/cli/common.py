@@ -308,24 +308,26 @@ def llm_options(f: F) -> F:
         ),
         click.option(
             "--concurrency",
-            type=IntRange(*config.SETTING_RANGES["concurrency"]),
+            type=_Int(),
             default=config.DEFAULT_CONCURRENCY,
             show_default=True,
-            help="Requests in flight to the model server at once (Ollama: OLLAMA_NUM_PARALLEL).",
+            help="Requests in flight to the model server at once (Ollama: OLLAMA_NUM_PARALLEL)."
+            + config.setting_span("concurrency"),
         ),
         click.option(
             "--embed-batch",
-            type=IntRange(*config.SETTING_RANGES["embed_batch"]),
+            type=_Int(),
             default=config.DEFAULT_EMBED_BATCH,
             show_default=True,
-            help="Texts per embedding request.",
+            help="Texts per embedding request." + config.setting_span("embed_batch"),
         ),
         click.option(
             "--num-ctx",
-            type=IntRange(*config.SETTING_RANGES["num_ctx"]),
+            type=_Int(),
             default=config.DEFAULT_NUM_CTX,
             show_default=True,
-            help="Ollama context window in tokens (longer prompts are cut by the server).",
+            help="Ollama context window in tokens (longer prompts are cut by the server)."
+            + config.setting_span("num_ctx"),
         ),
         click.option(
             "--no-cache",
@@ -421,11 +423,12 @@ def index_options(update_options: Any) -> Callable[[F], F]:
             ),
             click.option(
                 "--num-predict",
-                type=IntRange(*config.UPDATE_RANGES["num_predict"]),
+                type=_Int(),
                 default=None,
                 envvar=config.ENV_NUM_PREDICT,
                 help=f"Cap on the tokens the model writes per draft / refine call [env "
-                f"{config.ENV_NUM_PREDICT}, default {config.DEFAULT_DRAFT_NUM_PREDICT} / {config.DEFAULT_REFINE_NUM_PREDICT}].",
+                f"{config.ENV_NUM_PREDICT}, default {config.DEFAULT_DRAFT_NUM_PREDICT} / {config.DEFAULT_REFINE_NUM_PREDICT}]."
+                + config.setting_span("num_predict"),
             ),
             llm_options,
             qdrant_options,
