@@ -101,7 +101,8 @@ def prf(tp: int, predicted: int, gold: int) -> dict[str, float]:
 
 def roles(golds: list[Gold], preds: list[Pred]) -> dict[str, Any]:
     """The background class's precision and recall over the predicted gold pairs that carry
-    a novelty mark, overall and by where the role came from ("text", "model", "": neither)."""
+    a novelty mark, overall and by where the role came from ("classifier": the findings model;
+    "text", "model", "": neither)."""
     rows = [(mark == "No", said[1] == "background", said[2])
             for g, p in zip(golds, preds, strict=True)
             for pair, (_, mark) in g.items() if mark and (said := p.get(pair))]  # fmt: skip
@@ -111,7 +112,8 @@ def roles(golds: list[Gold], preds: list[Pred]) -> dict[str, Any]:
                   sum(g for g, _, _ in kept))  # fmt: skip
         return {"relations": len(kept), **out}
 
-    by_from = {w or "neither": of([r for r in rows if r[2] == w]) for w in ("text", "model", "")}
+    by_from = {w or "neither": of([r for r in rows if r[2] == w])
+               for w in ("classifier", "text", "model", "")}  # fmt: skip
     return {"background": {"overall": of(rows), **by_from}}
 
 

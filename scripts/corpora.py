@@ -109,3 +109,54 @@ def biored_rows(path: Path, genes: dict[str, str], parity: int | None = None) ->
             if t:
                 rows.append((text, t, doc.context, ids))
     return rows
+
+
+# BioRED's entity types as the model types a relation's ends (text.novelty.TYPES)
+NOVELTY_TYPES = {**BIORED_TYPES, "SequenceVariant": "variant"}
+
+
+@dataclass
+class MarkedPaper:
+    """A BioRED paper's title and abstract sentences and its relations with a novelty mark:
+    each relation's ends as written, typed, with the sentences that name both ends, and its
+    gold role ("background" for BioRED's "No", else "finding")."""
+
+    pmid: str
+    sentences: list
+    pairs: list
+    gold: list[str]
+
+
+def marked_papers(path: Path) -> list[MarkedPaper]:
+    """The papers of a BioRED PubTator file, each relation with a novelty mark as a
+    :class:`fastbmrag.text.novelty.Pair` (the sentences that state it: those naming both ends,
+    by the corpus's own spans)."""
+    from fastbmrag.text.novelty import Pair
+    from fastbmrag.text.sentences import abstract_sentences
+
+    out = []
+    for doc in read_pubtator(path):
+        marks = [(a, b, m) for (a, b), m in doc.novelty.items()]
+        if not marks:
+            continue
+        sentences = abstract_sentences(doc.title, doc.abstract)
+        offset = len(doc.title) + 1  # the abstract's first character in PubTator's offsets
+        bounds = [(s.start, s.end) if s.where == "title" else (s.start + offset, s.end + offset)
+                  for s in sentences]  # fmt: skip
+        held: list[set[str]] = [set() for _ in sentences]
+        names: dict[str, set[str]] = {}
+        for start, _end, text, _kind, ids in doc.spans:
+            for one in ids:
+                names.setdefault(one, set()).add(text)
+            for i, (a, b) in enumerate(bounds):
+                if a <= start < b:
+                    held[i].update(ids)
+        pairs, gold = [], []
+        for one, two, mark in marks:
+            cited = tuple(i for i, ids in enumerate(held) if one in ids and two in ids)
+            pairs.append(Pair(tuple(sorted(names.get(one, ()))), tuple(sorted(names.get(two, ()))),
+                              NOVELTY_TYPES.get(doc.entity_types.get(one, ""), "other"),
+                              NOVELTY_TYPES.get(doc.entity_types.get(two, ""), "other"), cited))  # fmt: skip
+            gold.append("background" if mark == "No" else "finding")
+        out.append(MarkedPaper(doc.pmid, sentences, pairs, gold))
+    return out

@@ -131,13 +131,13 @@ class Sweep:
                 break
             except httpx.HTTPError:
                 time.sleep(0.2)
-        gets = [url for h in HOSTILE for url in (
-            f"/api/entities?q={h}&limit={random.choice(['5', '0', 'x', '999'])}",
-            f"/api/entity?name={h}", f"/api/neighbours?name={h}&limit=3",
-            f"/api/path?start={h}&end=IL1B&max_hops={random.choice(['2', '0', 'x'])}",
-            f"/api/contradictions?entity={h}", f"/api/digest?since={h}",
-            f"/api/contradictions?organisms={h}", "/api/status", "/api/overview",
-            "/api/options", f"/api/nonsense?{h}=1")]  # fmt: skip
+        gets: list[tuple[str, dict[str, str]]] = [get for h in HOSTILE for get in (
+            ("/api/entities", {"q": h, "limit": random.choice(["5", "0", "x", "999"])}),
+            ("/api/entity", {"name": h}), ("/api/neighbours", {"name": h, "limit": "3"}),
+            ("/api/path", {"start": h, "end": "IL1B", "max_hops": random.choice(["2", "0", "x"])}),
+            ("/api/contradictions", {"entity": h}), ("/api/digest", {"since": h}),
+            ("/api/contradictions", {"organisms": h}), ("/api/status", {}),
+            ("/api/overview", {}), ("/api/options", {}), ("/api/nonsense", {h or "x": "1"}))]  # fmt: skip
         posts: list[Any] = [{"question": h} for h in HOSTILE]
         posts += [{"question": "IL1B?", "top_k": v} for v in (0, -1, 1e9, "5", None, True)]
         posts += [{"question": "IL1B?", "bogus": 1}, ["a"], "x", 5, None,
@@ -150,7 +150,8 @@ class Sweep:
                     kind = random.random()
                     try:
                         if kind < 0.6:
-                            r = c.get(random.choice(gets))
+                            path, params = random.choice(gets)
+                            r = c.get(path, params=params)
                         elif kind < 0.9:
                             r = c.post("/api/query", json=random.choice(posts))
                         else:

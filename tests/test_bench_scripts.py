@@ -73,7 +73,8 @@ def test_bench_extract_scores_pairs_against_the_gold_relations(
     background = out["background"]
     assert (background["overall"]["relations"], background["overall"]["precision"],
             background["overall"]["recall"]) == (1, 1.0, 1.0)  # fmt: skip
-    assert (background["text"]["relations"], background["model"]["relations"]) == (1, 0)
+    # decided by the findings model where it is installed (the test extra installs it)
+    assert (background["classifier"]["relations"], background["model"]["relations"]) == (1, 0)
 
 
 def test_bench_extract_says_where_the_data_is_missing(
@@ -259,9 +260,13 @@ def test_bench_novelty_scores_the_text_s_roles_against_the_novelty_marks(
     path.write_text("\n".join(lines))
     assert script("bench_novelty").main([str(path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out.splitlines()[-1])
-    # the restated relation is background; the found one and the one no role decides, findings
-    assert out == {"relations": 3, "background": {"precision": 1.0, "recall": 0.5},
-                   "accuracy": 0.667}  # fmt: skip
+    # PMID 1 is odd: the held-out half. The rules: the restated relation is background; the
+    # found one and the one no role decides, findings
+    assert out["rules"] == {"relations": 3, "background": {"precision": 1.0, "recall": 0.5},
+                            "accuracy": 0.667}  # fmt: skip
+    assert out["all_findings"] == {"relations": 3, "background": {"precision": 0.0, "recall": 0.0},
+                                   "accuracy": 0.333}  # fmt: skip
+    assert out["classifier"]["relations"] == 3
 
 
 def test_command_outputs_writes_every_command_s_masked_output(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def test_a_relation_named_inside_a_noun_phrase_is_stated_as_known() -> None:
         "e": [[1, "cytochalasin B", "chemical"], [2, "GLUT", "gene"], [3, "glucose", "chemical"]],
         "r": [[1, "downregulates", 2, [2]], [1, "downregulates", 3, [2]]],
     })  # fmt: skip
-    relations, _ = resolve_draft(draft, sentences)
+    relations, _ = resolve_draft(draft, sentences, findings_model=False)
     assert [(r.finding, r.finding_from) for r in relations] == [
         (BACKGROUND, "text"), (FINDING, "model"),
     ]  # fmt: skip
@@ -105,7 +105,7 @@ def test_the_model_marks_a_restating_sentence_by_citing_its_negative_number() ->
         "r": [[1, "upregulated_in", 2, [-2]], [3, "upregulated_in", 2, [2, 3]],
               [3, "associated_with", 1, [-2, 3]]],
     })  # fmt: skip
-    relations, dropped = resolve_draft(draft, sentences)
+    relations, dropped = resolve_draft(draft, sentences, findings_model=False)
     assert dropped == 0
     assert [(r.finding, r.finding_from) for r in relations] == [
         (BACKGROUND, "model"), (FINDING, "model"), (FINDING, ""),
@@ -148,7 +148,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Any:
     write_papers_csv([Paper(pid, title=t, abstract=a, year=2020)
                       for pid, (t, a, _, _) in PAPERS.items()], csv)  # fmt: skip
     with FakeOllama(responder=scripted) as fake:
-        result = CliRunner().invoke(cli, ["update", "-c", "f", "--working-dir", str(wd),
+        result = CliRunner().invoke(cli, ["update", "-c", "f", "--no-findings-model", "--working-dir", str(wd),
                                           "--ollama-host", fake.url, "-q", str(csv)])  # fmt: skip
         assert result.exit_code == 0, result.output
         yield RAG(wd, "f", ollama_host=fake.url), fake
@@ -236,7 +236,7 @@ def test_the_main_text_stating_a_relation_decides_its_role_too(tmp_path: Path) -
     write_papers_csv([Paper(pid, title=t, abstract=a, paragraphs=p, year=2020)
                       for pid, (t, a, p) in FULL_TEXT.items()], csv)  # fmt: skip
     with FakeOllama(responder=full_text_draft) as fake:
-        result = CliRunner().invoke(cli, ["update", "-c", "m", "--working-dir", str(tmp_path),
+        result = CliRunner().invoke(cli, ["update", "-c", "m", "--no-findings-model", "--working-dir", str(tmp_path),
                                           "--ollama-host", fake.url, "-q", str(csv)])  # fmt: skip
         assert result.exit_code == 0, result.output
         rag = RAG(tmp_path, "m", ollama_host=fake.url)

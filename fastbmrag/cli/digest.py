@@ -33,12 +33,14 @@ def format_of(output: str | None, fmt: str | None) -> str:
     return _BY_SUFFIX.get(Path(output).suffix.lower(), "text") if output else "text"
 
 
-def write_digest(rag: Any, since: str, output: str | None, fmt: str | None) -> bool:
+def write_digest(
+    rag: Any, since: str, output: str | None, fmt: str | None, findings_only: bool = False
+) -> bool:
     """Write the digest since ``since`` to ``output`` (standard output when None or "-");
     whether there was anything new."""
     from fastbmrag.explore.digest import render
 
-    found = rag.digest(since)
+    found = rag.digest(since, findings_only=findings_only)
     text = render(found, format_of(output, fmt))
     if output in (None, "-"):
         click.echo(text, nl=False)
@@ -71,8 +73,9 @@ def write_digest(rag: Any, since: str, output: str | None, fmt: str | None) -> b
 )  # fmt: skip
 @click.option("-o", "--output", default=None, help="Write to this file (default: standard output).")
 def digest(
-    since: str, watch_names: tuple[str, ...], fmt: str | None, output: str | None, **opts: Any
-) -> None:
+    since: str, findings_only: bool, watch_names: tuple[str, ...], fmt: str | None,
+    output: str | None, **opts: Any,
+) -> None:  # fmt: skip
     """Say what the last runs changed: new papers, new edges by entity (watched ones first),
     pairs whose papers newly disagree or newly agree, retracted and removed papers, entities
     new to the collection. "Nothing new since ..." when nothing changed. No model call.
@@ -85,7 +88,7 @@ def digest(
     rag = workspace(**opts)
     if watch_names:
         rag.watch(list(watch_names))
-    write_digest(rag, since, output, fmt)
+    write_digest(rag, since, output, fmt, findings_only)
 
 
 @click.group("watch")

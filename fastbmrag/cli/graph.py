@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from fastbmrag import DESIGNS, PathOptions
+from fastbmrag import DESIGNS, PathOptions, QueryOptions
 from fastbmrag.cli.common import (
     collection_option,
     counted,
@@ -18,13 +18,16 @@ from fastbmrag.cli.common import (
     working_dir_option,
     workspace,
 )
+from fastbmrag.declared import declared
 from fastbmrag.errors import InputError
 from fastbmrag.query.filters import PAYLOAD_FILTERS
 
 
 def study_options(f: Any) -> Any:
     """``--design`` and ``--organism``, as a query declares them (:data:`PAYLOAD_FILTERS`):
-    only the papers of these study designs and organisms."""
+    only the papers of these study designs and organisms; ``--findings-only``, as a query's."""
+    findings = next(o for fl, o in declared(QueryOptions) if fl.name == "findings_only")
+    f = click.option(findings.flag, "findings_only", is_flag=True, help=findings.help)(f)
     for row in reversed([p for p in PAYLOAD_FILTERS if p.name in ("designs", "organisms")]):
         f = click.option(*row.flags, row.name, multiple=True, help=row.help)(f)
     return f
@@ -51,8 +54,8 @@ def _papers(ids: list[str]) -> str:
 @study_options
 @json_option
 def contradictions(
-    entity: str | None, designs: tuple[str, ...], organisms: tuple[str, ...], as_json: bool,
-    **opts: Any,
+    entity: str | None, designs: tuple[str, ...], organisms: tuple[str, ...],
+    findings_only: bool, as_json: bool, **opts: Any,
 ) -> None:  # fmt: skip
     """List the entity pairs whose papers disagree (opposite relationship types, e.g.
     upregulated_in and downregulated_in), most papers first.
@@ -61,7 +64,8 @@ def contradictions(
     Example:
       fastbmrag contradictions -c endometriosis --entity IL1B
     """
-    found = workspace(**opts).contradictions(entity, designs=designs, organisms=organisms)
+    found = workspace(**opts).contradictions(entity, designs=designs, organisms=organisms,
+                                             findings_only=findings_only)  # fmt: skip
     if as_json:
         click.echo(json.dumps(found, indent=2, ensure_ascii=False))
         return
@@ -94,7 +98,7 @@ def contradictions(
 @json_option
 def path(
     start: str, end: str, max_hops: int, designs: tuple[str, ...], organisms: tuple[str, ...],
-    as_json: bool, **opts: Any,
+    findings_only: bool, as_json: bool, **opts: Any,
 ) -> None:  # fmt: skip
     """Show the best-supported paths between two entities (names or ids): fewest hops, then
     the most papers behind the weakest hop; each hop with its relation, papers and a sentence.
@@ -103,7 +107,8 @@ def path(
     Example:
       fastbmrag path -c endometriosis IL1B CYP19A1
     """
-    found = workspace(**opts).path(start, end, max_hops=max_hops, designs=designs, organisms=organisms)
+    found = workspace(**opts).path(start, end, max_hops=max_hops, designs=designs,
+                                   organisms=organisms, findings_only=findings_only)  # fmt: skip
     if as_json:
         click.echo(json.dumps(found, indent=2, ensure_ascii=False))
         return
@@ -127,8 +132,9 @@ def path(
 @study_options
 @json_option
 def entity(
-    name: str, designs: tuple[str, ...], organisms: tuple[str, ...], as_json: bool, **opts: Any
-) -> None:
+    name: str, designs: tuple[str, ...], organisms: tuple[str, ...], findings_only: bool,
+    as_json: bool, **opts: Any,
+) -> None:  # fmt: skip
     """Show an entity's card: what HGNC or MeSH says of it, its degree and weight in the
     collection, its relations by type, its strongest partners and its papers by study design
     and by year.
@@ -138,7 +144,7 @@ def entity(
       fastbmrag entity -c endometriosis IL1B
     """
     rag = workspace(**opts)
-    card = rag.entity(name, designs=designs, organisms=organisms)
+    card = rag.entity(name, designs=designs, organisms=organisms, findings_only=findings_only)
     below = rag.narrower(name) if card is None or not card["in_collection"] else []
     if card is None:
         if below:

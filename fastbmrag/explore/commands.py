@@ -43,6 +43,11 @@ class PathOptions:
 class DigestOptions:
     """What `digest` can be told."""
 
+    findings_only: bool = option(
+        False, flag="--findings-only",
+        help="Only the papers' own findings: leave out what a paper restates as known before "
+        "(background).",
+    )  # fmt: skip
     since: str = option(
         LAST, flag="--since",
         help="'last' (the last update or sync), a run number (that run and the later ones; 0: "
@@ -50,6 +55,7 @@ class DigestOptions:
     )  # fmt: skip
 
     def __post_init__(self) -> None:
+        _flag(self.findings_only, "findings_only")
         if not isinstance(self.since, str):
             raise InputError(
                 f"{option_named('since')} must be 'last', a run number or a date as text, got "
@@ -93,15 +99,17 @@ def find_entities(rag: Workspace, text: str, limit: int = 10) -> list[dict[str, 
 
 
 def contradictions(
-    rag: Workspace, entity: str | None = None, *, designs: Any = (), organisms: Any = ()
+    rag: Workspace, entity: str | None = None, *, designs: Any = (), organisms: Any = (),
+    findings_only: bool = False,
 ) -> list[dict[str, Any]]:
     """The entity pairs whose papers disagree (opposite relationship types), most papers
     first; with ``entity``, only pairs it is part of; ``designs`` / ``organisms``: only
-    papers of these study designs and organisms (as a query's)."""
+    papers of these study designs and organisms (as a query's); ``findings_only``: only the
+    edges the papers found, not those they restate as known."""
     from fastbmrag.explore import contradictions, node_names
     from fastbmrag.query import resolve_entity
 
-    studies = _studies(designs, organisms)
+    studies = _studies(designs, organisms, findings_only)
     if entity is not None:
         _text_arg(entity, "entity")
     if entity is None:
@@ -117,10 +125,11 @@ def contradictions(
 
 def path(
     rag: Workspace, start: str, end: str, *, max_hops: int = DEFAULT_HOPS, designs: Any = (),
-    organisms: Any = (),
+    organisms: Any = (), findings_only: bool = False,
 ) -> list[list[dict[str, Any]]]:
     """The best-supported paths between two entities, each hop with its relation, papers
-    and an evidence sentence; ``designs`` / ``organisms`` as for :meth:`contradictions`."""
+    and an evidence sentence; ``designs`` / ``organisms`` / ``findings_only`` as for
+    :meth:`contradictions`."""
     from fastbmrag.explore import node_names, paths
     from fastbmrag.query import resolve_entity
 
@@ -140,18 +149,21 @@ def path(
             if not any(k in known for k in found.node_keys()):
                 raise _absent(given, found, coll.name, "so no path reaches it")
         return paths(coll, ends[0].node_keys(), ends[1].node_keys(), max_hops=max_hops,
-                     studies=_studies(designs, organisms))  # fmt: skip
+                     studies=_studies(designs, organisms, findings_only))  # fmt: skip
 
 
-def entity(rag: Workspace, name: str, *, designs: Any = (), organisms: Any = ()) -> dict[str, Any] | None:
+def entity(
+    rag: Workspace, name: str, *, designs: Any = (), organisms: Any = (),
+    findings_only: bool = False,
+) -> dict[str, Any] | None:
     """An entity's card: vocabulary facts and what the collection holds about it (in the
-    papers of ``designs`` / ``organisms``, as for :meth:`contradictions`), its papers
+    papers of ``designs`` / ``organisms``, ``findings_only``, as for :meth:`contradictions`), its papers
     counted by study design. An entry of the vocabularies that no edge is about gets its
     facts alone (``in_collection`` false); a name neither knows is None."""
     from fastbmrag.explore import entity_card, node_names, vocabulary_card
     from fastbmrag.query import resolve_entity
 
-    studies = _studies(designs, organisms)
+    studies = _studies(designs, organisms, findings_only)
     _text_arg(name, "name")
     norm = rag.normalizer()
     found = resolve_entity(name, norm)
@@ -166,15 +178,19 @@ def entity(rag: Workspace, name: str, *, designs: Any = (), organisms: Any = ())
     return vocabulary_card(found.name, found.type, found.id, facts) if facts else None
 
 
-def digest(rag: Workspace, since: str | None = None) -> dict[str, Any]:
+def digest(
+    rag: Workspace, since: str | None = None, *, findings_only: bool = False
+) -> dict[str, Any]:
     """What the runs since ``since`` changed (:mod:`fastbmrag.explore.digest`; None: the
     default of :class:`DigestOptions`): new papers and edges by entity, watched ones first,
-    pairs that newly disagree or agree, retractions. No model call."""
+    pairs that newly disagree or agree, retractions; with ``findings_only``, only the edges
+    the papers found. No model call."""
     from fastbmrag.explore.digest import digest
 
-    opts = options_of(DigestOptions, {} if since is None else {"since": since})
+    given = {"findings_only": findings_only} | ({} if since is None else {"since": since})
+    opts = options_of(DigestOptions, given)
     with rag.reader(command="digest") as coll:
-        return digest(coll, opts.since)
+        return digest(coll, opts.since, findings_only=opts.findings_only)
 
 
 def watch(rag: Workspace, names: Sequence[str]) -> list[tuple[str, str]]:
@@ -277,12 +293,19 @@ def _edges(rag: Workspace, filters: dict[str, Any]) -> Iterator[tuple[str, dict[
             yield hit.id, hit.payload
 
 
-def _studies(designs: Any, organisms: Any) -> Any:
+def _studies(designs: Any, organisms: Any, findings_only: Any = False) -> Any:
     """The study filter of a graph command, its values checked as a query's."""
     from fastbmrag.explore import Studies
     from fastbmrag.query.options import study_filter
 
-    return Studies(*study_filter(designs, organisms))
+    _flag(findings_only, "findings_only")
+    return Studies(*study_filter(designs, organisms), findings_only=findings_only)
+
+
+def _flag(value: Any, name: str) -> None:
+    """InputError naming the argument where a true/false one is neither."""
+    if not isinstance(value, bool):
+        raise InputError(f"{option_named(name)} must be True or False, got {value!r}", field=name)
 
 
 def _text_arg(value: Any, name: str) -> None:

@@ -72,8 +72,11 @@ def first_run(collection: Collection, since: str) -> int | None:
     )
 
 
-def digest(collection: Collection, since: str = LAST) -> dict[str, Any]:
-    """What the runs since ``since`` changed (module docstring); ``nothing`` when it is nothing."""
+def digest(
+    collection: Collection, since: str = LAST, *, findings_only: bool = False
+) -> dict[str, Any]:
+    """What the runs since ``since`` changed (module docstring); ``nothing`` when it is nothing.
+    ``findings_only``: the edges a paper restates as known left out."""
     start = first_run(collection, since)
     ledger = collection.ledger
     runs = [] if start is None else ledger.runs.since(start)
@@ -97,7 +100,7 @@ def digest(collection: Collection, since: str = LAST) -> dict[str, Any]:
         return out
     events = ledger.runs.events(start)
     retracted = ledger.retracted()
-    rows = list(ledger.dated_edge_rows())
+    rows = [r for r in ledger.dated_edge_rows() if not (findings_only and r[6] == BACKGROUND)]
     new = [r for r in rows if r[5] >= start]
     retracted_now = {pid for _, pid, event, _ in events if event == "retracted"}
     out_of_answers = [r for r in rows if r[1] in retracted_now]
@@ -157,6 +160,15 @@ def digest(collection: Collection, since: str = LAST) -> dict[str, Any]:
         events or new or any(e["changes"] for e in out["entities"])
     )
     return out
+
+
+def _side(change: dict[str, Any], rel: str) -> str:
+    """One side of a changed pair: the papers that found it, then those that cite it as known
+    ("risk_factor_for: f2, f3 (cited as known)"), never an empty side."""
+    found = ", ".join(change["relations"][rel])
+    cited = ", ".join(change["cited"].get(rel, []))
+    said = ", ".join(x for x in (found, cited and f"{cited} (cited as known)") if x)
+    return f"{rel}: {said}"
 
 
 def _name(key: str, names: dict[str, dict[str, Any]]) -> str:
@@ -315,7 +327,7 @@ def _lines(d: dict[str, Any], *, markdown: bool) -> list[str]:
                  e["new_to_collection"])) if on]  # fmt: skip
         lines += [head(esc(label) + (f" — {', '.join(marks)}" if marks else "")), ""]
         for c in e["changes"]:
-            sides = "; ".join(f"{rel}: {', '.join(ps)}" for rel, ps in c["relations"].items())
+            sides = "; ".join(_side(c, rel) for rel in c["relations"])
             lines.append(f"{bullet}{c['kind'].capitalize()}: {esc(c['source_name'])} → "
                          f"{esc(c['target_name'])} ({esc(sides)})")  # fmt: skip
         for edge in e["edges"]:

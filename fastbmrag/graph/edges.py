@@ -37,10 +37,12 @@ class Edge:
 @dataclass(frozen=True, slots=True)
 class Studies:
     """The papers a graph command reads: of these designs and organisms (any of each; none
-    given: every paper)."""
+    given: every paper); with ``findings_only``, only the edges a paper found, not those it
+    restates as known."""
 
     designs: tuple[str, ...] = ()
     organisms: tuple[str, ...] = ()
+    findings_only: bool = False
 
     def papers(self, collection: Collection) -> set[str] | None:
         """The papers that pass; None where every paper does."""
@@ -58,11 +60,13 @@ def ledger_edges(
     collection: Collection, *, retracted: bool = False, studies: Studies | None = None
 ) -> list[Edge]:
     """The collection's edges; those of retracted papers only with ``retracted``; only those
-    of the papers ``studies`` passes."""
+    of the papers ``studies`` passes (only findings, where it says so)."""
     edges = [Edge(*row) for row in collection.ledger.edge_rows()]
     gone = set() if retracted else collection.ledger.retracted()
     kept = studies.papers(collection) if studies is not None else None
-    return [e for e in edges if e.paper_id not in gone and (kept is None or e.paper_id in kept)]
+    findings = studies is not None and studies.findings_only
+    return [e for e in edges if e.paper_id not in gone and (kept is None or e.paper_id in kept)
+            and not (findings and e.background)]  # fmt: skip
 
 
 def papers_by_design(

@@ -247,6 +247,7 @@ def edge_point(
         retracted=int(paper.retraction == "retracted"),
         finding=edge.relation.finding,
         finding_from=edge.relation.finding_from,
+        background_p=edge.relation.background_p,
         design=paper.design,
         design_from=paper.design_from,
         organisms=list(paper.organisms),

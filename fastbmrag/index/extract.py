@@ -18,12 +18,14 @@ from fastbmrag.llm.base import KIND_EXTRACT, ChatResult, LLMClient
 from fastbmrag.prompts import Draft, extract_messages
 from fastbmrag.text.findings import (
     BACKGROUND,
+    CLASSIFIER,
     FINDING,
     UNMARKED,
     named_as_known,
     relation_role,
     sentence_roles,
 )
+from fastbmrag.text.novelty import Pair, load_model
 from fastbmrag.text.sentences import Sentence
 
 _SPACE = re.compile(r"\s+")
@@ -43,6 +45,7 @@ class Relation:
     finding_from: str = UNMARKED  # "text", "model", or "" (neither said: taken as a finding)
     said: tuple[str, ...] = ()  # the role each sentence stating it gives it (text.findings)
     marked: bool | None = None  # the model's mark: True restated, False its own, None neither
+    background_p: float | None = None  # the findings model's probability (text.novelty)
 
     @property
     def cited_text(self) -> str:
@@ -52,7 +55,10 @@ class Relation:
     def stated_in(self, sentences: Sequence[Sentence]) -> Relation:
         """This relation, also stated in ``sentences`` (stage 2's evidence from the main text,
         with its sections and citations): its role decided again from all of them."""
-        said = self.said + _said(sentences, sentence_roles(sentences), self.src, self.tgt)
+        more = _said(sentences, sentence_roles(sentences), self.src, self.tgt)
+        said = self.said + more
+        if self.finding_from == CLASSIFIER and FINDING not in more:
+            return replace(self, said=said)  # the abstract's call stands: the main text agrees
         finding, finding_from = relation_role(said, self.marked)
         return replace(self, said=said, finding=finding, finding_from=finding_from)
 
@@ -85,8 +91,17 @@ def squash(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def resolve_draft(draft: Draft, sentences: list[Sentence]) -> tuple[list[Relation], int]:
-    """The draft's relations with their names cleaned and their citations resolved.
+def resolve_draft(
+    draft: Draft,
+    sentences: list[Sentence],
+    background_threshold: float | None = None,
+    *,
+    findings_model: bool = True,
+) -> tuple[list[Relation], int]:
+    """The draft's relations with their names cleaned and their citations resolved, each a
+    finding or background: by the findings model where it is installed (``finding_from``
+    "classifier"; at or above ``background_threshold``, else the model's own threshold,
+    background), else (or without ``findings_model``) by the text's cues and the model's mark.
 
     Returns (relations, dropped): a relation is dropped, and counted with those the schema
     validation already dropped, when none of its sentence numbers is one of ``sentences``.
@@ -116,4 +131,23 @@ def resolve_draft(draft: Draft, sentences: list[Sentence]) -> tuple[list[Relatio
                 marked,
             )
         )  # fmt: skip
-    return out, dropped
+    return (classified(out, sentences, background_threshold) if findings_model else out), dropped
+
+
+def classified(
+    relations: list[Relation], sentences: Sequence[Sentence], threshold: float | None = None
+) -> list[Relation]:
+    """``relations`` with the findings model's call (:mod:`fastbmrag.text.novelty`), where it is
+    installed; as they are where it is not."""
+    model = load_model()
+    if model is None or not relations:
+        return relations
+    at = {id(s): i for i, s in enumerate(sentences)}
+    pairs = [Pair((r.src,), (r.tgt,), r.src_type, r.tgt_type,
+                  tuple(at[id(s)] for s in r.cited if id(s) in at)) for r in relations]  # fmt: skip
+    cut = model.threshold if threshold is None else threshold
+    return [
+        replace(r, finding=BACKGROUND if p >= cut else FINDING, finding_from=CLASSIFIER,
+                background_p=round(p, 4))  # fmt: skip
+        for r, p in zip(relations, model.probabilities(sentences, pairs), strict=True)
+    ]

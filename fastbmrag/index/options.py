@@ -74,6 +74,17 @@ class UpdateOptions:
         help="Ground names with the dictionaries only, not on NCBI's PubTator3 annotations of "
         f"papers with a PMID or PMCID [env {config.ENV_PUBTATOR}=0].",
     )  # fmt: skip
+    findings_model: bool = option(
+        True, flag="--no-findings-model", negate=True,
+        help="Tell a paper's findings from what it restates by the text's cues and the model's "
+        "mark alone, not by the findings model.",
+    )  # fmt: skip
+    background_threshold: float | None = option(
+        None, flag="--background-threshold", low=0, high=1, kind="a probability",
+        help="The probability at or above which the findings model calls a relation background "
+        "(the paper restates it as known) [default: the model's own, declared with it; higher: "
+        "fewer relations called background, more surely].",
+    )  # fmt: skip
     strict: bool = option(
         False, flag="--strict",
         help="Exit 1 when input rows or records were skipped as unusable (for cron).",

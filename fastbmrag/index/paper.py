@@ -81,7 +81,9 @@ async def index_paper(
         return out, [], []
 
     paper.study(draft.value.k)  # the design and organisms the record does not say
-    relations, out.dropped = resolve_draft(draft.value, sentences)
+    relations, out.dropped = resolve_draft(
+        draft.value, sentences, opts.background_threshold, findings_model=opts.findings_model
+    )
     grounding = None if annotations is None else PaperGrounding(annotations, normalizer)
     edges, out.self_loops = build_edges(paper, relations, normalizer, sentences, grounding)
     if not edges:

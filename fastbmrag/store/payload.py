@@ -93,6 +93,9 @@ class EdgePayload:
     # finding). An edge stored by an earlier version has neither and counts as a finding.
     finding: str = _index("keyword", "finding")
     finding_from: str = ""
+    # the findings model's probability that the paper restates it (finding_from "classifier"),
+    # None where the model did not decide (not installed, or an edge stored before it)
+    background_p: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

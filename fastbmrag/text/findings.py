@@ -35,6 +35,7 @@ ROLES = (FINDING, BACKGROUND)
 UNDECIDED = ""  # the text does not say
 # where a relation's role came from: the text, the model's mark, or neither (taken as a finding)
 FROM_TEXT, FROM_MODEL, UNMARKED = "text", "model", ""
+CLASSIFIER = "classifier"  # the findings model decided (text.novelty), the text's cues among its inputs
 
 # The sentences an unstructured abstract may spend on what was known before it speaks of its own
 # work: one or two (the context, then the gap the study fills).
@@ -102,15 +103,25 @@ def sentence_roles(sentences: Sequence[Sentence]) -> list[str]:
     """Each sentence's role from the text: :data:`BACKGROUND`, :data:`FINDING` or
     :data:`UNDECIDED`, in order (``sentences``: a paper's title and abstract, or passages)."""
     opening = _opening(sentences)
-    roles: list[str] = []
+    return [
+        UNDECIDED if s.where == TITLE else _role(s.text, label, i in opening)
+        for i, (s, label) in enumerate(zip(sentences, sentence_labels(sentences), strict=True))
+    ]
+
+
+def sentence_labels(sentences: Sequence[Sentence]) -> list[str]:
+    """The section or structured-abstract label each sentence stands under ("" for none): a
+    passage's section, an abstract line's label, or a label inside a flattened abstract, which
+    holds for the sentences after it up to the next."""
+    labels: list[str] = []
     label, line = "", ""
-    for i, s in enumerate(sentences):
+    for s in sentences:
         if s.section != line:  # a new line's label (or passage's section)
             label = line = s.section
         if m := _INLINE_LABEL.match(s.text):  # a label inside a flattened abstract
             label = m.group(1)
-        roles.append(UNDECIDED if s.where == TITLE else _role(s.text, label, i in opening))
-    return roles
+        labels.append(label)
+    return labels
 
 
 def _opening(sentences: Sequence[Sentence]) -> set[int]:
@@ -186,3 +197,24 @@ def relation_role(roles: Iterable[str], marked: bool | None = None) -> tuple[str
     if marked is not None:
         return (BACKGROUND if marked else FINDING), FROM_MODEL
     return FINDING, UNMARKED
+
+
+# The cues :func:`sentence_roles` reads, by name: the inputs a learned model weighs together
+# (:mod:`fastbmrag.text.novelty`).
+CUES: dict[str, re.Pattern[str]] = {
+    "reported": _REPORTED,
+    "citation": _CITATION,
+    "model": _MODEL,
+    "own_earlier": _OWN_EARLIER,
+    "own": _OWN,
+}
+
+
+def section_role(section: str) -> str:
+    """The role of a section or structured-abstract label by its first word (its number read
+    past): :data:`BACKGROUND`, :data:`FINDING` or :data:`UNDECIDED`."""
+    words = _NUMBERING.sub("", section.strip(), count=1).split()
+    first = words[0].lower() if words else ""
+    if first in BACKGROUND_SECTIONS:
+        return BACKGROUND
+    return FINDING if first in FINDING_SECTIONS else UNDECIDED

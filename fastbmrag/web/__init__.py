@@ -14,7 +14,8 @@ shard, the API answers 503 with ``retry`` and the page says so and tries again.
     GET  /api/entities?q=IL1&limit=10   completion: entities by name or id prefix
     POST /api/query              {"question": ..., and any option of `fastbmrag query` by its
                                   QueryOptions name: "entities": [...], "since": 2015, ...}
-    GET  /api/entity?name=IL1B   an entity's card
+    GET  /api/entity?name=IL1B   an entity's card (``&findings_only=true`` here and on path,
+                                 contradictions and digest: only what the papers found)
     GET  /api/neighbours?name=IL1B&limit=30   the edges touching an entity
     GET  /api/path?start=A&end=B&max_hops=3
     GET  /api/contradictions?entity=IL1B
@@ -212,6 +213,16 @@ def _name(request: Request, key: str = "name") -> str:
     return _text(request.query_params.get(key), key)
 
 
+def _yes(request: Request, name: str) -> bool:
+    """A true/false query parameter: "true" or "false" (absent: false)."""
+    raw = request.query_params.get(name)
+    if raw in (None, "", "false"):
+        return False
+    if raw == "true":
+        return True
+    raise InputError(f"'{name}' must be true or false, got {raw!r}")
+
+
 async def _status(rag: RAG, request: Request) -> Any:
     return rag.status, (), {"max_failed": 20}
 
@@ -233,8 +244,10 @@ async def _query(rag: RAG, request: Request) -> Any:
 async def _entity(rag: RAG, request: Request) -> Any:
     wanted = _name(request)
 
+    findings_only = _yes(request, "findings_only")
+
     def card() -> Any:
-        found = rag.entity(wanted)
+        found = rag.entity(wanted, findings_only=findings_only)
         below = rag.narrower(wanted) if found is None or not found["in_collection"] else []
         if found is None:
             raise InputError(
@@ -265,17 +278,19 @@ async def _neighbours(rag: RAG, request: Request) -> Any:
 async def _path(rag: RAG, request: Request) -> Any:
     start, end = _name(request, "start"), _name(request, "end")
     hops = _whole(request, "max_hops", PathOptions().max_hops)
-    return rag.path, (start, end), {"max_hops": hops}
+    return rag.path, (start, end), {"max_hops": hops,
+                                    "findings_only": _yes(request, "findings_only")}  # fmt: skip
 
 
 async def _contradictions(rag: RAG, request: Request) -> Any:
     wanted = _name(request, "entity") if request.query_params.get("entity") else None
-    return rag.contradictions, (wanted,), {}
+    return rag.contradictions, (wanted,), {"findings_only": _yes(request, "findings_only")}
 
 
 async def _digest(rag: RAG, request: Request) -> Any:
     since = request.query_params.get("since") or None  # None: the declared default
-    return rag.digest, (_text(since, "since") if since is not None else None,), {}
+    return (rag.digest, (_text(since, "since") if since is not None else None,),
+            {"findings_only": _yes(request, "findings_only")})  # fmt: skip
 
 
 PAGE_DOORS: dict[str, PageDoor] = {
@@ -287,8 +302,9 @@ PAGE_DOORS: dict[str, PageDoor] = {
 # ignored, so that a filter the door does not take cannot pass for one it applied.
 DOOR_PARAMS: dict[str, tuple[str, ...]] = {
     "status": (), "overview": (), "find_entities": ("q", "limit"), "query": (),
-    "entity": ("name",), "edges": ("name", "limit"), "path": ("start", "end", "max_hops"),
-    "contradictions": ("entity",), "digest": ("since",),
+    "entity": ("name", "findings_only"), "edges": ("name", "limit"),
+    "path": ("start", "end", "max_hops", "findings_only"),
+    "contradictions": ("entity", "findings_only"), "digest": ("since", "findings_only"),
 }  # fmt: skip
 
 

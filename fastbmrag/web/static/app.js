@@ -172,6 +172,7 @@ function showAnswer(res) {
       li.append(clickable(e.payload.source + " " + e.payload.relationship_type.replaceAll("_", " ") + " "
                           + e.payload.target, () => showEvidence(e.n)));
       if (e.payload.design) li.append(el("span", " [" + e.payload.design + "]", "design"));
+      if (e.payload.finding === "background") li.append(el("span", " [background: cited as known]", "background"));
       items.append(li);
     }
     answer.append(items);
