@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from fastbmrag.query import render
     from fastbmrag.query.filters import PAYLOAD_FILTERS
     from fastbmrag.query.options import QueryOptions
+    from fastbmrag.query.understand import GROUNDED_TYPES, found_in
     from fastbmrag.store.admin import ExportOptions
     from fastbmrag.vocab import Normalized, abstention, update_vocab, vocab_cache_dir, vocab_info
     from fastbmrag.web import create_app
@@ -65,6 +66,8 @@ _FACE = {
     "ExportOptions": "fastbmrag.store.admin",
     "render": "fastbmrag.query",
     "PAYLOAD_FILTERS": "fastbmrag.query.filters",
+    "GROUNDED_TYPES": "fastbmrag.query.understand",
+    "found_in": "fastbmrag.query.understand",
     "Normalized": "fastbmrag.vocab",
     "abstention": "fastbmrag.vocab",
     "update_vocab": "fastbmrag.vocab",
@@ -82,6 +85,8 @@ __all__ = [
     "expand_inputs",
     "ExportOptions",
     "FetchSettings",
+    "found_in",
+    "GROUNDED_TYPES",
     "iter_file",
     "iter_papers",
     "MAX_NAME_CHARS",

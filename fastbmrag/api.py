@@ -22,15 +22,16 @@ command line runs::
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import threading
-import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fastbmrag import config
 from fastbmrag.declared import check
-from fastbmrag.errors import ConfigError, FastbmragError, StoreBusy
+from fastbmrag.errors import ConfigError, FastbmragError, InputError, StoreBusy
 from fastbmrag.registry import OPERATIONS, Operation
 from fastbmrag.store.collection import Collection
 from fastbmrag.store.opening import check_no_writer_waits
@@ -57,9 +58,36 @@ class RAG:
     the registry's (:mod:`fastbmrag.registry`): ``help(RAG.query)`` shows each one's arguments.
     """
 
-    if TYPE_CHECKING:  # the registry's operations, set on the class below
+    if TYPE_CHECKING:  # the registry's operations, set on the class below, as a type checker
+        # follows them: their own functions (a test holds this list to the registry)
+        from fastbmrag.explore import commands as _explore
+        from fastbmrag.index import operations as _index
+        from fastbmrag.query import command as _query
+        from fastbmrag.store import admin as _admin
 
-        def __getattr__(self, name: str) -> Any: ...
+        insert_paper = _index.insert_paper
+        fetch = _index.fetch
+        sync = _index.sync
+        status = _admin.status
+        update_running = _admin.update_running
+        check_store = _admin.check_store
+        delete = _admin.delete
+        export = _admin.export
+        overview = _explore.overview
+        find_entities = _explore.find_entities
+        ask = _query.ask
+        query = _query.answer
+        node_keys = _explore.node_keys
+        entity = _explore.entity
+        narrower = _explore.narrower
+        edges = _explore.edges
+        graph = _explore.graph
+        path = _explore.path
+        contradictions = _explore.contradictions
+        digest = _explore.digest
+        watch = _explore.watch
+        unwatch = _explore.unwatch
+        watched = _explore.watched
 
     def __init__(
         self,
@@ -189,14 +217,35 @@ class RAG:
 
 class _Method:
     """A method of :class:`RAG` made from an operation of the registry: its function, with
-    the workspace as its first argument (imported on the first call, not with the class)."""
+    the workspace as its first argument (imported on the first call, not with the class). Its
+    arguments are held to the function's signature as the other doors hold theirs: one it does
+    not take is an InputError naming what it takes, not a TypeError."""
 
     def __init__(self, op: Operation) -> None:
         self.op = op
 
     def __get__(self, rag: RAG | None, owner: type | None = None) -> Any:
         fn = self.op.function()
-        return fn if rag is None else types.MethodType(fn, rag)
+        if rag is None:
+            return fn
+        signature = inspect.signature(fn)
+        name = self.op.name
+
+        @functools.wraps(fn)
+        def method(*args: Any, **kwargs: Any) -> Any:
+            try:
+                signature.bind(rag, *args, **kwargs)
+            except TypeError as err:
+                takes = [p for p in list(signature.parameters)[1:] if p not in ("options",
+                                                                                "filters")]  # fmt: skip
+                raise InputError(
+                    f"rag.{name}(): {err}; it takes {', '.join(takes) or 'no argument'}"
+                    + (" and the declared options as keywords" if len(takes) <
+                       len(signature.parameters) - 1 else "")  # fmt: skip
+                ) from None
+            return fn(rag, *args, **kwargs)
+
+        return method
 
 
 for _op in OPERATIONS:

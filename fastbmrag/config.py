@@ -257,12 +257,16 @@ class Settings:
     llm_model: str = DEFAULT_LLM_MODEL
     embed_model: str = DEFAULT_EMBED_MODEL
     answer_model: str | None = None
-    concurrency: int = option(DEFAULT_CONCURRENCY, help="Model requests in flight.",
-                              low=1, high=1024, whole=True)  # fmt: skip
+    concurrency: int = option(
+        DEFAULT_CONCURRENCY, low=1, high=1024, whole=True,
+        help="Requests in flight to the model server at once (Ollama: OLLAMA_NUM_PARALLEL).",
+    )  # fmt: skip
     embed_batch: int = option(DEFAULT_EMBED_BATCH, help="Texts per embedding request.",
                               low=1, high=4096, whole=True)  # fmt: skip
-    num_ctx: int = option(DEFAULT_NUM_CTX, help="Ollama's context window in tokens.",
-                          low=256, high=1_048_576, whole=True)  # fmt: skip
+    num_ctx: int = option(
+        DEFAULT_NUM_CTX, low=256, high=1_048_576, whole=True,
+        help="Ollama context window in tokens (longer prompts are cut by the server).",
+    )  # fmt: skip
     num_predict: int | None = option(  # completion cap of the draft and refine calls
         None, help="Tokens the model writes per call.", low=16, high=1_000_000, whole=True,
         env=ENV_NUM_PREDICT,

@@ -15,6 +15,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
+import fastbmrag
 from fastbmrag import config
 from fastbmrag.declared import declared
 from fastbmrag.errors import (
@@ -306,28 +307,11 @@ def llm_options(f: F) -> F:
             envvar=config.ENV_EMBED_MODEL,
             help=f"Embedding model [env {config.ENV_EMBED_MODEL}, default {config.DEFAULT_EMBED_MODEL}].",
         ),
-        click.option(
-            "--concurrency",
-            type=_Int(),
-            default=config.DEFAULT_CONCURRENCY,
-            show_default=True,
-            help="Requests in flight to the model server at once (Ollama: OLLAMA_NUM_PARALLEL)."
-            + config.setting_span("concurrency"),
-        ),
-        click.option(
-            "--embed-batch",
-            type=_Int(),
-            default=config.DEFAULT_EMBED_BATCH,
-            show_default=True,
-            help="Texts per embedding request." + config.setting_span("embed_batch"),
-        ),
-        click.option(
-            "--num-ctx",
-            type=_Int(),
-            default=config.DEFAULT_NUM_CTX,
-            show_default=True,
-            help="Ollama context window in tokens (longer prompts are cut by the server)."
-            + config.setting_span("num_ctx"),
+        *(
+            click.option(f"--{f.name.replace('_', '-')}", type=_Int(), default=f.default,
+                         show_default=True, help=opt.described())  # fmt: skip
+            for f, opt in declared(config.Settings)
+            if f.name in ("concurrency", "embed_batch", "num_ctx")
         ),
         click.option(
             "--no-cache",
@@ -463,3 +447,13 @@ def workspace(**opts: Any) -> Any:
     from fastbmrag import RAG
 
     return RAG.from_options(opts)
+
+
+def study_options(f: Any) -> Any:
+    """``--design`` and ``--organism``, as a query declares them (:data:`fastbmrag.PAYLOAD_FILTERS`):
+    only the papers of these study designs and organisms; ``--findings-only``, as a query's."""
+    findings = next(o for fl, o in declared(fastbmrag.QueryOptions) if fl.name == "findings_only")
+    f = click.option(findings.flag, "findings_only", is_flag=True, help=findings.help)(f)
+    for row in reversed([p for p in fastbmrag.PAYLOAD_FILTERS if p.name in ("designs", "organisms")]):
+        f = click.option(*row.flags, row.name, multiple=True, help=row.help)(f)
+    return f

@@ -3,34 +3,21 @@
 from __future__ import annotations
 
 import json
-import shlex
 from typing import Any
 
 import click
 
-from fastbmrag import DESIGNS, PathOptions, QueryOptions
+from fastbmrag import DESIGNS, PathOptions
 from fastbmrag.cli.common import (
     collection_option,
     counted,
     declared_options,
     json_option,
     qdrant_options,
+    study_options,
     working_dir_option,
     workspace,
 )
-from fastbmrag.declared import declared
-from fastbmrag.errors import InputError
-from fastbmrag.query.filters import PAYLOAD_FILTERS
-
-
-def study_options(f: Any) -> Any:
-    """``--design`` and ``--organism``, as a query declares them (:data:`PAYLOAD_FILTERS`):
-    only the papers of these study designs and organisms; ``--findings-only``, as a query's."""
-    findings = next(o for fl, o in declared(QueryOptions) if fl.name == "findings_only")
-    f = click.option(findings.flag, "findings_only", is_flag=True, help=findings.help)(f)
-    for row in reversed([p for p in PAYLOAD_FILTERS if p.name in ("designs", "organisms")]):
-        f = click.option(*row.flags, row.name, multiple=True, help=row.help)(f)
-    return f
 
 
 def _by_design(counts: dict[str, int]) -> str:
@@ -143,22 +130,11 @@ def entity(
     Example:
       fastbmrag entity -c endometriosis IL1B
     """
-    rag = workspace(**opts)
-    card = rag.entity(name, designs=designs, organisms=organisms, findings_only=findings_only)
-    below = rag.narrower(name) if card is None or not card["in_collection"] else []
-    if card is None:
-        if below:
-            raise InputError(
-                f"No edge of the collection is about {name!r} itself, but some are about "
-                f"concepts below it: {', '.join(below)}; ask for one of those, or use "
-                f"`fastbmrag query -e {shlex.quote(name)} ...`"
-            )
-        raise InputError(
-            f"No edge of the collection is about {name!r}, and the vocabularies do not know it: "
-            "check the name, or list the collection's entities with `fastbmrag export --format csv`"
-        )
+    card = workspace(**opts).entity(name, designs=designs, organisms=organisms,
+                                    findings_only=findings_only)  # fmt: skip
+    below = card["narrower"]
     if as_json:
-        click.echo(json.dumps({**card, "narrower": below}, indent=2, ensure_ascii=False))
+        click.echo(json.dumps(card, indent=2, ensure_ascii=False))
         return
     facts = card["vocabulary"]
     click.echo(f"{card['name']} ({card['type']}, {card['id'] or 'no id'})")

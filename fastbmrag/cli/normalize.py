@@ -203,7 +203,7 @@ def find_in_texts(
         lines += read_input(input_file, "a UTF-8 text file").splitlines()
     if not any(line.strip() for line in lines):
         raise InputError("Nothing to search: give TEXTs or --input FILE (see --help).")
-    from fastbmrag.query.understand import GROUNDED_TYPES, found_in
+    from fastbmrag import GROUNDED_TYPES, found_in
 
     norm = RAG().normalizer()
     types = GROUNDED_TYPES if type_ == "auto" else (type_,)

@@ -13,13 +13,17 @@ from fastbmrag.declared import check, option, options_of, values_of
 from fastbmrag.errors import InputError
 from fastbmrag.explore.digest import LAST
 from fastbmrag.explore.paths import DEFAULT_HOPS
+from fastbmrag.query.options import findings_only_option
 from fastbmrag.store.admin import status
 from fastbmrag.util.wording import operation_named, option_named
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     import networkx
     import pandas
 
+    from fastbmrag.keywords import QueryKeywords
     from fastbmrag.store.workspace import Workspace
 
 
@@ -43,11 +47,7 @@ class PathOptions:
 class DigestOptions:
     """What `digest` can be told."""
 
-    findings_only: bool = option(
-        False, flag="--findings-only",
-        help="Only the papers' own findings: leave out what a paper restates as known before "
-        "(background).",
-    )  # fmt: skip
+    findings_only: bool = findings_only_option()
     since: str = option(
         LAST, flag="--since",
         help="'last' (the last update or sync), a run number (that run and the later ones; 0: "
@@ -89,11 +89,20 @@ def overview(rag: Workspace) -> dict[str, Any]:
         }
 
 
+MAX_FOUND = 50  # entities one completion lists
+
+
 def find_entities(rag: Workspace, text: str, limit: int = 10) -> list[dict[str, Any]]:
-    """The collection's entities named or identified by ``text`` (a prefix first)."""
+    """The collection's entities named or identified by ``text`` (a prefix first), at most
+    ``limit`` (1 to 50)."""
     from fastbmrag.explore import find_entities
 
     _text_arg(text, "text")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_FOUND:
+        raise InputError(
+            f"{option_named('limit')} must be a whole number from 1 to {MAX_FOUND}, got {limit!r}",
+            field="limit",
+        )
     with rag.reader(command="entity") as coll:
         return find_entities(coll, text, limit=limit)
 
@@ -155,11 +164,12 @@ def path(
 def entity(
     rag: Workspace, name: str, *, designs: Any = (), organisms: Any = (),
     findings_only: bool = False,
-) -> dict[str, Any] | None:
+) -> dict[str, Any]:
     """An entity's card: vocabulary facts and what the collection holds about it (in the
-    papers of ``designs`` / ``organisms``, ``findings_only``, as for :meth:`contradictions`), its papers
-    counted by study design. An entry of the vocabularies that no edge is about gets its
-    facts alone (``in_collection`` false); a name neither knows is None."""
+    papers of ``designs`` / ``organisms``, ``findings_only``, as for :meth:`contradictions`),
+    its papers counted by study design. An entry of the vocabularies that no edge is about gets
+    its facts alone (``in_collection`` false) and the ``narrower`` concepts that have edges; a
+    name neither knows is an InputError (naming the narrower concepts, where some have edges)."""
     from fastbmrag.explore import entity_card, node_names, vocabulary_card
     from fastbmrag.query import resolve_entity
 
@@ -173,9 +183,21 @@ def entity(
         if key is not None:
             ontology_id = known[key]["id"]
             facts: dict[str, Any] = norm.facts(ontology_id) if ontology_id else {}
-            return entity_card(coll, key, facts, studies)
+            return {**entity_card(coll, key, facts, studies), "narrower": []}
     facts = norm.facts(found.id) if found.id else {}
-    return vocabulary_card(found.name, found.type, found.id, facts) if facts else None
+    below = narrower(rag, name)
+    if facts:
+        return {**vocabulary_card(found.name, found.type, found.id, facts), "narrower": below}
+    if below:
+        raise InputError(
+            f"No edge of the collection is about {name!r} itself, but some are about concepts "
+            f"below it: {', '.join(below)}; ask for one of those, or ask a question with "
+            f"{option_named('entities')} {name}"
+        )
+    raise InputError(
+        f"No edge of the collection is about {name!r}, and the vocabularies do not know it: "
+        "check the name, or list the collection's entities with an export"
+    )
 
 
 def digest(
@@ -257,12 +279,12 @@ def narrower(rag: Workspace, name: str, limit: int = 5) -> list[str]:
     return [e["name"] for e in sorted(below, key=lambda e: -e["degree"])[:limit]]
 
 
-def edges(rag: Workspace, **filters: Any) -> pandas.DataFrame:
+def edges(rag: Workspace, **filters: Unpack[QueryKeywords]) -> pandas.DataFrame:
     """Every edge passing the query filters (``entities``, ``relationship_types``,
     ``since``, ``min_weight``, ...): one row per edge, its payload and current weight."""
     import pandas
 
-    rows = [{"point_id": point_id, **payload} for point_id, payload in _edges(rag, filters)]
+    rows = [{"point_id": p, **payload} for p, payload in _edges(rag, dict(filters))]
     if not rows:  # no edge: the columns all the same
         import dataclasses
 
@@ -273,13 +295,13 @@ def edges(rag: Workspace, **filters: Any) -> pandas.DataFrame:
     return pandas.DataFrame(rows)
 
 
-def graph(rag: Workspace, **filters: Any) -> networkx.DiGraph:
+def graph(rag: Workspace, **filters: Unpack[QueryKeywords]) -> networkx.DiGraph:
     """The edges passing the query filters as a directed graph: a node per entity (name,
     type, ontology id), an edge per (source, target) with every relation between them
     (``relations``: type, paper, description) and the pair's largest weight."""
     from fastbmrag.explore import as_digraph
 
-    return as_digraph(payload for _, payload in _edges(rag, filters))
+    return as_digraph(payload for _, payload in _edges(rag, dict(filters)))
 
 
 def _edges(rag: Workspace, filters: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:

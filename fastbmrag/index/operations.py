@@ -21,7 +21,10 @@ from fastbmrag.store.places import WRITE_FREE, check_space, ensure_creatable
 from fastbmrag.util.wording import option_named
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
     from fastbmrag.index import RunSummary, UpdateOptions
+    from fastbmrag.keywords import UpdateKeywords
     from fastbmrag.papers.eutils import FetchReport, FetchSettings
     from fastbmrag.papers.pubtator import PubTatorClient
     from fastbmrag.papers.sync import SyncResult
@@ -137,7 +140,9 @@ def pubtator(rag: Workspace) -> PubTatorClient:
     return PubTatorClient(PubTatorSettings.resolve(), cache)
 
 
-def insert_paper(rag: Workspace, papers: Any, *, progress: bool = False, **options: Any) -> RunSummary:
+def insert_paper(
+    rag: Workspace, papers: Any, *, progress: bool = False, **options: Unpack[UpdateKeywords]
+) -> RunSummary:
     """Index papers as `fastbmrag update` does: a DataFrame with the papers-CSV columns, a
     papers-CSV path, a list of dicts with those columns, Paper records, or
     :class:`fastbmrag.papers.io.PaperFiles` (files, directories and globs, read twice).
@@ -151,7 +156,7 @@ def insert_paper(rag: Workspace, papers: Any, *, progress: bool = False, **optio
     from fastbmrag.papers.io import PaperFiles, as_papers
     from fastbmrag.papers.report import ReadReport
 
-    opts = update_options(rag, options)
+    opts = update_options(rag, dict(options))
     report = ReadReport()  # what reading skipped and repaired (files: the first pass's)
     if isinstance(papers, str | os.PathLike):  # a path: read as the command line reads one
         if not Path(papers).expanduser().exists():
@@ -240,13 +245,13 @@ def sync(
     since: Any = None,
     days: int | None = None,
     progress: bool = False,
-    **options: Any,
+    **options: Unpack[UpdateKeywords],
 ) -> SyncResult:
     """Fetch what PubMed added for ``query`` since the last sync, and index it; keyword
     ``options`` as for :meth:`insert_paper`."""
     from fastbmrag.papers.sync import sync_collection
 
-    opts = update_options(rag, options)
+    opts = update_options(rag, dict(options))
     with contextlib.ExitStack() as stack:
         if opts.dry_run:
             try:

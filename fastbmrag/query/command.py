@@ -16,11 +16,14 @@ from fastbmrag.query.run import query
 from fastbmrag.util.wording import option_named
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
+    from fastbmrag.keywords import QueryKeywords
     from fastbmrag.store.collection import Collection
     from fastbmrag.store.workspace import Workspace
 
 
-def ask(rag: Workspace, question: str, **options: Any) -> QueryResult:
+def ask(rag: Workspace, question: str, **options: Unpack[QueryKeywords]) -> QueryResult:
     """Answer ``question`` from the workspace's collection (``to_dict()``: what ``fastbmrag
     query --format json`` prints; the command line renders its text and Markdown from it)."""
     if not isinstance(question, str):
@@ -28,7 +31,7 @@ def ask(rag: Workspace, question: str, **options: Any) -> QueryResult:
             f"The question must be text, got {type(question).__name__}: "
             'rag.query("What is the role of IL1B in endometriosis?")'
         )
-    opts = options_of(QueryOptions, options)
+    opts = options_of(QueryOptions, dict(options))
     if rag.settings.answer_model and opts.answer_model is None:
         opts.answer_model = rag.settings.answer_model
     opts.concurrency = rag.settings.concurrency  # map-reduce width = requests in flight
@@ -45,7 +48,7 @@ def ask(rag: Workspace, question: str, **options: Any) -> QueryResult:
     return query(question, _Reading(rag), llm, normalizer, options=opts)
 
 
-def answer(rag: Workspace, question: str, **options: Any) -> dict[str, Any]:
+def answer(rag: Workspace, question: str, **options: Unpack[QueryKeywords]) -> dict[str, Any]:
     """Answer ``question``: what ``fastbmrag query --format json`` prints (:func:`ask`'s result
     as JSON); ``options`` are :class:`~fastbmrag.query.QueryOptions` fields."""
     return ask(rag, question, **options).to_dict()

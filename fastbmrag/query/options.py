@@ -53,6 +53,16 @@ def study_filter(designs: Any, organisms: Any) -> tuple[tuple[str, ...], tuple[s
     return out[0], out[1]
 
 
+def findings_only_option() -> Any:
+    """``findings_only``, declared once for every operation that reads edges (a query, the
+    graph commands, the digest)."""
+    return option(
+        False, flag="--findings-only",
+        help="Only the papers' own findings: leave out what a paper restates as known before "
+        "(background).",
+    )  # fmt: skip
+
+
 @dataclass
 class QueryOptions:
     """Everything a query can be told. Filter fields given here override the question's parse.
@@ -130,11 +140,7 @@ class QueryOptions:
         False, flag="--include-retracted",
         help="Keep the edges of retracted papers (left out by default), marked [retracted].",
     )  # fmt: skip
-    findings_only: bool = option(
-        False, flag="--findings-only",
-        help="Only the papers' own findings: leave out what a paper restates as known before "
-        "(background).",
-    )  # fmt: skip
+    findings_only: bool = findings_only_option()
     answer_model: str | None = option(
         None, flag="--answer-model", env=config.ENV_ANSWER_MODEL, page=False,
         help=f"Chat model for the parse and the answer [env {config.ENV_ANSWER_MODEL}, "

@@ -16,6 +16,9 @@ from fastbmrag.store.status import collection_status
 from fastbmrag.util.wording import counted, option_named
 
 if TYPE_CHECKING:
+    from typing import Unpack
+
+    from fastbmrag.keywords import ExportKeywords
     from fastbmrag.store.workspace import Workspace
 
 
@@ -165,13 +168,15 @@ class ExportOptions:
         check(self)
 
 
-def export(rag: Workspace, fmt: Any, out: IO[Any], **options: Any) -> tuple[int, int]:
+def export(
+    rag: Workspace, fmt: Any, out: IO[Any], **options: Unpack[ExportKeywords]
+) -> tuple[int, int]:
     """Write the graph to ``out`` as ``fmt``, GraphML (``out`` binary) or CSV (text): (nodes,
     edges); ``options`` are :class:`ExportOptions` fields: CSV cells that a spreadsheet would
     run as formulas get a leading ``'`` unless ``raw``."""
     from fastbmrag.store.export import write_csv, write_graphml
 
-    opts = options_of(ExportOptions, {**options, "fmt": fmt})
+    opts = options_of(ExportOptions, {**dict(options), "fmt": fmt})
     if opts.fmt is None:
         raise InputError(f"Name the export format: {option_named('fmt')} graphml or csv")
     with rag.reader(command="fastbmrag export") as coll:

@@ -233,7 +233,7 @@ async def _overview(rag: RAG, request: Request) -> Any:
 
 async def _entities(rag: RAG, request: Request) -> Any:
     wanted = _name(request, "q")
-    return rag.find_entities, (wanted, _whole(request, "limit", 10, 1, 50)), {}
+    return rag.find_entities, (wanted, _whole(request, "limit", 10)), {}  # its range: the library's
 
 
 async def _query(rag: RAG, request: Request) -> Any:
@@ -244,19 +244,7 @@ async def _query(rag: RAG, request: Request) -> Any:
 async def _entity(rag: RAG, request: Request) -> Any:
     wanted = _name(request)
 
-    findings_only = _yes(request, "findings_only")
-
-    def card() -> Any:
-        found = rag.entity(wanted, findings_only=findings_only)
-        below = rag.narrower(wanted) if found is None or not found["in_collection"] else []
-        if found is None:
-            raise InputError(
-                f"No edge of the collection is about {wanted!r}"
-                + (f"; some are about concepts below it: {', '.join(below)}" if below else "")
-            )
-        return {**found, "narrower": below}
-
-    return card, (), {}
+    return rag.entity, (wanted,), {"findings_only": _yes(request, "findings_only")}
 
 
 NEIGHBOUR_FIELDS = ("point_id", "source", "source_type", "source_key", "target", "target_type",
