@@ -22,8 +22,27 @@ next run redoes.
 
 from __future__ import annotations
 
-from fastbmrag.index.edges import build_edges
-from fastbmrag.index.options import UpdateOptions
-from fastbmrag.index.run import RunSummary, index_papers
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fastbmrag.index.edges import build_edges
+    from fastbmrag.index.options import UpdateOptions
+    from fastbmrag.index.run import RunSummary, index_papers
 
 __all__ = ["RunSummary", "UpdateOptions", "build_edges", "index_papers"]
+# name -> its module, imported on first use: a command that only declares its options
+# (`update --help`) does not load the indexer, its model client or the findings model
+_LAZY = {
+    "build_edges": "fastbmrag.index.edges",
+    "UpdateOptions": "fastbmrag.index.options",
+    "RunSummary": "fastbmrag.index.run",
+    "index_papers": "fastbmrag.index.run",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'fastbmrag.index' has no attribute {name!r}")
+    return getattr(importlib.import_module(where), name)

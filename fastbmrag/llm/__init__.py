@@ -11,7 +11,8 @@ print(llm.accounting.to_dict())
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from fastbmrag import config
 from fastbmrag.errors import ConfigError
@@ -25,12 +26,32 @@ from fastbmrag.llm.base import (
     LLMClient,
     Usage,
 )
-from fastbmrag.llm.cache import CACHE_FILENAME, ResponseCache
-from fastbmrag.llm.common import BaseLLM
-from fastbmrag.llm.ollama import OllamaClient
-from fastbmrag.llm.openai_compat import OpenAICompatClient
-from fastbmrag.llm.pool import ServerPool
 from fastbmrag.util.wording import option_named
+
+if TYPE_CHECKING:
+    from fastbmrag.llm.cache import CACHE_FILENAME, ResponseCache
+    from fastbmrag.llm.common import BaseLLM
+    from fastbmrag.llm.ollama import OllamaClient
+    from fastbmrag.llm.openai_compat import OpenAICompatClient
+    from fastbmrag.llm.pool import ServerPool
+
+# The clients and their cache, imported where a model server is first called (the ollama and
+# httpx packages take a tenth of a second): a command that calls none does not pay for them.
+_LAZY = {
+    "CACHE_FILENAME": "fastbmrag.llm.cache",
+    "ResponseCache": "fastbmrag.llm.cache",
+    "BaseLLM": "fastbmrag.llm.common",
+    "OllamaClient": "fastbmrag.llm.ollama",
+    "OpenAICompatClient": "fastbmrag.llm.openai_compat",
+    "ServerPool": "fastbmrag.llm.pool",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module 'fastbmrag.llm' has no attribute {name!r}")
+    return getattr(importlib.import_module(where), name)
 
 BACKENDS = ("ollama", "openai")
 
@@ -70,6 +91,10 @@ def make_llm(
         raise ConfigError(
             f"{option_named('openai_api_key')} only applies to {option_named('llm_backend')} openai"
         )
+    from fastbmrag.llm.ollama import OllamaClient
+    from fastbmrag.llm.openai_compat import OpenAICompatClient
+    from fastbmrag.llm.pool import ServerPool
+
     resolve = config.ollama_host if backend == "ollama" else config.openai_base_url
     hosts = resolve(host).split(",")
 
@@ -111,6 +136,8 @@ def llm_for(
     unless ``cache`` is False (or the settings turn it off). ``query``: a question's one
     embedding must come within the preflight bound, so that a server that hangs is named (or,
     in a pool, left out) at once."""
+    from fastbmrag.llm.cache import ResponseCache
+
     use_cache = s.use_cache if cache is None else cache and s.use_cache
     return make_llm(
         s.llm_backend,

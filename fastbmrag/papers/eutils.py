@@ -42,8 +42,6 @@ from typing import TypeVar
 from urllib.error import HTTPError, URLError
 from urllib.parse import urlsplit
 
-import httpx
-from Bio import Entrez
 from lxml import etree
 
 from fastbmrag import config
@@ -195,6 +193,8 @@ def _retry_after(value: str | None) -> float | None:
 @contextlib.contextmanager
 def _entrez_call(timeout: float) -> Iterator[None]:
     """One Entrez request at a time, with Entrez's own retries off and a socket timeout."""
+    from Bio import Entrez  # imported where PubMed is asked, not by every command
+
     with _ENTREZ_LOCK:
         saved_tries, saved_timeout = Entrez.max_tries, socket.getdefaulttimeout()
         Entrez.max_tries = 1
@@ -212,6 +212,9 @@ class PubMedClient(Closing):
     def __init__(
         self, settings: FetchSettings, *, sleep: Callable[[float], None] = time.sleep
     ) -> None:
+        import httpx
+        from Bio import Entrez
+
         if not hasattr(Entrez, "_build_request"):
             raise ConfigError("fastbmrag fetch needs biopython >= 1.83: pip install -U biopython")
         self.settings = settings
@@ -261,6 +264,8 @@ class PubMedClient(Closing):
         if s.api_key:
             full["api_key"] = s.api_key
 
+        from Bio import Entrez
+
         def call() -> bytes:
             request = Entrez._build_request(cgi, dict(full))
             try:
@@ -292,6 +297,7 @@ class PubMedClient(Closing):
         """The JATS XML of an article, or None when the service has no text for it (404)."""
         s = self.settings
         url = s.fulltext_url.format(pmcid=pmcid)
+        import httpx
 
         def call() -> bytes | None:
             try:

@@ -64,14 +64,13 @@ def content_words(text: str, common: dict[str, float]) -> dict[str, bool]:
     }
 
 
-@functools.lru_cache(maxsize=1)
-def _relation_stems() -> frozenset[str]:
+def _relation_stems(common: dict[str, float]) -> set[str]:
     """The stems of the words that name the graph's relationship types ("biomarker" of
     biomarker_of, "risk" and "factor" of risk_factor_for)."""
     from fastbmrag.prompts import RELATIONSHIP_TYPES
 
     words = (w for r in RELATIONSHIP_TYPES for w in r.split("_"))
-    return frozenset(_stem(w) for w in words if not function_word(w, _english()))
+    return {_stem(w) for w in words if not function_word(w, common)}
 
 
 def related(
@@ -81,7 +80,7 @@ def related(
     ``kept_by`` "word"). A word that names a relationship type ("Is IL6 a biomarker of ...")
     asks for the relation, not for an entity of that name: it relates no edge."""
     common = _common(normalizer)
-    relations = _relation_stems()
+    relations = _relation_stems(common)
     asked = {s: c for s, c in content_words(question, common).items() if s not in relations}
     kept = []
     for e in edges:
