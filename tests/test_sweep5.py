@@ -358,3 +358,31 @@ def test_a_retraction_a_record_states_survives_a_sigkill_of_sync(tmp_path: Any) 
     assert json.loads(again.stdout)["newly_retracted"] == 1
     flags = {e["paper_id"]: e["retracted"] for e in RAG(wd, "s").edges().to_dict("records")}
     assert flags == {"1000001": 1, "1000002": 0}
+
+
+# --- an older collection: every export has every declared column ------------------------------
+
+
+def test_an_edge_stored_before_a_field_existed_exports_with_its_value(tmp_path: Any) -> None:
+    import csv
+
+    from fastbmrag.store.base import Filter, Point
+
+    with FakeOllama(responder=_typed_other) as fake:
+        bevonium = RAG(tmp_path / "wd", "c", ollama_host=fake.url)
+        paper = {"paper_id": "B1", "abstract": "We found that bevonium treats asthma."}
+        assert bevonium.insert_paper([paper], pubtator=False).indexed == 1
+    with bevonium.writer() as coll:  # as the version before stored it: no findings fields
+        [hit] = list(coll.scroll(Filter()))
+        old = {k: v for k, v in hit.payload.items()
+               if k not in ("finding", "finding_from", "background_p")}  # fmt: skip
+        size = coll.store.vector_size()
+        coll.store.upsert([Point(hit.id, [1.0] + [0.0] * (size - 1), old)])
+        coll.store.flush()
+    out = tmp_path / "e.csv"
+    result = run("export", "-c", "c", "--working-dir", str(bevonium.working_dir), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    [row] = list(csv.DictReader(out.read_text(encoding="utf-8").splitlines()))
+    assert (row["finding"], row["finding_from"], row["background_p"]) == ("finding", "", "")
+    [edge] = bevonium.edges().to_dict("records")
+    assert edge["finding"] == "finding"

@@ -284,7 +284,9 @@ def edges(rag: Workspace, **filters: Unpack[QueryKeywords]) -> pandas.DataFrame:
     ``since``, ``min_weight``, ...): one row per edge, its payload and current weight."""
     import pandas
 
-    rows = [{"point_id": p, **payload} for p, payload in _edges(rag, dict(filters))]
+    from fastbmrag.store.payload import completed
+
+    rows = [{"point_id": p, **completed(payload)} for p, payload in _edges(rag, dict(filters))]
     if not rows:  # no edge: the columns all the same
         import dataclasses
 

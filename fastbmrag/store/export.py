@@ -21,6 +21,7 @@ from lxml import etree
 from fastbmrag.papers.model import without_controls
 from fastbmrag.store.base import Hit
 from fastbmrag.store.collection import Collection
+from fastbmrag.store.payload import completed
 
 GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
 _SCROLL_BATCH = 1024
@@ -82,7 +83,7 @@ def write_graphml(coll: Collection, out: IO[bytes]) -> tuple[int, int]:
     edge_types: dict[str, str] = {}
     endpoints: dict[str, tuple[str, str]] = {}
     for hit in _edges(coll):
-        for key, value in hit.payload.items():
+        for key, value in completed(hit.payload).items():
             if value is None:
                 continue
             edge_types[key] = _merge_type(edge_types.get(key), _graphml_type(_scalar(value)))
@@ -138,7 +139,7 @@ def write_graphml(coll: Collection, out: IO[bytes]) -> tuple[int, int]:
                         xf.write(_node(key, {"name": name, "type": type_}, node_types))
                         written_nodes += 1
                 for hit in _edges(coll):
-                    payload = hit.payload
+                    payload = completed(hit.payload)
                     el = etree.Element(
                         "edge",
                         {
@@ -173,7 +174,7 @@ def write_csv(coll: Collection, out: IO[str], *, raw: bool = False) -> int:
     leading ``'``, the usual convention, unless ``raw``."""
     columns: dict[str, None] = {}
     for hit in _edges(coll):
-        for key in hit.payload:
+        for key in completed(hit.payload):
             columns.setdefault(key, None)
     columns.pop("weight", None)
     header = ["point_id", "weight", *columns]
@@ -181,7 +182,7 @@ def write_csv(coll: Collection, out: IO[str], *, raw: bool = False) -> int:
     writer.writerow(header)
     rows = 0
     for hit in _edges(coll):
-        payload = hit.payload
+        payload = completed(hit.payload)
         row: list[Any] = [hit.id, payload["weight"]]
         row += [_cell(payload.get(key), raw) for key in columns]
         writer.writerow(row)

@@ -17,7 +17,7 @@ that a question's entity selects the edges that write one of its names, grounded
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 PAYLOAD_VERSION = 4
@@ -118,10 +118,24 @@ def _indexed(kind: str) -> tuple[str, ...]:
 COMPUTED = ("point_id", "weight", "source_degree", "target_degree", "score")
 TAKEN = frozenset((*(f.name for f in fields(EdgePayload)), *COMPUTED))
 
+# Each declared field's value where a payload lacks it (a factory for a list or a dict).
+_DEFAULTS: dict[str, Any] = {
+    f.name: f.default_factory if f.default is MISSING else f.default
+    for f in fields(EdgePayload) if f.name != "extra"
+}  # fmt: skip
+
 # Payload fields with an index, by index kind (declared order).
 KEYWORD_FIELDS = _indexed("keyword")
 INTEGER_FIELDS = _indexed("integer")
 TEXT_FIELDS = _indexed("text")  # names
+
+
+def completed(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with every declared field: one a collection built by an earlier version
+    lacks takes the value it stands for there (``finding``: "finding", ``background_p``: None),
+    so that every export has every column."""
+    missing = {n: v for n, v in _DEFAULTS.items() if n not in payload}
+    return {**payload, **{n: v() if callable(v) else v for n, v in missing.items()}}
 
 
 def evidence_of(payload: dict[str, Any]) -> list[dict[str, Any]]:
