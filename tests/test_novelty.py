@@ -260,3 +260,15 @@ def test_an_older_collection_is_re_marked_by_the_model_with_no_chat_call(tmp_pat
     edges = RAG(wd, "n").edges().to_dict("records")
     assert {e["finding_from"] for e in edges} == {"classifier"}
     assert all(e["background_p"] is not None for e in edges)
+
+
+def test_a_card_whose_edges_the_filters_leave_out_says_so(
+    restated: tuple[Path, FakeOllama],
+) -> None:
+    wd, _ = restated
+    # no paper of the collection is an RCT: the filter leaves no edge about IL6
+    result = CliRunner().invoke(cli, ["entity", "IL6", "-c", "r", "--working-dir", str(wd),
+                                      "--design", "rct"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "no edge about it passes the filters given" in result.output
+    assert "relations (papers" not in result.output

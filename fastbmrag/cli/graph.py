@@ -147,6 +147,10 @@ def entity(
         return
     n = card["papers"]
     click.echo(f"  degree {card['degree']}, weight {card['weight']:.4f}, {counted(n, 'paper')}")
+    if not card["relations"]:  # every edge about it left out by the filters given
+        click.echo("  no edge about it passes the filters given (--design, --organism, "
+                   "--findings-only)")  # fmt: skip
+        return
     cited = card.get("cited", {})
     click.echo("  relations (papers that found each; + those that cite it as known): " + ", ".join(
         f"{t} {n}" + (f" +{cited[t]}" if cited.get(t) else "") for t, n in card["relations"].items()
