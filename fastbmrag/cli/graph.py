@@ -147,15 +147,16 @@ def entity(
         return
     n = card["papers"]
     click.echo(f"  degree {card['degree']}, weight {card['weight']:.4f}, {counted(n, 'paper')}")
-    if not card["relations"]:  # every edge about it left out by the filters given
+    cited = card.get("cited", {})
+    if not card["relations"] and (designs or organisms or findings_only):
         click.echo("  no edge about it passes the filters given (--design, --organism, "
                    "--findings-only)")  # fmt: skip
-        return
-    cited = card.get("cited", {})
-    click.echo("  relations (papers that found each; + those that cite it as known): " + ", ".join(
-        f"{t} {n}" + (f" +{cited[t]}" if cited.get(t) else "") for t, n in card["relations"].items()
-    ))  # fmt: skip
-    click.echo("  partners: " + ", ".join(f"{p['name']} ({p['papers']})" for p in card["partners"]))
+    else:
+        click.echo("  relations (papers that found each; + those that cite it as known): " +
+                   ", ".join(f"{t} {n}" + (f" +{cited[t]}" if cited.get(t) else "")
+                             for t, n in card["relations"].items()))  # fmt: skip
+        click.echo("  partners: " + ", ".join(f"{p['name']} ({p['papers']})"
+                                              for p in card["partners"]))  # fmt: skip
     if _by_design(card["papers_by_design"]):
         click.echo("  by design: " + _by_design(card["papers_by_design"]))
     if card["papers_by_year"]:
