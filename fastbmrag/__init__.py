@@ -15,10 +15,10 @@ a query's options and rendering, the web page. Each is imported on first use, so
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fastbmrag.config import __version__
+from fastbmrag.util.lazy import lazy
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG
@@ -107,9 +107,4 @@ __all__ = [
     "write_papers_csv",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    where = _FACE.get(name)
-    if where is None:
-        raise AttributeError(f"module 'fastbmrag' has no attribute {name!r}")
-    return getattr(importlib.import_module(where), name)
+__getattr__ = lazy(__name__, _FACE)

@@ -22,8 +22,9 @@ next run redoes.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from fastbmrag.util.lazy import lazy
 
 if TYPE_CHECKING:
     from fastbmrag.index.edges import build_edges
@@ -39,10 +40,4 @@ _LAZY = {
     "RunSummary": "fastbmrag.index.run",
     "index_papers": "fastbmrag.index.run",
 }
-
-
-def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'fastbmrag.index' has no attribute {name!r}")
-    return getattr(importlib.import_module(where), name)
+__getattr__ = lazy(__name__, _LAZY)

@@ -11,7 +11,6 @@ print(llm.accounting.to_dict())
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from fastbmrag import config
@@ -26,6 +25,7 @@ from fastbmrag.llm.base import (
     LLMClient,
     Usage,
 )
+from fastbmrag.util.lazy import lazy
 from fastbmrag.util.wording import option_named
 
 if TYPE_CHECKING:
@@ -45,13 +45,7 @@ _LAZY = {
     "OpenAICompatClient": "fastbmrag.llm.openai_compat",
     "ServerPool": "fastbmrag.llm.pool",
 }
-
-
-def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'fastbmrag.llm' has no attribute {name!r}")
-    return getattr(importlib.import_module(where), name)
+__getattr__ = lazy(__name__, _LAZY)
 
 BACKENDS = ("ollama", "openai")
 
