@@ -91,6 +91,7 @@ def build(wd: Path, n: int, dim: int) -> None:
                             "relationship_type": RELS[i % len(RELS)],
                             "names": [GENES[g], "Endometriosis" if endo else "Adenomyosis",
                                       "endometriosis" if endo else "adenomyosis"],  # fmt: skip
+                            "words": f"{GENES[g].lower()} {'endometriosi' if endo else 'adenomyosi'}",
                             "description": f"{GENES[g]} is altered in lesions; " * 8,
                             "description_source": "refined" if i % 2 else "cited",
                             "evidence": [

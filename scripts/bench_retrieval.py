@@ -29,7 +29,10 @@ Reported, per half (questions of even PMIDs: tuning; odd: held out) and overall:
 * query time (median, p95) as understood.
 
     python scripts/bench_retrieval.py [--embedder hashed|minilm] [--pqa FILE] [--limit N]
-        [--json] [--misses 20] [--working-dir DIR]
+        [--json] [--misses 20] [--working-dir DIR] [--words-floor F [F ...]]
+
+``--words-floor`` asks the tuning half with each BM25 floor in turn (``query.rank.WORDS_FLOOR``)
+and prints its figures only.
 
 With ``--working-dir`` the collection is kept: a second run with the same embedder indexes
 nothing again (every paper is unchanged) and only asks.
@@ -56,6 +59,7 @@ PQA = SHARED / "pubmedqa" / "pqal_train.json"
 TOP = 50
 HOLD_BACK_EVERY = 5
 KS = (1, 5, 10, 50)
+
 
 # --- the stand-in reader --------------------------------------------------------------------
 #
@@ -189,7 +193,7 @@ def unrelated(result: Any, question: str) -> bool:
     """Whether an evidence item holds no id the question was linked to (or the broader concept
     it was answered from) and shares no content word with the question or the linked concepts'
     names (stems of the words that are no function words, common words included)."""
-    from fastbmrag.query.related import content_words
+    from fastbmrag.text.stems import content_words
 
     ids = {m["id"] for m in result.understood if m.get("id")}
     ids |= {m["broader"]["id"] for m in result.understood if m.get("broader")}
@@ -213,9 +217,7 @@ def rank_of(result: Any, pmid: str) -> int | None:
     )
 
 
-async def ask_all(
-    wd: Path, questions: list[dict[str, Any]], fake_url: str
-) -> list[dict[str, Any]]:
+async def ask_all(wd: Path, questions: list[dict[str, Any]], fake_url: str) -> list[dict[str, Any]]:
     from fastbmrag.llm.ollama import OllamaClient
     from fastbmrag.prompts import RELATIONSHIP_TYPES
     from fastbmrag.query import QueryOptions, aquery
@@ -285,6 +287,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--misses", type=int, default=0, help="print N questions that miss")
     ap.add_argument("--working-dir", type=Path, default=None, help="keep the collection here")
     ap.add_argument(
+        "--words-floor", type=float, nargs="+", default=None,
+        help="ask with each of these BM25 floors in turn (tuning; default: the query's own)",
+    )  # fmt: skip
+    ap.add_argument(
         "--embedder", choices=("hashed", "minilm"), default="hashed",
         help="the fake's hashed words, or all-MiniLM-L6-v2 (scripts/minilm.py)",
     )  # fmt: skip
@@ -311,6 +317,15 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         rag.insert_paper(papers, pubtator=False)
         index_s = time.perf_counter() - t
+        if args.words_floor:
+            import fastbmrag.query.rank as rank
+
+            for floor in args.words_floor:
+                rank.WORDS_FLOOR = floor
+                rows = asyncio.run(ask_all(wd, questions, fake.url))
+                print(json.dumps({"words floor": floor,
+                                  "tuning": score([r for r in rows if int(r["pmid"]) % 2 == 0])}))  # fmt: skip
+            return 0
         rows = asyncio.run(ask_all(wd, questions, fake.url))
     seconds = sorted(r["seconds"] for r in rows)
     out = {
@@ -328,7 +343,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{k}: {v}")
     shown = {
         "MISS": [
-            r for r in rows
+            r
+            for r in rows
             if not r["held"] and r["plain_rank"] and (r["rank"] or TOP + 1) > r["plain_rank"]
         ],
         "NONE": [r for r in rows if not r["held"] and r["none"]],

@@ -24,7 +24,7 @@ from fastbmrag.query.understand import understand
 from fastbmrag.store.base import EdgeRef
 from fastbmrag.store.ledger import Ledger
 from fastbmrag.testing.fake_ollama import FakeOllama
-from fastbmrag.testing.responders import numbered_sentences, responder, schema_title, task_text
+from fastbmrag.testing.responders import naming
 from fastbmrag.vocab.loading import load_normalizer
 
 # what the model names in these papers, as written, with the type it gives
@@ -46,20 +46,7 @@ PAPERS = [
 TINNITUS, DEPRESSIVE, MAJOR_DEPRESSIVE = "D014012", "D003866", "D003865"
 
 
-def drafted(request: dict[str, Any]) -> dict[str, Any] | str:
-    if schema_title(request) != "Draft":
-        return responder(request)
-    entities: list[list[Any]] = []
-    relations: list[list[Any]] = []
-    for number, sentence in numbered_sentences(task_text(request)):
-        here = [n for n in NAMED if n.lower() in sentence.lower()]
-        for name in here:
-            if name not in [e[1] for e in entities]:
-                entities.append([len(entities) + 1, name, NAMED[name]])
-        if len(here) == 2:
-            ids = [next(e[0] for e in entities if e[1] == n) for n in here]
-            relations.append([ids[0], "upregulated_in", ids[1], [number]])
-    return {"e": entities, "r": relations}
+drafted = naming(NAMED, "upregulated_in")
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ from fastbmrag.store.base import (
     Match,
     Point,
     Range,
+    Ranking,
     Store,
     edge_point_id,
     node_key,
@@ -30,8 +31,9 @@ from fastbmrag.store.edge import (
     readahead,
     readahead_files,
 )
-from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
+from fastbmrag.store.payload import BM25_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
 from fastbmrag.store.server import ServerStore
+from fastbmrag.text.stems import edge_words, stems
 
 
 def point(row: dict[str, str], year: int = 1990, degree: int = 1) -> Point:
@@ -54,6 +56,7 @@ def point(row: dict[str, str], year: int = 1990, degree: int = 1) -> Point:
         "source_degree": degree,
         "target_degree": degree,
         "paper_weight": 1.5,
+        "words": edge_words([row["chemical_name"], row["disease_name"]]),
     }
     return Point(
         edge_point_id(pid, row["chemical_id"], "induces", row["disease_id"]),
@@ -166,7 +169,7 @@ def test_delete_by_paper(loaded: Store) -> None:
     assert "PMID:2696505" not in loaded.paper_ids()
 
 
-def test_a_boosted_search_adds_the_largest_boost_an_edge_earns_in_the_store(
+def test_a_ranked_search_adds_the_largest_boost_an_edge_earns_in_the_store(
     loaded: Store,
 ) -> None:
     query = vec("nitroprusside induces hypotension")
@@ -174,24 +177,57 @@ def test_a_boosted_search_adds_the_largest_boost_an_edge_earns_in_the_store(
     similarity = {h.id: h.score or 0.0 for h in plain}
     into = Filter(must=(Match("target_id", "D007022"),))  # edges into hypotension
     labetalol = Filter(must=(Match("source_id", "D007741"),))
-    boosts = [Boost("into", 0.1, into), Boost("labetalol", 1.0, labetalol)]
-    hits = loaded.boosted(query, None, boosts, limit=50)
-    # only edges that earn a boost; each scored its similarity plus its largest boost
+    boosts = (Boost("into", 0.1, into), Boost("labetalol", 1.0, labetalol))
+    ranking = Ranking(boosts=boosts)
+    hits = loaded.ranked(query, None, ranking, limit=50)
+    # only edges that earn a boost, ranked by their similarity (each hit's score) plus the
+    # largest boost they earn, which their payload tells
     assert hits and all(h.payload["target_id"] == "D007022"
                         or h.payload["source_id"] == "D007741" for h in hits)  # fmt: skip
+    ranks = []
     for h in hits:
         earned = 1.0 if h.payload["source_id"] == "D007741" else 0.1
-        assert h.score == pytest.approx(similarity[h.id] + earned, abs=2e-3)
-    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        assert h.score == pytest.approx(similarity[h.id], abs=2e-3)
+        assert ranking.earned(h) == boosts[earned == 1.0]
+        ranks.append((h.score or 0.0) + earned)
+    assert ranks == sorted(ranks, reverse=True)
     # the larger boost outranks similarity: labetalol's edge above the exact match
     assert hits[0].payload["source_id"] == "D007741"
     assert similarity[hits[1].id] > similarity[hits[0].id]
     # the flags' filter holds for every candidate
     only = Filter(must=(Match("source_id", "D009599"),))
-    assert {h.payload["source_id"] for h in loaded.boosted(query, only, boosts, 50)} == {
+    assert {h.payload["source_id"] for h in loaded.ranked(query, only, ranking, 50)} == {
         "D009599"
     }
-    assert loaded.boosted(query, None, [], 50) == []
+    assert loaded.ranked(query, None, Ranking(), 50) == []
+
+
+def test_a_ranked_search_relates_edges_by_their_words_bm25_in_the_same_request(
+    loaded: Store,
+) -> None:
+    query = vec("what lowers blood pressure")
+    plain = {h.id: h.score or 0.0 for h in loaded.search(query, limit=loaded.count())}
+    labetalol = Filter(must=(Match("source_id", "D007741"),))
+    words = " ".join(stems("Which drugs cause hypotension?"))
+    held = [h for h in loaded.scroll() if "hypotens" in h.payload["words"].split()]
+    assert 0 < len(held) < loaded.count()
+    ranking = Ranking(boosts=(Boost("labetalol", 1.0, labetalol),), words=words,
+                      words_floor=0.5, words_weight=0.05)  # fmt: skip
+    hits = loaded.ranked(query, None, ranking, limit=50)
+    # the edges the word relates, and those earning the boost: each with what it earns
+    assert {h.id for h in hits} == {h.id for h in held} | {
+        h.id for h in loaded.scroll(labetalol)
+    }
+    for h in hits:
+        b = ranking.earned(h)
+        assert h.score == pytest.approx(plain[h.id], abs=2e-3)
+        if b is None:  # all of the words' weight: their BM25 passes words_full (the floor)
+            assert plain[h.id] + 0.05 <= max(plain[x.id] + 1.0 for x in hits)
+    # a floor above the word's weight in the collection relates nothing by words
+    high = Ranking(words=words, words_floor=50.0, words_weight=0.05)
+    assert loaded.ranked(query, None, high, 50) == []
+    # without a vector: the same edges, by what they earn
+    assert {h.id for h in loaded.ranked(None, None, ranking, 50)} == {h.id for h in hits}
 
 
 def test_search_with_filters_and_threshold(loaded: Store) -> None:
@@ -287,8 +323,11 @@ def test_embedded_reopen_keeps_everything(tmp_path: Path) -> None:
         kinds = again.indexed_fields()
         assert {k: kinds[k] for k in KEYWORD_FIELDS} == dict.fromkeys(KEYWORD_FIELDS, "Keyword")
         assert {k: kinds[k] for k in INTEGER_FIELDS} == dict.fromkeys(INTEGER_FIELDS, "Integer")
-        assert {k: kinds[k] for k in TEXT_FIELDS} == dict.fromkeys(TEXT_FIELDS, "Text")
-        assert kinds.keys() == {*KEYWORD_FIELDS, *INTEGER_FIELDS, *TEXT_FIELDS}  # no index no filter reads
+        assert {k: kinds[k] for k in TEXT_FIELDS + BM25_FIELDS} == dict.fromkeys(
+            TEXT_FIELDS + BM25_FIELDS, "Text"
+        )
+        # no index that no filter or score reads
+        assert kinds.keys() == {*KEYWORD_FIELDS, *INTEGER_FIELDS, *TEXT_FIELDS, *BM25_FIELDS}
     finally:
         again.close()
 
@@ -398,11 +437,11 @@ def test_embedded_shard_of_an_earlier_layout_gets_on_disk_indexes(tmp_path: Path
     try:
         assert "relationship_type" not in s.indexed_fields()
         assert "paper_weight" in s.indexed_fields()
-        s.ensure_collection(DIM)
+        s.upgrade_indexes()
         kinds = s.indexed_fields()
         assert kinds == {**dict.fromkeys(KEYWORD_FIELDS, "Keyword"),
                          **dict.fromkeys(INTEGER_FIELDS, "Integer"),
-                         **dict.fromkeys(TEXT_FIELDS, "Text")}  # fmt: skip
+                         **dict.fromkeys(TEXT_FIELDS + BM25_FIELDS, "Text")}  # fmt: skip
         assert s.count() == 57
         assert s.count(Filter(must=(Match("pmid", "2696505"),))) == 3
         assert s.count(Filter(must=(Range("year", gte=1990),))) == 57
@@ -413,6 +452,8 @@ def test_embedded_shard_of_an_earlier_layout_gets_on_disk_indexes(tmp_path: Path
         memory = {
             k: getattr(v.params, "memory", None) for k, v in again.info().payload_schema.items()
         }
-        assert memory == dict.fromkeys(KEYWORD_FIELDS + INTEGER_FIELDS + TEXT_FIELDS, INDEX_MEMORY)
+        assert memory == dict.fromkeys(
+            KEYWORD_FIELDS + INTEGER_FIELDS + TEXT_FIELDS + BM25_FIELDS, INDEX_MEMORY
+        )
     finally:
         again.close()

@@ -17,6 +17,7 @@ from fastbmrag.prompts import relation_statement
 from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
 from fastbmrag.store.payload import EdgePayload
 from fastbmrag.text.sentences import Sentence
+from fastbmrag.text.stems import edge_words
 from fastbmrag.vocab.base import Normalized, Normalizer
 from fastbmrag.vocab.context import SUPPLEMENTARY_MATCHED, Context
 from fastbmrag.vocab.mentions import GENE_CUES, SECONDARY_GENE
@@ -237,12 +238,14 @@ def edge_point(
     meta = paper.metadata()
     known = {k: meta.pop(k) for k in PAPER_FIELDS}
     src, tgt, rel = edge.source, edge.target, edge.relation.rel
+    names = list({n.casefold(): n for n in (src.raw, src.name, tgt.raw, tgt.name)}.values())
     payload = EdgePayload(
         **known,
         **src.payload("source", ancestors),
         **tgt.payload("target", ancestors),
         relationship_type=rel,
-        names=list({n.casefold(): n for n in (src.raw, src.name, tgt.raw, tgt.name)}.values()),
+        names=names,
+        words=edge_words(names),
         **described,
         retracted=int(paper.retraction == "retracted"),
         finding=edge.relation.finding,

@@ -1,14 +1,13 @@
-"""Retrieval: the edges that pass a filter, by similarity to the question (:func:`retrieve`), or
-by similarity plus what the question names (:func:`ranked`); in filter order without an
-embedding."""
+"""Retrieval: the edges that pass a filter, by similarity to the question (:func:`retrieve`; in
+filter order without an embedding), as numbered evidence (:func:`as_evidence`). A question's own
+ranking is :mod:`fastbmrag.query.rank`."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from fastbmrag.query.result import EdgeResult
-from fastbmrag.store.base import Boost, Filter, HasId, Hit
+from fastbmrag.store.base import Filter, Hit
 
 if TYPE_CHECKING:
     from fastbmrag.store.collection import Collection
@@ -42,42 +41,6 @@ def retrieve(
         seen = {h.id for h in hits}
         hits += [h for h in collection.scroll(flt) if h.id not in seen]
     return hits
-
-
-def ranked(
-    collection: Collection, vector: Any, flt: Filter | None, boosts: list[Boost], *, limit: int
-) -> list[tuple[Hit, set[str]]]:
-    """The ``limit`` edges passing ``flt`` and some of the ``boosts`` with the highest
-    similarity to ``vector`` plus the largest weight of the boosts each matches, scored in the
-    store in one query (:meth:`~fastbmrag.store.base.Store.boosted`); each hit with the names of
-    the boosts it matches, its score its similarity. Without a vector: each boost's edges in
-    filter order, the largest first."""
-    if vector is None:
-        hits: list[Hit] = []
-        seen: set[str] = set()
-        for b in sorted(boosts, key=lambda b: -b.weight):
-            for hit in collection.scroll((flt or Filter()).and_(b.flt)):
-                if len(hits) >= limit:
-                    break
-                if hit.id not in seen:
-                    hits.append(hit)
-                    seen.add(hit.id)
-    else:
-        hits = collection.store.boosted(vector, flt, boosts, limit=limit)
-    ids = tuple(h.id for h in hits)
-    matched: dict[str, set[str]] = {i: set() for i in ids}
-    for b in boosts if ids else ():
-        for hit in collection.scroll(Filter(must=(HasId(ids), b.flt))):
-            matched[hit.id].add(b.name)
-    weight = {b.name: b.weight for b in boosts}
-
-    def boost(hit: Hit) -> float:
-        return max((weight[m] for m in matched[hit.id]), default=0.0)
-
-    if vector is not None:  # equal scores in the order of their ids, as :func:`retrieve` gives
-        hits.sort(key=lambda h: (-(h.score or 0.0), h.id))
-        hits = [replace(h, score=(h.score or 0.0) - boost(h)) for h in hits]
-    return [(h, matched[h.id]) for h in hits]
 
 
 def as_evidence(collection: Collection, hits: list[Hit]) -> list[EdgeResult]:

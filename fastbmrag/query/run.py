@@ -32,7 +32,7 @@ from fastbmrag.query.spec import (
     relaxations,
 )
 from fastbmrag.query.understand import Mention, understand, with_presence
-from fastbmrag.store.payload import TEXT_FIELDS
+from fastbmrag.store.payload import BM25_FIELDS, TEXT_FIELDS
 from fastbmrag.text import citations
 from fastbmrag.util.wording import counted, option_named
 
@@ -226,7 +226,9 @@ def _gather(
     linked = [m.entity for m in mentions if m.used_as == "filter"]
     broader = [m.broader for m in mentions if m.used_as == "broader" and m.broader is not None]
     spec = build_spec(opts, linked, parse, normalizer)
-    spec = _hierarchical(replace(spec, by_name=by_name), collection, steps.warnings)
+    by_words = not empty and _words_indexed(collection, steps.warnings)
+    spec = replace(spec, by_name=by_name, by_words=by_words)
+    spec = _hierarchical(spec, collection, steps.warnings)
     hide = not opts.include_retracted and bool(collection.ledger.retracted())
     spec = replace(spec, hide_retracted=hide)
     absent = [m for m in mentions if m.used_as == "absent"]
@@ -416,6 +418,21 @@ def _names_indexed(collection: Collection, warnings: list[str]) -> bool:
             f"(an update of their input with {option_named('force')} adds the names)"
         )
     return True
+
+
+def _words_indexed(collection: Collection, warnings: list[str]) -> bool:
+    """Whether the collection's edges carry their names' stems with a BM25 index: a collection
+    stored before gets them when next opened for writing, with no model call."""
+    indexed = collection.indexed_fields()
+    if indexed is None or all(f in indexed for f in BM25_FIELDS):
+        return True
+    warnings.append(
+        f"the collection '{collection_name(collection)}' was indexed before a question's words "
+        "were weighed by the collection: only what the question names relates an edge (an "
+        f"update of it, {option_named('collection')} {collection_name(collection)} with its "
+        "input, adds them without a model call)"
+    )
+    return False
 
 
 def _above_floor(

@@ -43,6 +43,9 @@ class FilterSpec:
     # an entity with names also selects the edges whose ends write one (the collection has
     # the names' full-text index)
     by_name: bool = True
+    # whether the edges carry their names' stems for a question's words to meet (a collection
+    # stored before, until opened for writing: only what the question names relates an edge)
+    by_words: bool = True
     # set from the collection: it holds retracted papers, and they are to be left out
     hide_retracted: bool = False
 

@@ -40,6 +40,7 @@ from fastbmrag.store import weights
 from fastbmrag.store.base import EdgeRef, Filter, HasId, Hit, Match, Point, Store
 from fastbmrag.store.ledger import Ledger
 from fastbmrag.store.opening import open_collection
+from fastbmrag.store.payload import words_of
 from fastbmrag.store.places import (
     LEDGER_FILE,
     SHARD_DIR,
@@ -369,6 +370,27 @@ class Collection(Closing):
         k = self.min_degree(threshold)
         return weights.weight_filter(*self.ledger.keys_by_degree(k)) if k > 0 else Filter()
 
+    def upgrade(self) -> int:
+        """Give a store made by an earlier version what this one reads, with no model call:
+        the payload indexes it lacks, and ``words`` (:func:`~fastbmrag.store.payload.words_of`)
+        on every edge stored without. Returns how many edges got their words."""
+        self._require_write()
+        if self.store.vector_size() is None:
+            return 0
+        self.store.upgrade_indexes()
+        lacking: dict[str, list[str]] = {}
+        for hit in self.store.scroll(Filter(must=(Match("words"),))):
+            lacking.setdefault(words_of(hit.payload), []).append(hit.id)
+        for words, ids in lacking.items():
+            for i in range(0, len(ids), 1024):
+                self.store.set_payload(
+                    {"words": words}, Filter(must=(HasId(tuple(ids[i : i + 1024])),))
+                )
+        if lacking:
+            self.store.flush()
+            self._indexed_read = False
+        return sum(len(ids) for ids in lacking.values())
+
     def indexed_fields(self) -> dict[str, str] | None:
         """The store's payload indexes (None where the backend cannot tell), read once per open."""
         if not self._indexed_read:
@@ -455,9 +477,7 @@ class Collection(Closing):
         weeks to months after a citation appears."""
         now = datetime.now(UTC)
         newest, oldest = ((now - timedelta(days=d)).isoformat(timespec="seconds") for d in days)
-        fresh = {
-            p.paper_id for p in self.ledger.papers("done") if oldest <= p.updated_at <= newest
-        }
+        fresh = {p.paper_id for p in self.ledger.papers("done") if oldest <= p.updated_at <= newest}
         return sorted(
             pid
             for pid, (_, _, design_from, organisms_from) in self.ledger.labels.all().items()

@@ -20,20 +20,24 @@ import qdrant_edge as qe
 from fastbmrag.errors import DimensionMismatch, StoreBusy, StoreError
 from fastbmrag.store import pagecache
 from fastbmrag.store.base import (
-    CANDIDATES,
-    Boost,
+    NOT_FOUND,
+    WORDS_B,
+    WORDS_K,
     Condition,
+    Expr,
     Filter,
     HasId,
     Hit,
     Point,
     Range,
+    Ranking,
+    Stage,
     Store,
     Words,
-    earning,
+    ordered,
     vector_list,
 )
-from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
+from fastbmrag.store.payload import BM25_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
 from fastbmrag.util.wording import option_named
 
 CONFIG_FILE = "edge_config.json"
@@ -133,6 +137,10 @@ def _index_params(kind: str) -> Any:
             stopwords=qe.StopwordsSet(languages={qe.Language.English}),
             memory=INDEX_MEMORY,
         )
+    if kind == "bm25":  # stems (text.stems): split on spaces, scored by BM25
+        return qe.TextIndexParams(
+            tokenizer=qe.TokenizerType.Word, lowercase=True, scoring=True, memory=INDEX_MEMORY
+        )
     return qe.IntegerIndexParams(lookup=True, range=True, memory=INDEX_MEMORY)
 
 
@@ -141,6 +149,7 @@ INDEXES = {
     **dict.fromkeys(KEYWORD_FIELDS, "keyword"),
     **dict.fromkeys(INTEGER_FIELDS, "integer"),
     **dict.fromkeys(TEXT_FIELDS, "text"),
+    **dict.fromkeys(BM25_FIELDS, "bm25"),
 }
 
 
@@ -160,6 +169,21 @@ def _condition(cond: Condition) -> Any:
     if cond.value is None:
         return qe.IsEmptyCondition(cond.key)
     return qe.FieldCondition(cond.key, match=qe.MatchValue(cond.value))
+
+
+def _expression(node: Expr) -> Any:
+    """A ranking's formula (:meth:`~fastbmrag.store.base.Ranking.plan`) as Qdrant Edge's."""
+    X, op, args = qe.Expression, node[0], node[1:]
+    if op == "score":
+        return X.Variable(f"$score[{args[0]}]")
+    if op == "const":
+        return X.Constant(float(args[0]))
+    if op == "cond":
+        return X.Condition(_condition(args[0]))
+    if op == "div":
+        return X.Div(_expression(args[0]), _expression(args[1]), 0.0)
+    make = {"sum": X.Sum, "max": X.Max, "min": X.Min, "mult": X.Mult}[op]
+    return make([_expression(a) for a in args])
 
 
 def to_edge_filter(flt: Filter | None) -> qe.Filter | None:
@@ -233,7 +257,7 @@ class EdgeStore(Store):
                     f"The store {self.path} holds {self._size}-d vectors, not {vector_size}-d: "
                     "use the embedding model the collection was built with, or a new collection"
                 )
-            self._upgrade_indexes()
+            self.upgrade_indexes()
             return
         self.path.mkdir(parents=True, exist_ok=True)
         config = qe.EdgeConfig(
@@ -252,7 +276,7 @@ class EdgeStore(Store):
         shard.flush()
         self._shard, self._size = shard, vector_size
 
-    def _upgrade_indexes(self) -> None:
+    def upgrade_indexes(self) -> None:
         """Give a shard made by an earlier version the payload indexes of this one (missing
         fields, or indexes loaded onto the heap at open): rebuilt from the stored payloads. An
         index of a field no filter reads any more is dropped (each costs every segment's
@@ -349,31 +373,39 @@ class EdgeStore(Store):
         )
         return [Hit(str(p.id), p.score, p.payload or {}) for p in self._shard.query(request)]
 
-    def boosted(
+    def ranked(
         self,
-        vector: Sequence[float] | np.ndarray,
+        vector: Sequence[float] | np.ndarray | None,
         flt: Filter | None,
-        boosts: Sequence[Boost],
+        ranking: Ranking,
         limit: int,
     ) -> list[Hit]:
-        if self._shard is None or not boosts:
+        if self._shard is None or not ranking or limit < 1:
             return []
-        candidates = qe.Prefetch(
-            limit=limit * CANDIDATES,
-            query=qe.Query.Nearest(vector_list(vector)),
-            filter=to_edge_filter(earning(flt, boosts)),
-        )
-        X = qe.Expression
-        bonus = [X.Mult([X.Constant(b.weight), X.Condition(_condition(b.flt))]) for b in boosts]
-        score = X.Sum([X.Variable("$score"), X.Max([*bonus, X.Constant(0.0)])])
+        near = None if vector is None else qe.Query.Nearest(vector_list(vector))
+        stages, formula = ranking.plan(near is not None, flt, limit)
+
+        def stage(s: Stage) -> qe.Prefetch:
+            query: Any = near if s.query == "near" else None
+            if s.query == "words":
+                scoring = qe.Bm25Params(k=WORDS_K, b=WORDS_B)
+                query = qe.TextQuery(ranking.field, ranking.words, scoring)
+            return qe.Prefetch(limit=s.limit, query=query, filter=to_edge_filter(s.flt),
+                               score_threshold=s.threshold,
+                               prefetches=[stage(s.inner)] if s.inner else None)  # fmt: skip
+
         request = qe.QueryRequest(
             limit=limit,
-            query=qe.Formula(score),
-            prefetches=[candidates],
+            query=qe.Formula(_expression(formula),
+                             defaults={f"$score[{i}]": NOT_FOUND[s.query]
+                                       for i, s in enumerate(stages)}),  # fmt: skip
+            prefetches=[stage(s) for s in stages],
+            score_threshold=Ranking.score_floor(near is not None),
             with_payload=True,
-            with_vector=False,
+            with_vector=near is not None,
         )
-        return [Hit(str(p.id), p.score, p.payload or {}) for p in self._shard.query(request)]
+        found = [(str(p.id), p.score, p.payload or {}, p.vector) for p in self._shard.query(request)]
+        return ordered(found, vector)
 
     def scroll(self, flt: Filter | None = None, batch_size: int = 256) -> Iterator[Hit]:
         if self._shard is None:

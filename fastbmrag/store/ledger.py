@@ -26,7 +26,7 @@ from fastbmrag.store.base import EdgeRef, name_form
 from fastbmrag.store.degrees import apply_plan, chunks, degrees_of, plan_replacements
 from fastbmrag.store.history import Labels, Runs, Syncs, Watches, now
 from fastbmrag.store.migrations import MIGRATIONS
-from fastbmrag.store.payload import PAYLOAD_VERSION
+from fastbmrag.store.payload import NAMES_VERSION, PAYLOAD_VERSION
 from fastbmrag.store.places import MB, WRITE_FREE, free_space
 
 # what SQLite says when the volume fills during a write (an I/O error where the WAL cannot grow)
@@ -215,12 +215,13 @@ class Ledger:
 
     # -- journal (crash recovery) -----------------------------------------------------------
     def outdated_papers(self) -> int:
-        """Done papers whose edges were stored with an earlier payload version."""
+        """Done papers whose edges were stored before they carried their ends' names
+        (:data:`~fastbmrag.store.payload.NAMES_VERSION`): selected by id alone."""
         row = self.conn.execute(
             # by the payload_version index (not the status one: nearly every paper is done)
             "SELECT COUNT(*) FROM papers WHERE payload_version < ? AND +status = 'done' "
             "AND n_edges > 0",
-            (PAYLOAD_VERSION,),
+            (NAMES_VERSION,),
         ).fetchone()
         return int(row[0])
 

@@ -58,6 +58,8 @@ class Opened(Protocol):
 
     def recover(self) -> dict[str, int]: ...
 
+    def upgrade(self) -> int: ...
+
     def close(self) -> None: ...
 
 
@@ -171,6 +173,7 @@ def open_collection(
     try:
         if write and opened is not None:
             coll.recover()
+            coll.upgrade()
         check_intact(coll, repair=repair and write)
     except BaseException:
         coll.close()

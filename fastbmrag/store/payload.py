@@ -13,6 +13,10 @@ to: its MeSH ancestors, its HGNC gene groups), which hierarchical filters match.
 
 4 adds ``names``: both ends' names as written and as normalised, with a full-text index, so
 that a question's entity selects the edges that write one of its names, grounded or not.
+
+5 adds ``words``: the stems of those names, which a question's words are scored against by
+BM25 with the collection's own IDF (:mod:`fastbmrag.text.stems`). An older payload gets it
+from its names when its collection is next opened for writing (:func:`words_of`).
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ from __future__ import annotations
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
-PAYLOAD_VERSION = 4
+PAYLOAD_VERSION = 5
+NAMES_VERSION = 4  # the first version whose edges carry ``names``
 
 CITED = "cited"  # the description is the relation's cited abstract sentences, verbatim
 REFINED = "refined"  # the description was written by stage 2 from main-text sentences
@@ -81,6 +86,9 @@ class EdgePayload:
     # both ends' names as written and as normalised, once each: a question's entity selects the
     # edges that write all the words of one of its names (a full-text index)
     names: list[str] = field(default_factory=list, metadata={"index": "text"})
+    # the stems of those names, space-separated: a question's words meet an edge here, scored
+    # by BM25 (an index with scoring) with the collection's own IDF
+    words: str = _index("bm25")
     description: str = ""
     description_source: str = CITED
     # the sentences behind the description: [{text, where, passage, section, start, end}]
@@ -128,6 +136,18 @@ _DEFAULTS: dict[str, Any] = {
 KEYWORD_FIELDS = _indexed("keyword")
 INTEGER_FIELDS = _indexed("integer")
 TEXT_FIELDS = _indexed("text")  # names
+BM25_FIELDS = _indexed("bm25")  # words
+
+
+def words_of(payload: dict[str, Any]) -> str:
+    """The ``words`` of a stored edge, from its names (a payload stored before names were kept
+    has its ends' names and names as written)."""
+    from fastbmrag.text.stems import edge_words
+
+    names = payload.get("names") or [
+        payload.get(f) or "" for f in ("source_raw", "source", "target_raw", "target")
+    ]
+    return edge_words(n for n in names if isinstance(n, str))
 
 
 def completed(payload: dict[str, Any]) -> dict[str, Any]:

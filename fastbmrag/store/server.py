@@ -16,20 +16,24 @@ from qdrant_client import QdrantClient, models
 
 from fastbmrag.errors import DimensionMismatch, StoreError
 from fastbmrag.store.base import (
-    CANDIDATES,
-    Boost,
+    NOT_FOUND,
+    WORDS_B,
+    WORDS_K,
     Condition,
+    Expr,
     Filter,
     HasId,
     Hit,
     Point,
     Range,
+    Ranking,
+    Stage,
     Store,
     Words,
-    earning,
+    ordered,
     vector_list,
 )
-from fastbmrag.store.payload import INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
+from fastbmrag.store.payload import BM25_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
 from fastbmrag.util.wording import option_named
 
 UPSERT_BATCH = 256
@@ -43,6 +47,14 @@ TEXT_INDEX = models.TextIndexParams(
     lowercase=True,
     stopwords=models.Language.ENGLISH,
 )
+# the names' stems (text.stems): split on spaces, scored by BM25, as the embedded store does
+BM25_INDEX = models.TextIndexParams(
+    type=models.TextIndexType.TEXT, tokenizer=models.TokenizerType.WORD, lowercase=True,
+    scoring=True,
+)  # fmt: skip
+
+
+WORDS_BM25 = models.TextQueryScoring(bm25=models.Bm25Params(k=WORDS_K, b=WORDS_B))
 
 
 def _condition(cond: Condition) -> Any:
@@ -61,6 +73,29 @@ def _condition(cond: Condition) -> Any:
     if cond.value is None:
         return models.IsEmptyCondition(is_empty=models.PayloadField(key=cond.key))
     return models.FieldCondition(key=cond.key, match=models.MatchValue(value=cond.value))
+
+
+def _expression(node: Expr) -> Any:
+    """A ranking's formula (:meth:`~fastbmrag.store.base.Ranking.plan`) as qdrant-client's."""
+    op, args = node[0], node[1:]
+    if op == "score":
+        return f"$score[{args[0]}]"
+    if op == "const":
+        return float(args[0])
+    if op == "cond":
+        return _condition(args[0])
+    if op == "div":
+        return models.DivExpression(
+            div=models.DivParams(left=_expression(args[0]), right=_expression(args[1]))
+        )
+    parts = [_expression(a) for a in args]
+    if op == "sum":
+        return models.SumExpression(sum=parts)
+    if op == "mult":
+        return models.MultExpression(mult=parts)
+    if op == "min":
+        return models.MinExpression(min=parts)
+    return models.MaxExpression(max=parts)
 
 
 def to_qdrant_filter(flt: Filter | None) -> models.Filter | None:
@@ -135,9 +170,7 @@ class ServerStore(Store):
                     f"Qdrant collection {self.collection!r} holds {size}-d vectors, not "
                     f"{vector_size}-d: use the embedding model it was built with, or a new collection"
                 )
-            info = self._call("describe the collection", self.client.get_collection, self.collection)
-            have = set(info.payload_schema or {})
-            self._indexes([(f, TEXT_INDEX) for f in TEXT_FIELDS if f not in have] if have else [])
+            self.upgrade_indexes()
             return
         self._call(
             "create the collection",
@@ -149,8 +182,17 @@ class ServerStore(Store):
             *[(f, models.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS],
             *[(f, models.PayloadSchemaType.INTEGER) for f in INTEGER_FIELDS],
             *[(f, TEXT_INDEX) for f in TEXT_FIELDS],
+            *[(f, BM25_INDEX) for f in BM25_FIELDS],
         ]
         self._indexes(kinds)
+
+    def upgrade_indexes(self) -> None:
+        if self.vector_size() is None:
+            return
+        info = self._call("describe the collection", self.client.get_collection, self.collection)
+        have = set(info.payload_schema or {})
+        added = [(f, TEXT_INDEX) for f in TEXT_FIELDS] + [(f, BM25_INDEX) for f in BM25_FIELDS]
+        self._indexes([(f, kind) for f, kind in added if f not in have] if have else [])
 
     def _indexes(self, kinds: list[tuple[str, Any]]) -> None:
         """Create these payload indexes (a collection made by an earlier version gets those it
@@ -236,33 +278,46 @@ class ServerStore(Store):
         )
         return [Hit(str(p.id), p.score, p.payload or {}) for p in res.points]
 
-    def boosted(
+    def ranked(
         self,
-        vector: Sequence[float] | np.ndarray,
+        vector: Sequence[float] | np.ndarray | None,
         flt: Filter | None,
-        boosts: Sequence[Boost],
+        ranking: Ranking,
         limit: int,
     ) -> list[Hit]:
-        if not self._exists() or not boosts:
+        if not ranking or limit < 1 or not self._exists():
             return []
-        candidates = models.Prefetch(
-            query=vector_list(vector), filter=to_qdrant_filter(earning(flt, boosts)), limit=limit * CANDIDATES
-        )
-        bonus: list[Any] = [
-            models.MultExpression(mult=[b.weight, _condition(b.flt)]) for b in boosts
-        ]
-        score = models.SumExpression(sum=["$score", models.MaxExpression(max=[*bonus, 0.0])])
+        near = None if vector is None else vector_list(vector)
+        stages, formula = ranking.plan(near is not None, flt, limit)
+
+        def stage(s: Stage) -> models.Prefetch:
+            query: Any = near if s.query == "near" else None
+            if s.query == "words":
+                query = models.TextQuery(
+                    text=models.TextQueryInput(query=ranking.words, scoring=WORDS_BM25)
+                )
+            return models.Prefetch(
+                query=query, using=ranking.field if s.query == "words" else None,
+                filter=to_qdrant_filter(s.flt), limit=s.limit, score_threshold=s.threshold,
+                prefetch=[stage(s.inner)] if s.inner else None,
+            )  # fmt: skip
+
         res = self._call(
             "search",
             self.client.query_points,
             self.collection,
-            prefetch=[candidates],
-            query=models.FormulaQuery(formula=score),
+            prefetch=[stage(s) for s in stages],
+            query=models.FormulaQuery(
+                formula=_expression(formula),
+                defaults={f"$score[{i}]": NOT_FOUND[s.query] for i, s in enumerate(stages)},
+            ),
+            score_threshold=Ranking.score_floor(near is not None),
             limit=limit,
             with_payload=True,
-            with_vectors=False,
+            with_vectors=near is not None,
         )
-        return [Hit(str(p.id), p.score, p.payload or {}) for p in res.points]
+        return ordered([(str(p.id), p.score, p.payload or {}, p.vector) for p in res.points],
+                       vector)  # fmt: skip
 
     def scroll(self, flt: Filter | None = None, batch_size: int = 256) -> Iterator[Hit]:
         if not self._exists():

@@ -252,3 +252,26 @@ def responder(request: dict[str, Any]) -> dict[str, Any] | str:
         or query_responder(request)
         or schema_instance_responder(request)
     )
+
+
+def naming(named: dict[str, str], relation: str) -> Any:
+    """A responder whose draft names the ``named`` names (name as written -> the type it gives)
+    that each sentence writes, relating the two of a sentence that writes two by ``relation``,
+    as a model would; every other request as :func:`responder` answers it."""
+
+    def drafted(request: dict[str, Any]) -> dict[str, Any] | str:
+        if schema_title(request) != "Draft":
+            return responder(request)
+        entities: list[list[Any]] = []
+        relations: list[list[Any]] = []
+        for number, sentence in numbered_sentences(task_text(request)):
+            here = [n for n in named if n.lower() in sentence.lower()]
+            for name in here:
+                if name not in [e[1] for e in entities]:
+                    entities.append([len(entities) + 1, name, named[name]])
+            if len(here) == 2:
+                ids = [next(e[0] for e in entities if e[1] == n) for n in here]
+                relations.append([ids[0], relation, ids[1], [number]])
+        return {"e": entities, "r": relations}
+
+    return drafted
