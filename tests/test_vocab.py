@@ -129,7 +129,14 @@ def test_bundled_vocab_is_complete() -> None:
     assert info["sources"]["mesh"]["version"] == "2024"
     assert info["counts"]["genes"] == 43882
     assert info["counts"]["disease_descriptors"] > 5000
-    assert (BUNDLED_DIR / "genes.pickle.gz").stat().st_size < 3_000_000
+    # opened, not loaded: one table file, no whole-table pickle
+    assert info_files() == {"tables": "vocab.sqlite", "supplementary": "supplementary.keys"}
+    assert (BUNDLED_DIR / "vocab.sqlite").stat().st_size < 50_000_000
+
+
+def info_files() -> dict[str, str]:
+    files: dict[str, str] = json.loads((BUNDLED_DIR / "manifest.json").read_text())["files"]
+    return files
 
 
 def test_load_is_memoised(norm: DictionaryNormalizer) -> None:
@@ -142,6 +149,10 @@ def test_broken_vocab_dir_is_a_vocab_error(tmp_path: Path) -> None:
         load_normalizer(tmp_path)
     with pytest.raises(VocabError, match="missing manifest.json"):
         load_normalizer(tmp_path / "nowhere")
+    (tmp_path / "vocab.sqlite").write_bytes(b"not a database" * 100)
+    (tmp_path / "manifest.json").write_text(json.dumps({"files": {"tables": "vocab.sqlite"}}))
+    with pytest.raises(VocabError, match="vocab update"):
+        load_normalizer(tmp_path)
 
 
 # ---- genes -----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ import pytest
 
 from fastbmrag.errors import VocabError
 from fastbmrag.vocab import DictionaryNormalizer, load_normalizer
+from fastbmrag.vocab.disk import DiskMap
 from fastbmrag.vocab.layout import FORMAT_VERSION
 from fastbmrag.vocab.loading import BUNDLED_DIR
 from fastbmrag.vocab.normalizer import clear_caches
@@ -31,14 +32,17 @@ def test_bundled_tables_are_not_tracked_by_the_garbage_collector(
     # Tuples of strings and ints drop out of the collector's tracking; lists never do.
     assert norm.desc[0] == ("D000001", "Calcimycin", "D")
     assert norm.genes[0][:2] == ("HGNC:5", "A1BG")
+    row = norm.desc[0]
     gc.collect()
-    assert not gc.is_tracked(norm.desc[0])
-    # Code tables hold ints only (a code list is ~p, its position in "multi"), so that the
-    # dicts are never tracked, not even right after loading.
+    assert not gc.is_tracked(row)
+    # Code tables hold ints only (a code list is ~p, its position in "multi"), so that a
+    # loaded dict is never tracked, not even right after loading; the large ones are opened,
+    # not loaded: nothing of theirs is in memory for the collector to walk.
     fresh = DictionaryNormalizer.from_dir(BUNDLED_DIR)
     for table in (fresh.gene_index, fresh.mesh_index, fresh.mesh_bag, fresh.superset):
-        assert not gc.is_tracked(table)
+        assert isinstance(table, DiskMap)
         assert all(isinstance(v, int) for v in table.values())
+    assert not gc.is_tracked(fresh.mesh_exact) and not gc.is_tracked(fresh.completions)
     # "amphetamine" folds Amphetamine and Amphetamines together; the written number decides.
     packed = fresh.mesh_index["amphetamine"]
     assert isinstance(packed, int) and packed < 0
@@ -97,8 +101,7 @@ def test_head_completion_tables(norm: DictionaryNormalizer) -> None:
 
 
 def test_files_of_another_format_are_refused(tmp_path: Path) -> None:
-    for name in ("genes.pickle.gz", "mesh.pickle.gz"):
-        shutil.copy(BUNDLED_DIR / name, tmp_path / name)
+    shutil.copy(BUNDLED_DIR / "vocab.sqlite", tmp_path / "vocab.sqlite")
     manifest = json.loads((BUNDLED_DIR / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["format"] == FORMAT_VERSION == 3
     (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "format": 4}))

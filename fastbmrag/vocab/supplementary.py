@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -91,41 +91,75 @@ def compile_supplementary(
     }
 
 
+class _Column(Sequence[str]):
+    """One field of the SCRs' rows, as a sequence."""
+
+    def __init__(self, rows: Sequence[Sequence[Any]], field: int) -> None:
+        self._rows, self._field = rows, field
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [r[self._field] for r in self._rows[i]]
+        return self._rows[i][self._field]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self) -> Iterator[str]:
+        return (r[self._field] for r in self._rows)
+
+
+def supplementary_rows(data: dict[str, Any]) -> list[tuple[str, str, tuple[int, ...]]]:
+    """The SCRs of a compiled table (:func:`compile_supplementary`) as rows ``(id, name,
+    heading rows)``."""
+    ids = data["ids"].split("\n") if data["ids"] else []
+    names = data["names"].split("\n") if data["names"] else []
+    heads = np.frombuffer(data["heads"], dtype=np.int32).tolist()
+    ends = np.frombuffer(data["ends"], dtype=np.int32).tolist()
+    starts = [0, *ends[:-1]]
+    return [(i, n, tuple(heads[a:b])) for i, n, a, b in zip(ids, names, starts, ends,
+                                                             strict=True)]  # fmt: skip
+
+
 class Supplementary:
     """The supplementary concepts: ``keys`` (the packed array, mapped) looked up at no load;
-    the rest (``data``, a callable that reads it) read when first needed."""
+    the rest read when first needed: ``rows`` and ``index`` (rows ``(id, name, heading rows)``
+    and the row of each id, opened where the tables are: :mod:`fastbmrag.vocab.disk`), else
+    ``data``, a callable that reads the compiled table whole."""
 
-    def __init__(self, keys: np.ndarray, data: Any, descriptors: Sequence[Sequence[str]]):
+    def __init__(
+        self,
+        keys: np.ndarray,
+        data: Any,
+        descriptors: Sequence[Sequence[str]],
+        rows: Sequence[Sequence[Any]] | None = None,
+        index: Mapping[str, int] | None = None,
+    ):
         self.keys = np.asarray(keys).view(np.ndarray)  # a mapped file, searched as an array
         self._read = data
         self.descriptors = descriptors
+        if rows is not None and index is not None:
+            self.__dict__["_table"] = (rows, index)
 
     @classmethod
     def empty(cls, descriptors: Sequence[Sequence[str]]) -> Supplementary:
-        none = np.zeros(0, dtype=np.int32).tobytes()
-        data = {"ids": "", "names": "", "heads": none, "ends": none}
-        return cls(np.zeros(0, dtype=np.uint64), lambda: data, descriptors)
+        return cls(np.zeros(0, dtype=np.uint64), None, descriptors, [], {})
 
     @functools.cached_property
-    def _data(self) -> dict[str, Any]:
-        data = self._read()
-        return {
-            "ids": data["ids"].split("\n") if data["ids"] else [],
-            "names": data["names"].split("\n") if data["names"] else [],
-            "heads": np.frombuffer(data["heads"], dtype=np.int32),
-            "ends": np.frombuffer(data["ends"], dtype=np.int32),
-        }
+    def _table(self) -> tuple[Sequence[Sequence[Any]], Mapping[str, int]]:
+        rows = supplementary_rows(self._read())
+        return rows, {r[0]: i for i, r in enumerate(rows)}
 
     @property
-    def names(self) -> list[str]:
-        return self._data["names"]
+    def names(self) -> Sequence[str]:
+        return _Column(self._table[0], 1)
 
     @property
-    def ids(self) -> list[str]:
-        return self._data["ids"]
+    def ids(self) -> Sequence[str]:
+        return _Column(self._table[0], 0)
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return len(self._table[0])
 
     def codes_of(self, key: str) -> list[int]:
         """The codes (row * 2 + kind) of the SCRs one of whose terms has ``key``; one found as
@@ -142,13 +176,11 @@ class Supplementary:
         return [c for c in codes if c % 2 or term_key(self.names[c // 2]) == key]
 
     def id_of(self, row: int) -> str:
-        return self.ids[row]
+        return str(self._table[0][row][0])
 
     def headings(self, row: int) -> list[int]:
         """The descriptor rows ``row`` is filed under."""
-        ends = self._data["ends"]
-        start = int(ends[row - 1]) if row else 0
-        return [int(h) for h in self._data["heads"][start : int(ends[row])]]
+        return [int(h) for h in self._table[0][row][2]]
 
     def categories(self, row: int) -> str:
         """The letters of its headings' trees: C disease, F mental disorder, D chemical."""
@@ -158,13 +190,9 @@ class Supplementary:
         """``[id, name, categories]``, as a descriptor's row."""
         return self.id_of(row), self.names[row], self.categories(row)
 
-    @functools.cached_property
-    def _rows(self) -> dict[str, int]:
-        return {c: i for i, c in enumerate(self.ids)}
-
     def find(self, ontology_id: str) -> int | None:
         """The row of a C id, None for one not bundled."""
-        return self._rows.get(ontology_id) if ontology_id[:1] == "C" else None
+        return self._table[1].get(ontology_id) if ontology_id[:1] == "C" else None
 
     def heading_ids(self, row: int) -> list[str]:
         return [str(self.descriptors[h][0]) for h in self.headings(row)]

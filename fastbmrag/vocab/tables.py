@@ -8,6 +8,7 @@ import functools
 import gzip
 import json
 import pickle
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,6 +16,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from fastbmrag.errors import VocabError
+from fastbmrag.vocab.disk import open_tables
 from fastbmrag.vocab.layout import FORMAT_VERSION, MANIFEST, Descriptor, Gene
 from fastbmrag.vocab.rules.candidates import Spellings
 from fastbmrag.vocab.rules.keys import BAG_STOP, term_key
@@ -36,6 +38,8 @@ class Tables:
     def __init__(self, genes: dict[str, Any], mesh: dict[str, Any], manifest: dict[str, Any]):
         self.manifest = manifest
         self.directory: Path | None = None  # where the files are (from_dir): read on use
+        # the supplementary concepts' rows where the tables file holds them (from_dir)
+        self.opened_supplementary: dict[str, Any] | None = None
         # how many supplementary concepts each descriptor covers, by row
         self.supp_under = np.frombuffer(mesh.get("supplementary_under", b""), dtype=np.int32)
         # Code tables: a code, or ~p for the code list at position p of "multi".
@@ -77,8 +81,15 @@ class Tables:
         # a gene group's name as a key, where it names one group only
         self.group_keys: dict[str, str] = {k: v[0] for k, v in keys.items() if len(v) == 1}
         self.stem_groups: dict[str, str] = genes["stem_groups"]
-        # the spelling index (15 ms): part of loading, as nearly every batch has a misspelling
-        self.spellings = Spellings(self.mesh_index)
+        # the longest index or bag key of MeSH, where the build stored it
+        self.longest_mesh_key: int | None = mesh.get("longest_key")
+
+    @functools.cached_property
+    def spellings(self) -> Spellings:
+        """The spelling index of MeSH's keys, built the first time a name is no term as
+        written (the build's, or 15 ms to build)."""
+        built = self.__dict__.get("_spellings")
+        return Spellings(self.mesh_index) if built is None else Spellings.indexed(built)
 
     @classmethod
     def from_dir(cls: type[T], path: Path) -> T:
@@ -94,21 +105,33 @@ class Tables:
                     "rebuild them" + (", or upgrade fastbmrag." if built > FORMAT_VERSION else ".")
                 )
             files = manifest["files"]
-            genes = read_data(path / files["genes"])
-            mesh = read_data(path / files["mesh"])
-        except (OSError, ValueError, KeyError, EOFError, pickle.UnpicklingError) as err:
+            derived: dict[str, Any] = {}
+            supplementary = None
+            if "tables" in files:  # opened, read where looked up (vocab.disk)
+                parts, derived = open_tables(path / files["tables"])
+                genes, mesh = parts["genes"], parts["mesh"]
+                supplementary = parts.get("supplementary")
+            else:  # as an earlier build wrote them: loaded whole
+                genes = read_data(path / files["genes"])
+                mesh = read_data(path / files["mesh"])
+        except (
+            OSError, ValueError, KeyError, EOFError, pickle.UnpicklingError, sqlite3.Error
+        ) as err:  # fmt: skip
             raise VocabError(
                 f"Cannot load the vocabularies in {path} ({err}); "
                 "run `fastbmrag vocab update` to rebuild them, or reinstall fastbmrag."
             ) from err
         tables = cls(genes, mesh, manifest)
+        tables.__dict__.update(derived)  # the indexes Facts builds on first use, built
+        tables.opened_supplementary = supplementary
         tables.directory = path  # the supplementary concepts are read from it on first use
         return tables
 
     @functools.cached_property
     def supplementary(self) -> Supplementary:
-        """MeSH's supplementary concepts (:mod:`fastbmrag.vocab.supplementary`), read from
-        their file the first time a lookup or an id needs them (none where it was not built)."""
+        """MeSH's supplementary concepts (:mod:`fastbmrag.vocab.supplementary`): their keys
+        mapped, their rows opened with the tables (or, as an earlier build wrote them, read
+        from their file the first time a lookup or an id needs them); none where not built."""
         name = self.manifest.get("files", {}).get("supplementary")
         where = self.directory
         if not name or where is None:
@@ -130,6 +153,9 @@ class Tables:
             keys = np.memmap(where / KEYS_FILE, dtype="<u8", mode="r")
         except (OSError, ValueError) as err:
             raise failed(err) from err
+        opened = self.opened_supplementary
+        if opened is not None:
+            return Supplementary(keys, None, self.desc, opened["rows"], opened["index"])
         return Supplementary(keys, data, self.desc)
 
     def gene_row(self, i: int) -> Gene:

@@ -262,6 +262,8 @@ class Vocabulary(Facts, abc.ABC):
     @functools.cached_property
     def longest_key(self) -> int:
         """The length of the longest index or bag key of MeSH: no longer phrase is a term."""
+        if self.longest_mesh_key is not None:
+            return self.longest_mesh_key
         return max(
             max(map(len, self.mesh_index), default=0), max(map(len, self.mesh_bag), default=0)
         )

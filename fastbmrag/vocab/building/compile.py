@@ -19,9 +19,7 @@ Only MeSH descriptors under the C tree (diseases), F03 (mental disorders) and th
 
 from __future__ import annotations
 
-import gzip
 import json
-import pickle
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -52,6 +50,7 @@ from fastbmrag.vocab.building.sources import (
     parse_mesh_xml,
     with_gene_info,
 )
+from fastbmrag.vocab.disk import DERIVED, TABLES_FILE, write_tables
 from fastbmrag.vocab.layout import (
     FORMAT_VERSION,
     GENE_KINDS,
@@ -69,7 +68,7 @@ from fastbmrag.vocab.rules.keys import (
     raw_tokens,
     term_key,
 )
-from fastbmrag.vocab.supplementary import KEYS_FILE, compile_supplementary
+from fastbmrag.vocab.supplementary import KEYS_FILE, compile_supplementary, supplementary_rows
 
 # The kinds that are names, not symbols.
 NAME_KINDS = (
@@ -374,18 +373,30 @@ def _packed(data: dict[str, Any], tables: Iterable[str]) -> dict[str, Any]:
     return out
 
 
-def _write_data(path: Path, data: dict[str, Any]) -> None:
-    # Plain dicts, tuples, strings and ints pickled (protocol 4, readable by every Python
-    # 3.8+): loading takes about half the time of the same data as JSON, which the cold start
-    # of every `fastbmrag query` pays. Tuples, not lists: a tuple of strings and ints (and a
-    # dict of such) drops out of the garbage collector's tracking, so the ~66,000 rows and
-    # code lists no longer make every full collection of the process walk them (30-120 ms
-    # each, while normalising).
-    raw = pickle.dumps(_frozen(data), protocol=4)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0) as gz:
-        gz.write(raw)
-    tmp.replace(path)
+def write_vocab_tables(
+    out_dir: Path,
+    genes: dict[str, Any],
+    mesh: dict[str, Any],
+    manifest: dict[str, Any],
+    supplementary: dict[str, Any] | None = None,
+) -> None:
+    """Write the tables as the loader opens them (:mod:`fastbmrag.vocab.disk`), with the
+    indexes it would otherwise build on first use and (``supplementary``, compiled) the
+    supplementary concepts' rows, and remove the files of an earlier build."""
+    from fastbmrag.vocab.facts import Facts
+
+    facts = Facts(genes, mesh, manifest)
+    mesh = {**mesh, "longest_key": max(max(map(len, mesh["index"]), default=0),
+                                       max(map(len, mesh["bag"]), default=0))}  # fmt: skip
+    derived = {name: getattr(facts, name) for name in DERIVED if name != "_spellings"}
+    derived["_spellings"] = facts.spellings.by_start
+    parts = {"genes": genes, "mesh": mesh}
+    if supplementary:
+        rows = supplementary_rows(supplementary)
+        parts["supplementary"] = {"rows": rows, "index": {r[0]: i for i, r in enumerate(rows)}}
+    write_tables(out_dir / TABLES_FILE, parts, derived)
+    for old in (GENES_FILE, MESH_FILE, SUPPLEMENTARY_FILE):
+        (out_dir / old).unlink(missing_ok=True)
 
 
 def version_from_name(path: Path | str, pattern: str) -> str | None:
@@ -436,17 +447,19 @@ def build_vocab(
             "mesh_keys": len(mesh_data["index"]),
             "mesh_supplementary": len(supp["names"].split("\n")) if supp else 0,
         },
-        "files": {"genes": GENES_FILE, "mesh": MESH_FILE,
-                  **({"supplementary": SUPPLEMENTARY_FILE} if supp else {})},  # fmt: skip
+        "files": {"tables": TABLES_FILE, **({"supplementary": KEYS_FILE} if supp else {})},
     }
-    _write_data(out_dir / GENES_FILE, _packed(gene_data, PACKED_TABLES[GENES_FILE]))
-    _write_data(out_dir / MESH_FILE, _packed(mesh_data, PACKED_TABLES[MESH_FILE]))
     if supp:
         (out_dir / KEYS_FILE).write_bytes(supp.pop("keys"))
-        _write_data(out_dir / SUPPLEMENTARY_FILE, supp)
     else:
-        (out_dir / SUPPLEMENTARY_FILE).unlink(missing_ok=True)
         (out_dir / KEYS_FILE).unlink(missing_ok=True)
+    write_vocab_tables(
+        out_dir,
+        _frozen(_packed(gene_data, PACKED_TABLES[GENES_FILE])),
+        _frozen(_packed(mesh_data, PACKED_TABLES[MESH_FILE])),
+        manifest,
+        supp,
+    )
     tmp = out_dir / (MANIFEST + ".tmp")
     tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     tmp.replace(out_dir / MANIFEST)

@@ -143,6 +143,19 @@ class Spellings:
             found.sort(key=len)
             self._sorted[start] = (found, list(map(len, found)))
 
+    @classmethod
+    def indexed(cls, by_start: Mapping[str, tuple[list[str], list[int]]]) -> Spellings:
+        """Spellings over an index the build made (:attr:`by_start` of one), read where
+        looked up."""
+        made = cls.__new__(cls)
+        made._sorted = by_start  # type: ignore[assignment]
+        return made
+
+    @property
+    def by_start(self) -> Mapping[str, tuple[list[str], list[int]]]:
+        """Per first two letters: the keys by length, and their lengths."""
+        return self._sorted
+
     def nearest(self, key: str) -> list[str]:
         """The keys at the least distance from ``key`` within the allowance, or none."""
         if len(key) < MIN_SPELLING_LENGTH:
