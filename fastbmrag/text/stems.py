@@ -33,6 +33,7 @@ def stem(word: str) -> str:
     return str(_stemmer().stemWord(word))
 
 
+@functools.lru_cache(maxsize=1)
 def english() -> dict[str, float]:
     """The common English words and their frequency (what tells a function word): the table
     the vocabularies carry (loading ``wordfreq`` itself takes 0.3 s)."""
