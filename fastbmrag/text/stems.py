@@ -57,6 +57,11 @@ def stems(text: str, common: dict[str, float] | None = None) -> list[str]:
     return list(content_words(text, english() if common is None else common))
 
 
-def edge_words(names: Iterable[str], common: dict[str, float] | None = None) -> str:
+@functools.lru_cache(maxsize=1 << 16)
+def _name_stems(name: str) -> tuple[str, ...]:
+    return tuple(stems(name))  # an entity's name recurs on many edges
+
+
+def edge_words(names: Iterable[str]) -> str:
     """What an edge's ``words`` field holds: the stems of its ends' names, once each."""
-    return " ".join(dict.fromkeys(s for n in names for s in stems(n, common)))
+    return " ".join(dict.fromkeys(s for n in names for s in _name_stems(n)))
