@@ -186,6 +186,16 @@ class ServerStore(Store):
         ]
         self._indexes(kinds)
 
+    def indexed_fields(self) -> dict[str, str] | None:
+        """Payload field -> index type, as the server reports it (None where it reports none:
+        qdrant-client's local mode keeps no payload index)."""
+        if not self._exists():
+            return None
+        info = self._call("describe the collection", self.client.get_collection, self.collection)
+        schema = info.payload_schema or {}
+        kinds = {k: str(getattr(v, "data_type", "")).rsplit(".", 1)[-1] for k, v in schema.items()}
+        return kinds or None
+
     def upgrade_indexes(self) -> None:
         if self.vector_size() is None:
             return
