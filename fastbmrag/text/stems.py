@@ -22,9 +22,9 @@ WORD_RE = re.compile(r"[^\W_]+")
 
 @functools.lru_cache(maxsize=1)
 def _stemmer() -> Any:
-    import snowballstemmer
+    import Stemmer  # PyStemmer: Snowball's C stemmers
 
-    return snowballstemmer.stemmer("english")
+    return Stemmer.Stemmer("english")
 
 
 @functools.lru_cache(maxsize=1 << 16)
