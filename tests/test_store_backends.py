@@ -457,3 +457,39 @@ def test_embedded_shard_of_an_earlier_layout_gets_on_disk_indexes(tmp_path: Path
         )
     finally:
         again.close()
+
+
+def test_what_an_edge_earned_is_read_from_its_payload_as_the_engine_decides(
+    tmp_path: Path,
+) -> None:
+    """Ranking.earned reads a returned edge's boosts from its payload (no other read): the
+    Python reading of a filter (``admits``) agrees with the embedded engine, point by point."""
+    from fastbmrag.store.base import HasId, Words, admits
+
+    rows = cid_rows()
+    store = EdgeStore(tmp_path / "shard")
+    try:
+        store.ensure_collection(DIM)
+        points = [point(r, year=1985 + i % 10) for i, r in enumerate(rows)]
+        for i, p in enumerate(points):  # names over several values, some ancestors, some none
+            p.payload["names"] = [p.payload["source"], f"{p.payload['target']} in adults"]
+            p.payload["source_ancestors"] = ["D000001"] if i % 3 == 0 else []
+        store.upsert(points)
+        store.flush()
+        first = points[0].id
+        filters = [
+            Filter(must=(Match("target_id", "D007022"),)),
+            Filter(should=(Match("source_id", any_of=("D009599", "D007741")),
+                           Match("source_ancestors", any_of=("D000001",)))),
+            Filter(must=(Range("year", gte=1988, lt=1992),), must_not=(Match("pmid", "2696505"),)),
+            Filter(must=(Match("source_ancestors"),)),  # empty
+            Filter(must=(Words("names", "hypotension adults"),)),  # words of two values
+            Filter(must=(Words("names", "the hypotension"),)),  # a stop word
+            Filter(must=(Filter(should=(HasId((first,)), Words("names", "nitroprusside"))),)),
+        ]  # fmt: skip
+        for flt in filters:
+            engine = {h.id for h in store.scroll(flt)}
+            assert engine, flt
+            assert {p.id for p in points if admits(flt, p.id, p.payload)} == engine, flt
+    finally:
+        store.close()

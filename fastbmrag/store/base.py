@@ -273,9 +273,9 @@ def _holds(cond: Condition, point_id: str, payload: dict[str, Any]) -> bool:
         return point_id in cond.ids
     value = payload.get(cond.key)
     values = value if isinstance(value, list) else [] if value is None else [value]
-    if isinstance(cond, Words):  # every word of the text in one of the field's values
+    if isinstance(cond, Words):  # every word of the text among the field's (all its values')
         wanted = _tokens(cond.text) - STOP_WORDS
-        return bool(wanted) and any(wanted <= _tokens(str(v)) for v in values)
+        return bool(wanted) and wanted <= {t for v in values for t in _tokens(str(v))}
     if isinstance(cond, Range):
         return any(
             isinstance(v, int | float)
