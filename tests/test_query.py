@@ -19,6 +19,7 @@ from fastbmrag.errors import InputError
 from fastbmrag.index import UpdateOptions, index_papers
 from fastbmrag.llm import make_llm
 from fastbmrag.papers import ReadReport, iter_papers
+from fastbmrag.prompts import RELATIONSHIP_TYPES
 from fastbmrag.query import (
     QueryOptions,
     QueryResult,
@@ -333,10 +334,18 @@ def test_an_entity_without_edges_gets_no_evidence_never_other_edges(
 
 
 def test_edges_below_the_score_floor_are_no_evidence(workdir: Path, fake: FakeOllama) -> None:
-    result, chats = ask(workdir, fake, "zebrafish fin regeneration", min_score=0.99)
+    # a question naming nothing of the collection, none of whose words weighs in it: unrelated,
+    # whatever the floor (what a question names or its words relate an edge, not similarity)
+    result, chats = ask(workdir, fake, "zebrafish fin regeneration", min_score=-1)
     assert result.edges == [] and result.answer is None and chats == 1
     assert result.no_evidence is not None
-    assert result.no_evidence["reason"].startswith("13 edges passed the filters (none)")
+    assert result.no_evidence["reason"].startswith("no entity of the question was recognised")
+    # where flags alone select the evidence, the floor holds
+    result, chats = ask(workdir, fake, "zebrafish fin regeneration", min_score=0.99,
+                        relationship_types=RELATIONSHIP_TYPES)  # fmt: skip
+    assert result.edges == [] and result.answer is None and chats == 1
+    assert result.no_evidence is not None
+    assert result.no_evidence["reason"].startswith("13 edges passed the filters (")
     # the option it names, in each door's words: the field in JSON, the flag on the command line
     assert "(min_score 0.99; -1 keeps every edge)" in result.to_dict()["no_evidence"]["reason"]
     flag = {"min_score": "--min-score"}.get

@@ -68,7 +68,7 @@ def unrelated_evidence(
     closest = list({(c["name"], c["type"]): c for c in closest}.values())[:8]
     return {
         "reason": "no entity of the question was recognised, and no edge of the collection "
-        f"'{collection_name(collection)}' that the search found shares a word with it",
+        f"'{collection_name(collection)}' shares a word with it that sets its edges apart",
         "searched": [],
         "closest": closest,
     }

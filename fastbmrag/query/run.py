@@ -292,12 +292,8 @@ def _gather(
         if not edges and asked and absent and not (linked or broader):
             missing = absent_evidence(collection, absent)  # the warning above says it again
             steps.warnings.pop()
-        elif (
-            not edges
-            and asked
-            and not (linked or broader)
-            and _above_floor(collection, vector, used, opts.min_score)
-        ):  # similar edges there were, none sharing a word with the question
+        elif not edges and asked and not (linked or broader) and matched:
+            # nothing the question names, and none of its words weighs in the collection
             missing = unrelated_evidence(collection, question, normalizer)
         elif not asked:
             edges = [replace(e, kept_by="entity" if spec.entities else "filter") for e in edges]
@@ -433,14 +429,6 @@ def _words_indexed(collection: Collection, warnings: list[str]) -> bool:
         "input, adds them without a model call)"
     )
     return False
-
-
-def _above_floor(
-    collection: Collection, vector: Any, used: FilterSpec, min_score: float | None
-) -> bool:
-    """Whether an edge passing ``used`` reaches ``min_score`` (without a vector: any edge)."""
-    flt = used.to_filter() or None
-    return bool(retrieve(collection, vector, flt, limit=1, min_score=min_score))
 
 
 def _flag_filters(spec: FilterSpec) -> bool:
