@@ -122,7 +122,7 @@ class Filter:
 Condition = Match | Range | Words | Filter | HasId
 
 
-# How many edges a boosted search scores, in multiples of those it returns: a filtered search
+# How many edges each stage of a ranked search scores, in multiples of those it returns: a search
 # costs about its limit (at 200,000 edges, 11 ms for 50, 25 ms for 250), and an edge beyond the
 # most similar twice the limit that earn a boost would need a boost larger than the spread
 # of similarity between them to rank in (docs/benchmarks.md, "Retrieval").
