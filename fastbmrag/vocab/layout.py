@@ -11,6 +11,8 @@ from typing import NamedTuple
 # lists); the loader refuses other versions and asks for `fastbmrag vocab update`.
 FORMAT_VERSION = 3
 MANIFEST = "manifest.json"
+# the files of an earlier build, read whole where a user's cache still holds them; a build now
+# writes the tables into one file that is opened, not loaded (vocab.disk.TABLES_FILE)
 GENES_FILE = "genes.pickle.gz"
 MESH_FILE = "mesh.pickle.gz"
 SUPPLEMENTARY_FILE = "supplementary.pickle.gz"  # optional: MeSH's supplementary concepts
