@@ -111,3 +111,32 @@ def test_files_of_another_format_are_refused(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "format": 2}))
     with pytest.raises(VocabError, match="built by an older fastbmrag.*fastbmrag vocab update"):
         DictionaryNormalizer.from_dir(tmp_path)
+
+
+def test_vocabularies_an_earlier_version_built_still_load(tmp_path: Path) -> None:
+    """A user's cache rebuilt by an earlier version (whole pickles, no table file) loads, read
+    whole, and answers as the opened tables do."""
+    import gzip
+    import pickle
+
+    from fastbmrag.vocab.disk import DiskMap, DiskRows, open_tables
+
+    parts, _derived = open_tables(BUNDLED_DIR / "vocab.sqlite")
+    for part in ("genes", "mesh"):
+        whole = {
+            k: dict(v.items()) if isinstance(v, DiskMap) else tuple(v) if isinstance(v, DiskRows)
+            else v
+            for k, v in parts[part].items()
+        }  # fmt: skip
+        (tmp_path / f"{part}.pickle.gz").write_bytes(gzip.compress(pickle.dumps(whole, 4)))
+    manifest = json.loads((BUNDLED_DIR / "manifest.json").read_text(encoding="utf-8"))
+    manifest["files"] = {"genes": "genes.pickle.gz", "mesh": "mesh.pickle.gz"}
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    old = DictionaryNormalizer.from_dir(tmp_path)
+    opened = DictionaryNormalizer.from_dir(BUNDLED_DIR)
+    assert isinstance(old.gene_index, dict) and isinstance(opened.gene_index, DiskMap)
+    for name, kind in [("IL-1β", "gene"), ("endometriosis", "disease"), ("cisplatin", "chemical"),
+                       ("Alzheimers diseas", "disease"), ("matrix metalloproteinases", "gene")]:
+        a, b = old.normalize(name, kind), opened.normalize(name, kind)
+        assert (a.ontology_id, a.name, a.matched_by) == (b.ontology_id, b.name, b.matched_by)
+    assert old.label("HGNC:5992") == opened.label("HGNC:5992") == "IL1B (interleukin 1 beta)"
