@@ -36,12 +36,13 @@ if TYPE_CHECKING:
 BOOSTS = {"all": 0.15, "id": 0.08, "below": 0.04, "name": 0.08, "broader": 0.03}
 
 # The BM25 score of the question's words against an edge's names (the collection's own IDF)
-# from which they relate the edge to the question: a word held by fewer than about one edge in
-# five of the collection (its IDF, ln(1 + (N - n + 0.5) / (n + 0.5))), or two held more widely;
-# in a collection too small for that, a word one edge alone holds (:func:`words_floor`). A word
-# every edge holds scores nothing. Figures from 1 to 3 rank PubMedQA's questions of even PMIDs
-# alike (docs/benchmarks.md, "Retrieval"): the floor says what relates, not how it ranks.
-WORDS_FLOOR = 1.5
+# from which they relate the edge to the question: a word fewer than half the edges hold (its
+# IDF, ln(1 + (N - n + 0.5) / (n + 0.5)), passes ln 2 there), or two held more widely; in a
+# collection too small for that, a word one edge alone holds (:func:`words_floor`). A word most
+# edges hold sets nothing apart and relates nothing. Floors from 0.5 to 3 rank PubMedQA's
+# questions of even PMIDs alike (docs/benchmarks.md, "Retrieval"): the floor says what
+# relates, not how it ranks.
+WORDS_FLOOR = math.log(2)
 # What an edge related by its words earns, as a boost (the largest it earns counts): this much
 # in the proportion its BM25 bears to WORDS_FULL, all of it from there (two words each held by
 # a few edges in a thousand). Tuned with the floor.
