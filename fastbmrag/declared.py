@@ -36,12 +36,16 @@ class Opt:
     page: bool = True  # False: the server's setting, not a request's
     kind: str = ""  # what the value is, in a refusal: "a cosine similarity", "seconds"
     note: str = ""  # said after the range in a refusal: "(all: every edge)"
+    plain: bool = False  # the bounds written without thousands' commas (a year: 1800)
+    label: str = ""  # its input's label on the page ("": its name, "Top k")
 
     def refusal(self, name: str, value: Any) -> str | None:
         """Why ``value`` is refused for the field ``name`` (a message that begins with the
         field), None when it is in range."""
         if value is None or (self.low is None and self.high is None and not self.choices):
             return None
+        if isinstance(value, tuple):  # a list option: each of its values
+            return next((why for v in value if (why := self.refusal(name, v))), None)
         if self.choices:
             if value in self.choices:
                 return None
@@ -58,7 +62,7 @@ class Opt:
 
     def span(self) -> str:
         """The range in words, after what the value is: " from 1 to 20", ", 0 or more"."""
-        low, high = _shown(self.low), _shown(self.high)
+        low, high = _shown(self.low, self.plain), _shown(self.high, self.plain)
         if self.low is not None and self.high is not None:
             return f" from {low} to {high}"
         return f", {low} or more" if self.low is not None else f", {high} or less"
@@ -71,10 +75,12 @@ class Opt:
         return f"{self.help} {span[0].upper()}{span[1:]}."
 
 
-def _shown(bound: float | None) -> str:
+def _shown(bound: float | None, plain: bool = False) -> str:
     if bound is None:
         return ""
-    return f"{int(bound):,}" if float(bound).is_integer() else f"{bound:g}"
+    if float(bound).is_integer():
+        return str(int(bound)) if plain else f"{int(bound):,}"
+    return f"{bound:g}"
 
 
 def option(default: Any = MISSING, *, factory: Any = MISSING, **opt: Any) -> Any:

@@ -21,15 +21,15 @@ class QueryKeywords(TypedDict, total=False):
     entities: str | Sequence[str]
     sources: str | Sequence[str]
     targets: str | Sequence[str]
-    entity_types: str | Sequence[str]
-    relationship_types: str | Sequence[str]
+    paper_ids: str | Sequence[str]
+    pmids: str | Sequence[str]
+    journals: str | Sequence[str]
     since: int | None
     until: int | None
-    paper_ids: str | Sequence[str]
-    journals: str | Sequence[str]
-    pmids: str | Sequence[str]
     designs: str | Sequence[str]
     organisms: str | Sequence[str]
+    entity_types: str | Sequence[str]
+    relationship_types: str | Sequence[str]
     min_weight: float | None
     exact: bool
     fallback: bool

@@ -34,6 +34,7 @@ from pydantic import (
     model_validator,
 )
 
+from fastbmrag.fields import ENTITY_TYPES, RELATIONSHIP_TYPES
 from fastbmrag.papers.design import (
     CODE_PATTERN,
     DESIGN_CODES,
@@ -44,38 +45,6 @@ from fastbmrag.papers.design import (
 from fastbmrag.text.citations import unreferenced
 
 # --- closed vocabularies ------------------------------------------------------------------------
-
-ENTITY_TYPES: dict[str, str] = {
-    "gene": "gene or gene product (protein, mRNA, miRNA)",
-    "disease": "disease, disorder, phenotype or symptom",
-    "chemical": "chemical, drug, hormone or metabolite",
-    "variant": "sequence variant or mutation (e.g. rs123, BRAF V600E)",
-    "pathway": "pathway or biological process (e.g. NF-kB signalling, apoptosis)",
-    "cell": "cell type, tissue or organ",
-    "other": "anything else (organism, procedure, exposure...)",
-}
-
-RELATIONSHIP_TYPES: dict[str, str] = {
-    "causes": "source causes or drives target",
-    "risk_factor_for": "source raises the risk of target",
-    "protects_against": "source lowers the risk or severity of target",
-    "treats": "source (drug, therapy) treats or improves target",
-    "biomarker_of": "source marks, diagnoses or predicts target",
-    "targets": "source (drug, chemical) acts on target (gene, pathway)",
-    "upregulates": "source increases the expression or activity of target",
-    "downregulates": "source decreases the expression or activity of target",
-    "regulates": "source regulates target, direction not stated",
-    "upregulated_in": "source (gene, protein) is higher in target (disease, tissue)",
-    "downregulated_in": "source (gene, protein) is lower in target (disease, tissue)",
-    "expressed_in": "source is expressed or present in target (cell, tissue)",
-    "binds": "source physically binds target",
-    "interacts_with": "source interacts with target (drug-drug, protein-protein)",
-    "modifies": "source (variant, gene) modifies the effect or course of target",
-    "part_of": "source belongs to target (gene in pathway, cell in tissue)",
-    "positive_correlation": "source and target rise and fall together",
-    "negative_correlation": "source rises when target falls",
-    "associated_with": "any other stated association",
-}
 
 # Pairs of relationship types that say opposite things about the same pair of entities (a
 # contradiction between papers).

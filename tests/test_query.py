@@ -143,7 +143,7 @@ def test_pathway_question_falls_back_and_says_so(workdir: Path, fake: FakeOllama
     assert result.warnings == [f["fallback"]]
     assert render(result, "text").startswith(
         "Understood: Endometriosis (D004715)\n\nNote: no edge matched the filters (D004715, "
-        "relations "
+        "types pathway, relations "
     )
 
 
@@ -212,10 +212,11 @@ def test_filters_become_store_conditions(workdir: Path) -> None:
         must=(
             either("key", (IL1B,)),  # a leaf: itself only, at no extra cost
             about((ENDO,)),
-            Match("relationship_type", any_of=("upregulated_in",)),
-            either("type", ("gene",)),
-            Range("year", gte=2015, lte=2020),
+            # the payload filters in the order of their fields (fastbmrag.fields)
             Match("journal", any_of=("Human Reproduction",)),
+            Range("year", gte=2015, lte=2020),
+            either("type", ("gene",)),
+            Match("relationship_type", any_of=("upregulated_in",)),
         )
     )
     spec.match = "any"

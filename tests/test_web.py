@@ -78,7 +78,7 @@ def test_query_api_answers_with_citations(client: TestClient) -> None:
         ({"question": "x", "since": 2019.5}, "'since' must be a whole number"),
         ({"question": "x", "min_score": 7}, "'min_score' must be a cosine similarity from"),
         ({"question": "x", "top_k": 0}, "'top_k' must be a whole number from 1 to 100,000"),
-        ({"question": "x", "entities": "IL1B"}, "'entities' must be a list of texts"),
+        ({"question": "x", "entities": 5}, "'entities' must be a text or a list of texts"),
         ({"question": "x", "password": "1"}, "Unknown field(s): password"),
         # the server's settings are not a request's to change
         ({"question": "x", "answer_model": "other"}, "Unknown field(s): answer_model"),
@@ -113,6 +113,13 @@ def test_the_page_s_filters_are_the_declared_options(client: TestClient) -> None
         1, 100_000, True)  # fmt: skip
     assert form["rank"]["choices"] == ["score", "design"] and form["rank"]["default"] == "score"
     assert form["min_score"]["default"] == 0.3 and "answer_model" not in form  # the server's
+    # each with the input the page builds for it, and its label
+    assert (form["since"]["input"], form["since"]["label"], form["since"]["low"]) == (
+        "number", "From year", 1800)  # fmt: skip
+    assert (form["designs"]["input"], form["rank"]["input"], form["exact"]["input"]) == (
+        "list", "choice", "flag")  # fmt: skip
+    assert form["entity_types"]["choices"] == ["gene", "disease", "chemical", "variant",
+                                                "pathway", "cell", "other"]  # fmt: skip
 
 
 def test_the_overview_and_the_entity_completion(client: TestClient) -> None:
@@ -343,6 +350,16 @@ def test_the_start_page_shows_the_collection_and_the_url_keeps_the_question(
             str(int(form["top_k"]["low"])), str(int(form["top_k"]["high"]))
         )  # fmt: skip
         assert top_k.get_attribute("value") == str(QueryOptions().top_k)
+        # the form is built from them: an input per declared option, labelled as declared
+        inputs = browser.find_elements(By.CSS_SELECTOR, "#filters input, #filters select")
+        assert [i.get_attribute("id") for i in inputs] == list(form)
+        labels = browser.execute_script(
+            "return [...document.querySelectorAll('#filters label')].map((l) => [...l.childNodes]"
+            ".filter((n) => n.nodeType === 3).map((n) => n.textContent).join('').trim())"
+        )
+        assert labels[: len(form)] == [o["label"] for o in form.values()]
+        link = browser.find_element(By.ID, "link")  # a flag on by default: its box checked
+        assert link.is_selected() and not browser.find_element(By.ID, "exact").is_selected()
         ranks = browser.find_elements(By.CSS_SELECTOR, "#rank option")
         assert [o.get_attribute("value") for o in ranks] == form["rank"]["choices"]
         shots = Path(__file__).parent

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from fastbmrag import PAYLOAD_FILTERS, QueryOptions
+from fastbmrag import QueryOptions
 from fastbmrag.cli.common import (
     collection_option,
     declared_options,
@@ -19,16 +19,6 @@ from fastbmrag.cli.common import (
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def payload_filter_options(f: F) -> F:
-    """The CLI options of the payload filters, one per row of :data:`PAYLOAD_FILTERS`."""
-    for spec in reversed(PAYLOAD_FILTERS):
-        kind: Any = click.Choice(spec.choices) if spec.choices else spec.cast
-        f = click.option(*spec.flags, spec.name, multiple=spec.multiple, type=kind, help=spec.help)(
-            f
-        )
-    return f
 
 
 @click.command("query")
@@ -47,7 +37,6 @@ def payload_filter_options(f: F) -> F:
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @declared_options(QueryOptions)
-@payload_filter_options
 def query(question: str, **kw: Any) -> None:
     """Answer QUESTION from a collection, citing the papers behind each statement.
 
@@ -65,6 +54,5 @@ def query(question: str, **kw: Any) -> None:
 
     from fastbmrag import render
 
-    filters = {f.name: kw[f.name] for f in PAYLOAD_FILTERS}
-    options = {**declared_values(QueryOptions, kw), **filters}
+    options = declared_values(QueryOptions, kw)
     click.echo(render(rag.ask(question, **options), fmt, flag_of), nl=False)

@@ -288,12 +288,9 @@ def edges(rag: Workspace, **filters: Unpack[QueryKeywords]) -> pandas.DataFrame:
 
     rows = [{"point_id": p, **completed(payload)} for p, payload in _edges(rag, dict(filters))]
     if not rows:  # no edge: the columns all the same
-        import dataclasses
+        from fastbmrag.store.payload import FIELDS
 
-        from fastbmrag.store.payload import EdgePayload
-
-        fields = [f.name for f in dataclasses.fields(EdgePayload)]
-        return pandas.DataFrame(columns=["point_id", *fields, "weight"])
+        return pandas.DataFrame(columns=["point_id", *FIELDS, "weight"])
     return pandas.DataFrame(rows)
 
 

@@ -15,7 +15,7 @@ from fastbmrag.index.grounding import PUBTATOR, PaperGrounding
 from fastbmrag.papers.model import Paper
 from fastbmrag.prompts import relation_statement
 from fastbmrag.store.base import EdgeRef, Point, edge_point_id, node_key
-from fastbmrag.store.payload import EdgePayload
+from fastbmrag.store.payload import PAPER_FIELDS, edge_payload, ledger_columns
 from fastbmrag.text.sentences import Sentence
 from fastbmrag.text.stems import edge_words
 from fastbmrag.vocab.base import Normalized, Normalizer
@@ -212,20 +212,6 @@ def build_edges(
     return out, self_loops
 
 
-# Paper.metadata() keys that are declared EdgePayload fields; the rest travel as its ``extra``.
-PAPER_FIELDS = (
-    "paper_id",
-    "pmid",
-    "pmcid",
-    "doi",
-    "title",
-    "journal",
-    "year",
-    "authors",
-    "paper_weight",
-)
-
-
 def edge_point(
     paper: Paper,
     edge: Edge,
@@ -235,29 +221,31 @@ def edge_point(
 ) -> tuple[Point, EdgeRef]:
     """The stored point of ``edge`` (``described``: its ``description``,
     ``description_source`` and ``evidence``) and its reference for the ledger."""
-    meta = paper.metadata()
-    known = {k: meta.pop(k) for k in PAPER_FIELDS}
+    meta = paper.metadata()  # the paper's declared fields, and its other input columns
+    known = {k: meta.pop(k) for k in PAPER_FIELDS if k in meta}
     src, tgt, rel = edge.source, edge.target, edge.relation.rel
     names = list({n.casefold(): n for n in (src.raw, src.name, tgt.raw, tgt.name)}.values())
-    payload = EdgePayload(
-        **known,
-        **src.payload("source", ancestors),
-        **tgt.payload("target", ancestors),
-        relationship_type=rel,
-        names=names,
-        words=edge_words(names),
-        **described,
-        retracted=int(paper.retraction == "retracted"),
-        finding=edge.relation.finding,
-        finding_from=edge.relation.finding_from,
-        background_p=edge.relation.background_p,
-        design=paper.design,
-        design_from=paper.design_from,
-        organisms=list(paper.organisms),
-        organisms_from=paper.organisms_from,
-        extra=meta,
+    payload = edge_payload(
+        {
+            **known,
+            **src.payload("source", ancestors),
+            **tgt.payload("target", ancestors),
+            "relationship_type": rel,
+            "names": names,
+            "words": edge_words(names),
+            **described,
+            "retracted": int(paper.retraction == "retracted"),
+            "finding": edge.relation.finding,
+            "finding_from": edge.relation.finding_from,
+            "background_p": edge.relation.background_p,
+            "design": paper.design,
+            "design_from": paper.design_from,
+            "organisms": list(paper.organisms),
+            "organisms_from": paper.organisms_from,
+        },
+        meta,
     )
-    point = Point(edge_point_id(paper.paper_id, src.key, rel, tgt.key), vector, payload.to_dict())
+    point = Point(edge_point_id(paper.paper_id, src.key, rel, tgt.key), vector, payload)
     ref = EdgeRef(**src.ref("source"), relationship_type=rel, **tgt.ref("target"),
-                  finding=edge.relation.finding)  # fmt: skip
+                  columns=ledger_columns(payload))  # fmt: skip
     return point, ref

@@ -20,8 +20,7 @@ from fastbmrag.papers.pubtator import PubTatorClient, Request
 from fastbmrag.prompts import relation_statement
 from fastbmrag.store.base import EdgeRef, Filter, Match, Point, edge_point_id, node_key
 from fastbmrag.store.collection import Collection, PaperEdges
-from fastbmrag.store.payload import evidence_of
-from fastbmrag.text.findings import FINDING
+from fastbmrag.store.payload import evidence_of, ledger_columns
 from fastbmrag.vocab.base import Normalizer
 
 ROLES = ("source", "target")
@@ -121,5 +120,4 @@ def _ref(p: dict[str, Any]) -> EdgeRef:
         ends[f"{role}_type"] = p.get(f"{role}_type", "")
         ends[f"{role}_id"] = p.get(f"{role}_id") or None
         ends[f"{role}_raw"] = p.get(f"{role}_raw", "")
-    return EdgeRef(**ends, relationship_type=p["relationship_type"],
-                   finding=p.get("finding") or FINDING)  # fmt: skip
+    return EdgeRef(**ends, relationship_type=p["relationship_type"], columns=ledger_columns(p))

@@ -14,7 +14,6 @@ from fastbmrag.papers.model import without_controls
 from fastbmrag.prompts import ENTITY_TYPES, MAX_NAME_CHARS, QuestionParse, parse_messages
 
 if TYPE_CHECKING:
-    from fastbmrag.store.collection import Collection
     from fastbmrag.vocab.base import Normalizer
 
 LINK_TYPES = ("gene", "disease", "chemical")
@@ -125,23 +124,3 @@ async def parse_question(question: str, llm: LLMClient, model: str | None = None
         None if ans == "any" else ans,
         calls=result.calls,
     )
-
-
-def closest_entities(
-    collection: Collection, name: str, entity_type: str | None = None, n: int = 5
-) -> list[dict[str, Any]]:
-    """Entities of the graph whose names read closest to ``name`` (difflib ratio >= 0.6), of
-    ``entity_type`` when given: what to suggest when a name has no edge."""
-    import difflib
-
-    by_name: dict[str, list[tuple[str, str, str, str | None, int]]] = {}
-    for row in collection.ledger.entities():
-        if row[4] > 0 and (entity_type in (None, "auto") or row[2] == entity_type):
-            by_name.setdefault(row[1].casefold(), []).append(row)
-    key = name.casefold()
-    close = difflib.get_close_matches(key, list(by_name), n=n, cutoff=0.6)
-    rows = [row for c in close for row in by_name[c]]
-    rows.sort(
-        key=lambda r: (-difflib.SequenceMatcher(None, key, r[1].casefold()).ratio(), -r[4], r[1])
-    )
-    return [{"name": r[1], "id": r[3], "type": r[2], "degree": r[4]} for r in rows][:n]

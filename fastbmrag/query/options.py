@@ -4,18 +4,17 @@ and the web page, with its default and its check, declared once."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from fastbmrag import config
 from fastbmrag.declared import check, option, values_of
 from fastbmrag.errors import InputError
 from fastbmrag.papers.design import DESIGNS, ORGANISMS, named_design, named_organism
-from fastbmrag.prompts import ENTITY_TYPES, RELATIONSHIP_TYPES
+from fastbmrag.prompts import RELATIONSHIP_TYPES
 from fastbmrag.query.filters import PAYLOAD_FILTERS
 from fastbmrag.util.wording import option_named
 
 ANSWER_BATCH = 50  # evidence items per answer call; more are map-reduced
-MIN_YEAR, MAX_YEAR = 1800, 2100  # a publication year, as the papers' readers take it
 MATCH_MODES = ("all", "any")
 RANKS = ("score", "design")
 FORMATS = ("text", "json", "markdown")
@@ -63,7 +62,28 @@ def findings_only_option() -> Any:
     )  # fmt: skip
 
 
+def with_filters(cls: type) -> type:
+    """``cls`` with the payload filters (:data:`PAYLOAD_FILTERS`) as declared options, where
+    it says ``FILTERS``: a list of texts (``any``, ``either``) or a year (a range's bound)."""
+    hints: dict[str, Any] = {}
+    for name, hint in cls.__annotations__.items():
+        if name != "FILTERS":
+            hints[name] = hint
+            continue
+        for f in PAYLOAD_FILTERS:
+            hints[f.name] = "tuple[str, ...]" if f.multiple else "int | None"
+            setattr(cls, f.name, option(
+                () if f.multiple else None, flag=f.flags[-1], short=f.flags[0] * (len(f.flags) > 1),
+                choices=f.choices, low=f.low, high=f.high, whole=not f.multiple, plain=True,
+                kind="a year" * (not f.multiple), note="(e.g. 2015)" * (not f.multiple),
+                label=f.title, help=f.help,
+            ))  # fmt: skip
+    cls.__annotations__ = hints
+    return cls
+
+
 @dataclass
+@with_filters
 class QueryOptions:
     """Everything a query can be told. Filter fields given here override the question's parse.
     Each option is declared once (:func:`fastbmrag.declared.option`); the payload filters are
@@ -74,7 +94,8 @@ class QueryOptions:
         note="(all: every edge)", help="Edges to retrieve (--all: every one).",
     )  # fmt: skip
     all: bool = option(
-        False, flag="--all", help="Every edge that passes the filters and --min-score."
+        False, flag="--all", label="Every edge",
+        help="Every edge that passes the filters and --min-score.",
     )
     min_score: float | None = option(
         config.DEFAULT_MIN_SCORE, flag="--min-score", low=-1, high=1,
@@ -82,14 +103,15 @@ class QueryOptions:
         help="Cosine similarity an edge needs to be retrieved; --min-score -1 keeps all.",
     )  # fmt: skip
     no_answer: bool = option(
-        False, flag="--no-answer", help="Only the retrieved edges: zero chat calls."
-    )
+        False, flag="--no-answer", label="Evidence only (no answer)",
+        help="Only the retrieved edges: zero chat calls.",
+    )  # fmt: skip
     no_llm_parse: bool = option(
-        False, flag="--no-llm-parse",
+        False, flag="--no-llm-parse", label="Skip the model's parse",
         help="Skip the chat call that picks relation and answer types.",
     )  # fmt: skip
     link: bool = option(
-        True, flag="--no-link", negate=True,
+        True, flag="--no-link", negate=True, label="Link the question's names",
         help="Do not link genes/diseases/chemicals in the question.",
     )  # fmt: skip
     match: str = option(
@@ -107,27 +129,19 @@ class QueryOptions:
     targets: tuple[str, ...] = option(
         (), flag="--target", help="Entity name or id at the target end."
     )
-    # the payload filters: declared in PAYLOAD_FILTERS, a flag each
-    entity_types: tuple[str, ...] = ()  # either end has one of these types
-    relationship_types: tuple[str, ...] = ()
-    since: int | None = None
-    until: int | None = None
-    paper_ids: tuple[str, ...] = ()
-    journals: tuple[str, ...] = ()
-    pmids: tuple[str, ...] = ()
-    designs: tuple[str, ...] = ()  # papers.design: "rct", "meta-analysis", ...
-    organisms: tuple[str, ...] = ()  # "human", "mouse", ...
+    # here: the payload filters, declared with their edge fields (PAYLOAD_FILTERS)
+    FILTERS: ClassVar[None]
     min_weight: float | None = option(
         None, flag="--min-weight", low=0, high=1,
         help="Edge weight at least this, applied inside Qdrant.",
     )  # fmt: skip
     exact: bool = option(
-        False, flag="--exact",
+        False, flag="--exact", label="Exact entities",
         help="An entity filter matches the entity itself, not the MeSH concepts below it or "
         "the genes of a gene group.",
     )  # fmt: skip
     fallback: bool = option(
-        True, flag="--no-fallback", negate=True,
+        True, flag="--no-fallback", negate=True, label="Relax what matches nothing",
         help="Do not relax the join of two question entities or the parsed relation/answer "
         "types.",
     )  # fmt: skip
@@ -137,7 +151,7 @@ class QueryOptions:
         "RCTs first), similarity within each.",
     )  # fmt: skip
     include_retracted: bool = option(
-        False, flag="--include-retracted",
+        False, flag="--include-retracted", label="Include retracted papers",
         help="Keep the edges of retracted papers (left out by default), marked [retracted].",
     )  # fmt: skip
     findings_only: bool = findings_only_option()
@@ -155,6 +169,11 @@ class QueryOptions:
         help="Answer calls in flight (map-reduce).",
     )  # fmt: skip
 
+    def filtered(self, name: str) -> Any:
+        """The value of the payload filter ``name`` (:data:`PAYLOAD_FILTERS`): () or None where
+        none is given."""
+        return vars(self)[name]
+
     def __post_init__(self) -> None:
         multiple = [f.name for f in PAYLOAD_FILTERS if f.multiple]
         for name in ("entities", "sources", "targets", *multiple):
@@ -165,43 +184,34 @@ class QueryOptions:
                     f"{option_named(f.name)} holds an empty value: pass a value or leave it out",
                     field=f.name,
                 )
-        check(self)
-        self.designs, self.organisms = study_filter(self.designs, self.organisms)
-        self.entity_types = tuple(t.lower() for t in self.entity_types)
-        self.relationship_types = tuple(
-            r.lower().replace("-", "_").replace(" ", "_") for r in self.relationship_types
+        given = vars(self)  # the filters are declared with their edge fields: read by name
+        given["entity_types"] = tuple(t.lower() for t in given["entity_types"])
+        given["relationship_types"] = tuple(
+            r.lower().replace("-", "_").replace(" ", "_") for r in given["relationship_types"]
         )
-        for name in ("since", "until"):
-            year = getattr(self, name)
-            if year is not None and (
-                isinstance(year, bool)
-                or not isinstance(year, int)
-                or not MIN_YEAR <= year <= MAX_YEAR
-            ):
-                raise InputError(
-                    f"{option_named(name)} must be a year from {MIN_YEAR} to {MAX_YEAR} (e.g. 2015), "
-                    f"got {year!r}",
-                    field=name,
-                )
-        bad_pmid = next((p for p in self.pmids if not p.strip().isdigit()), None)
-        if bad_pmid is not None:
+        _check_filters(given)
+        check(self)  # the years among the declared ranges
+        since, until = given["since"], given["until"]
+        if since is not None and until is not None and since > until:
             raise InputError(
-                f"{option_named('pmids')}: {bad_pmid!r} is no PubMed id (digits only: 24111943)",
-                field="pmids",
-            )
-        bad = [t for t in self.entity_types if t not in ENTITY_TYPES]
-        if bad:
-            raise InputError(
-                f"Unknown entity type '{bad[0]}': use one of {', '.join(ENTITY_TYPES)}"
-            )
-        bad = [r for r in self.relationship_types if r not in RELATIONSHIP_TYPES]
-        if bad:
-            raise InputError(
-                f"Unknown relationship type '{bad[0]}': use one of {', '.join(RELATIONSHIP_TYPES)}"
-            )
-        if self.since is not None and self.until is not None and self.since > self.until:
-            raise InputError(
-                f"{option_named('since')} {self.since} is after the {option_named('until')} year "
-                f"{self.until}: swap them",
+                f"{option_named('since')} {since} is after the {option_named('until')} year "
+                f"{until}: swap them",
                 field="since",
             )
+        given["designs"], given["organisms"] = study_filter(given["designs"], given["organisms"])
+
+
+def _check_filters(given: dict[str, Any]) -> None:
+    """The payload filters' values, in the words of each: a PMID, a relationship type (an
+    entity type is among its declared choices)."""
+    bad_pmid = next((p for p in given["pmids"] if not p.strip().isdigit()), None)
+    if bad_pmid is not None:
+        raise InputError(
+            f"{option_named('pmids')}: {bad_pmid!r} is no PubMed id (digits only: 24111943)",
+            field="pmids",
+        )
+    bad = [r for r in given["relationship_types"] if r not in RELATIONSHIP_TYPES]
+    if bad:
+        raise InputError(
+            f"Unknown relationship type '{bad[0]}': use one of {', '.join(RELATIONSHIP_TYPES)}"
+        )

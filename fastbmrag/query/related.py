@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.query.entities import closest_entities
-from fastbmrag.query.spec import collection_name
+from fastbmrag.query.spec import closest_entities, collection_name
 from fastbmrag.text.stems import WORD_RE, english, stem, stems
 from fastbmrag.vocab.mentions import function_word
 

@@ -312,7 +312,7 @@ async def _parse_and_embed(
         llm is not None
         and not opts.no_answer
         and not opts.no_llm_parse
-        and not (opts.relationship_types and opts.entity_types)
+        and not (opts.filtered("relationship_types") and opts.filtered("entity_types"))
     )
 
     async def do_parse() -> Parse:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from fastbmrag.query.entities import Entity, Parse, closest_entities, resolve_entity
+from fastbmrag.query.entities import Entity, Parse, resolve_entity
 from fastbmrag.query.filters import PAYLOAD_FILTERS, payload_conditions
 from fastbmrag.query.options import QueryOptions
 from fastbmrag.store.base import Condition, Filter, Match, Words
@@ -72,7 +72,7 @@ class FilterSpec:
     def payload_values(self) -> dict[str, Any]:
         """The payload filters' values: the options', the two types this spec's."""
         return {
-            f.name: getattr(self if f.name in TYPES else self.options, f.name)
+            f.name: getattr(self, f.name) if f.name in TYPES else self.options.filtered(f.name)
             for f in PAYLOAD_FILTERS
         }
 
@@ -160,12 +160,13 @@ def build_spec(
             replace(e, expanded_to=normalizer.covers(e.id)) if e.id else e for e in entities
         ]
     spec = FilterSpec(entities=entities, options=options, match=options.match, exact=options.exact)
-    if options.relationship_types:
-        spec.relationship_types, spec.relationship_types_from = options.relationship_types, "flag"
+    if options.filtered("relationship_types"):
+        spec.relationship_types = options.filtered("relationship_types")
+        spec.relationship_types_from = "flag"
     elif parse.relationship_types:
         spec.relationship_types, spec.relationship_types_from = parse.relationship_types, "parse"
-    if options.entity_types:
-        spec.entity_types, spec.entity_types_from = options.entity_types, "flag"
+    if options.filtered("entity_types"):
+        spec.entity_types, spec.entity_types_from = options.filtered("entity_types"), "flag"
     elif parse.answer_type:
         spec.entity_types, spec.entity_types_from = (parse.answer_type,), "parse"
     return spec
@@ -256,6 +257,26 @@ def absent_evidence(collection: Collection, absent: list[Any]) -> dict[str, Any]
         "searched": [m.label for m in absent],
         "closest": closest,
     }
+
+
+def closest_entities(
+    collection: Collection, name: str, entity_type: str | None = None, n: int = 5
+) -> list[dict[str, Any]]:
+    """Entities of the graph whose names read closest to ``name`` (difflib ratio >= 0.6), of
+    ``entity_type`` when given: what to suggest when a name has no edge."""
+    import difflib
+
+    by_name: dict[str, list[tuple[str, str, str, str | None, int]]] = {}
+    for row in collection.ledger.entities():
+        if row[4] > 0 and (entity_type in (None, "auto") or row[2] == entity_type):
+            by_name.setdefault(row[1].casefold(), []).append(row)
+    key = name.casefold()
+    close = difflib.get_close_matches(key, list(by_name), n=n, cutoff=0.6)
+    rows = [row for c in close for row in by_name[c]]
+    rows.sort(
+        key=lambda r: (-difflib.SequenceMatcher(None, key, r[1].casefold()).ratio(), -r[4], r[1])
+    )
+    return [{"name": r[1], "id": r[3], "type": r[2], "degree": r[4]} for r in rows][:n]
 
 
 def describe(spec: FilterSpec) -> str:

@@ -55,7 +55,13 @@ class EdgeRef:
     target_id: str | None
     source_raw: str = ""  # the names as the paper wrote them
     target_raw: str = ""
-    finding: str = "finding"  # or "background" (text.findings)
+    # the ledger's declared edge columns (fastbmrag.fields: ``finding``, "finding" or
+    # "background" of text.findings, ...), by name; one not given has its field's default
+    columns: dict[str, Any] = field(default_factory=dict, hash=False)
+
+    @property
+    def finding(self) -> str:
+        return str(self.columns.get("finding", "finding"))
 
     @property
     def triple(self) -> tuple[str, str, str]:

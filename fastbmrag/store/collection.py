@@ -40,7 +40,7 @@ from fastbmrag.store import weights
 from fastbmrag.store.base import EdgeRef, Filter, HasId, Hit, Match, Point, Store
 from fastbmrag.store.ledger import Ledger
 from fastbmrag.store.opening import open_collection
-from fastbmrag.store.payload import words_of
+from fastbmrag.store.payload import BACKFILLED
 from fastbmrag.store.places import (
     LEDGER_FILE,
     SHARD_DIR,
@@ -372,24 +372,29 @@ class Collection(Closing):
 
     def upgrade(self) -> int:
         """Give a store made by an earlier version what this one reads, with no model call:
-        the payload indexes it lacks, and ``words`` (:func:`~fastbmrag.store.payload.words_of`)
-        on every edge stored without. Returns how many edges got their words."""
+        the payload indexes it lacks, and, on every edge stored without one of the indexed
+        fields that a filter reads, the value it stands for there (:data:`BACKFILLED`:
+        ``words`` from its names, ``finding`` "finding" ...). Returns how many edges were
+        given a value."""
         self._require_write()
         if self.store.vector_size() is None:
             return 0
         self.store.upgrade_indexes()
-        lacking: dict[str, list[str]] = {}
-        for hit in self.store.scroll(Filter(must=(Match("words"),))):
-            lacking.setdefault(words_of(hit.payload), []).append(hit.id)
-        for words, ids in lacking.items():
-            for i in range(0, len(ids), 1024):
-                self.store.set_payload(
-                    {"words": words}, Filter(must=(HasId(tuple(ids[i : i + 1024])),))
-                )
-        if lacking:
+        given = 0
+        for row in BACKFILLED:
+            lacking: dict[Any, list[str]] = {}
+            for hit in self.store.scroll(Filter(must=(Match(row.name),))):
+                lacking.setdefault(row.value_before(hit.payload), []).append(hit.id)
+            for value, ids in lacking.items():
+                for i in range(0, len(ids), 1024):
+                    self.store.set_payload(
+                        {row.name: value}, Filter(must=(HasId(tuple(ids[i : i + 1024])),))
+                    )
+            given += sum(len(ids) for ids in lacking.values())
+        if given:
             self.store.flush()
             self._indexed_read = False
-        return sum(len(ids) for ids in lacking.values())
+        return given
 
     def indexed_fields(self) -> dict[str, str] | None:
         """The store's payload indexes (None where the backend cannot tell), read once per open."""

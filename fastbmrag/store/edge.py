@@ -37,7 +37,7 @@ from fastbmrag.store.base import (
     ordered,
     vector_list,
 )
-from fastbmrag.store.payload import BM25_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
+from fastbmrag.store.payload import INDEXES  # payload field -> index kind
 from fastbmrag.util.wording import option_named
 
 CONFIG_FILE = "edge_config.json"
@@ -143,14 +143,6 @@ def _index_params(kind: str) -> Any:
         )
     return qe.IntegerIndexParams(lookup=True, range=True, memory=INDEX_MEMORY)
 
-
-# payload field -> index kind
-INDEXES = {
-    **dict.fromkeys(KEYWORD_FIELDS, "keyword"),
-    **dict.fromkeys(INTEGER_FIELDS, "integer"),
-    **dict.fromkeys(TEXT_FIELDS, "text"),
-    **dict.fromkeys(BM25_FIELDS, "bm25"),
-}
 
 
 def _condition(cond: Condition) -> Any:

@@ -26,7 +26,7 @@ from fastbmrag.store.base import EdgeRef, name_form
 from fastbmrag.store.degrees import apply_plan, chunks, degrees_of, plan_replacements
 from fastbmrag.store.history import Labels, Runs, Syncs, Watches, now
 from fastbmrag.store.migrations import MIGRATIONS
-from fastbmrag.store.payload import NAMES_VERSION, PAYLOAD_VERSION
+from fastbmrag.store.payload import LEDGER_FIELDS, NAMES_VERSION, PAYLOAD_VERSION
 from fastbmrag.store.places import MB, WRITE_FREE, free_space
 
 # what SQLite says when the volume fills during a write (an I/O error where the WAL cannot grow)
@@ -41,6 +41,26 @@ class PaperState:
     n_edges: int
     error: str | None
     updated_at: str
+
+
+# The insert of a paper's edges: the ledger's own columns, then the declared fields'
+_DECLARED = "".join(f", {c.name}" for c in LEDGER_FIELDS)
+EDGE_INSERT = (
+    f"INSERT INTO edges (point_id, paper_id, source_key, relationship_type, target_key, first_run, "
+    f"last_run{_DECLARED}) VALUES (?, ?, ?, ?, ?, ?, ?{', ?' * len(LEDGER_FIELDS)}) "
+    "ON CONFLICT (point_id) DO UPDATE SET paper_id = excluded.paper_id, "
+    "source_key = excluded.source_key, relationship_type = excluded.relationship_type, "
+    "target_key = excluded.target_key, last_run = excluded.last_run"
+    + "".join(f", {c.name} = excluded.{c.name}" for c in LEDGER_FIELDS)
+)
+
+
+def _column_default(value: Any) -> str:
+    """A column's constraint and default in SQL: NOT NULL with the value, or NULL."""
+    if value is None:
+        return "DEFAULT NULL"
+    shown = str(value) if isinstance(value, int | float) else "'" + str(value).replace("'", "''") + "'"
+    return f"NOT NULL DEFAULT {shown}"
 
 
 class Ledger:
@@ -59,6 +79,7 @@ class Ledger:
             self.conn.execute("PRAGMA synchronous=FULL")
             self.conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
             self._migrate()
+            self._declare_columns()
         except sqlite3.DatabaseError as err:
             raise self._refusal(err, "opening") from err
 
@@ -108,6 +129,21 @@ class Ledger:
                 for sql in statements:
                     conn.execute(sql)
                 conn.execute(f"PRAGMA user_version={number}")
+
+    def _declare_columns(self) -> None:
+        """The edges table's columns of the declared edge fields (:data:`LEDGER_FIELDS`): one
+        a ledger made by an earlier version lacks is added, its rows given the field's
+        default (the value an edge stored before the field stands for)."""
+        if all(c.name in self._edge_columns() for c in LEDGER_FIELDS):
+            return
+        with self.transaction() as conn:
+            for c in LEDGER_FIELDS:
+                if c.name not in self._edge_columns():  # another process may have added it
+                    conn.execute(f"ALTER TABLE edges ADD COLUMN {c.name} {c.ledger} "
+                                 f"{_column_default(c.default)}")  # fmt: skip
+
+    def _edge_columns(self) -> set[str]:
+        return {str(r[1]) for r in self.conn.execute("PRAGMA table_info(edges)")}
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -323,19 +359,11 @@ class Ledger:
                     "SELECT 1 FROM papers WHERE paper_id = ? AND status = 'done'", (pid,)
                 ).fetchone()
                 conn.execute("DELETE FROM edges WHERE paper_id = ?", (pid,))
-                conn.executemany(
-                    "INSERT INTO edges (point_id, paper_id, source_key, relationship_type, "
-                    "target_key, first_run, last_run, finding) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
-                    "ON CONFLICT (point_id) DO UPDATE SET "
-                    "paper_id = excluded.paper_id, source_key = excluded.source_key, "
-                    "relationship_type = excluded.relationship_type, "
-                    "target_key = excluded.target_key, last_run = excluded.last_run, "
-                    "finding = excluded.finding",
-                    [
-                        (point_id, pid, *r.triple, first.get(point_id, run), run, r.finding)
-                        for point_id, r in by_id.items()
-                    ],
-                )
+                conn.executemany(EDGE_INSERT, [
+                    (point_id, pid, *r.triple, first.get(point_id, run), run,
+                     *(r.columns.get(c.name, c.default) for c in LEDGER_FIELDS))
+                    for point_id, r in by_id.items()
+                ])  # fmt: skip
                 self._event(conn, run, pid, "reindexed" if done else "indexed", len(by_id))
                 conn.execute(
                     "INSERT INTO papers (paper_id, status, content_hash, n_edges, error, updated_at, "

@@ -64,7 +64,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
     (
         2,
         [
-            # the EdgePayload version each done paper's edges were stored with
+            # the payload version each done paper's edges were stored with
             "ALTER TABLE papers ADD COLUMN payload_version INTEGER NOT NULL DEFAULT 1",
             # one name for the nodes whose degrees wait for a weight refresh: stale nodes
             "ALTER TABLE dirty_nodes RENAME TO stale_nodes",

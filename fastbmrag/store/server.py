@@ -33,7 +33,7 @@ from fastbmrag.store.base import (
     ordered,
     vector_list,
 )
-from fastbmrag.store.payload import BM25_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS, TEXT_FIELDS
+from fastbmrag.store.payload import INDEXES  # payload field -> index kind
 from fastbmrag.util.wording import option_named
 
 UPSERT_BATCH = 256
@@ -52,7 +52,11 @@ BM25_INDEX = models.TextIndexParams(
     type=models.TextIndexType.TEXT, tokenizer=models.TokenizerType.WORD, lowercase=True,
     scoring=True,
 )  # fmt: skip
-
+# each index kind of the declared fields (fastbmrag.fields)
+SCHEMAS: dict[str, Any] = {
+    "keyword": models.PayloadSchemaType.KEYWORD, "integer": models.PayloadSchemaType.INTEGER,
+    "text": TEXT_INDEX, "bm25": BM25_INDEX,
+}  # fmt: skip
 
 WORDS_BM25 = models.TextQueryScoring(bm25=models.Bm25Params(k=WORDS_K, b=WORDS_B))
 
@@ -178,13 +182,7 @@ class ServerStore(Store):
             self.collection,
             vectors_config=models.VectorParams(size=vector_size, distance=models.Distance.COSINE),
         )
-        kinds: list[tuple[str, Any]] = [
-            *[(f, models.PayloadSchemaType.KEYWORD) for f in KEYWORD_FIELDS],
-            *[(f, models.PayloadSchemaType.INTEGER) for f in INTEGER_FIELDS],
-            *[(f, TEXT_INDEX) for f in TEXT_FIELDS],
-            *[(f, BM25_INDEX) for f in BM25_FIELDS],
-        ]
-        self._indexes(kinds)
+        self._indexes(list(INDEXES))
 
     def indexed_fields(self) -> dict[str, str] | None:
         """Payload field -> index type, as the server reports it (None where it reports none:
@@ -201,21 +199,20 @@ class ServerStore(Store):
             return
         info = self._call("describe the collection", self.client.get_collection, self.collection)
         have = set(info.payload_schema or {})
-        added = [(f, TEXT_INDEX) for f in TEXT_FIELDS] + [(f, BM25_INDEX) for f in BM25_FIELDS]
-        self._indexes([(f, kind) for f, kind in added if f not in have] if have else [])
+        self._indexes([f for f in INDEXES if f not in have] if have else [])
 
-    def _indexes(self, kinds: list[tuple[str, Any]]) -> None:
-        """Create these payload indexes (a collection made by an earlier version gets those it
-        lacks)."""
+    def _indexes(self, names: list[str]) -> None:
+        """Create the declared payload indexes of these fields (a collection made by an
+        earlier version gets those it lacks)."""
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=_LOCAL_INDEX_WARNING)
-            for name, kind in kinds:
+            for name in names:
                 self._call(
                     "create a payload index",
                     self.client.create_payload_index,
                     self.collection,
                     name,
-                    field_schema=kind,
+                    field_schema=SCHEMAS[INDEXES[name]],
                     wait=True,
                 )
 

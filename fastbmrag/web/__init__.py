@@ -87,10 +87,14 @@ def _query_fields() -> dict[str, type]:
 QUERY_FIELDS = _query_fields()
 
 
+INPUTS = {list: "list", bool: "flag", int: "number", float: "number"}  # a value's kind -> input
+
+
 def query_form() -> dict[str, dict[str, Any]]:
     """What the page's filters may take, from :class:`QueryOptions`' declarations: each
-    option a request may set, with its default, range (``low``/``high``, ``whole``) or
-    ``choices`` and help, so that the form offers what the library accepts."""
+    option a request may set, with its label and input (``list``, ``number``, ``choice``,
+    ``flag``, ``text``), default, range (``low``/``high``, ``whole``) or ``choices`` and help:
+    the page builds its form from this, so that it offers what the library accepts."""
     from fastbmrag.declared import declared
 
     out: dict[str, dict[str, Any]] = {}
@@ -98,7 +102,10 @@ def query_form() -> dict[str, dict[str, Any]]:
     for f, opt in declared(QueryOptions):
         if f.name in QUERY_FIELDS:
             value = getattr(defaults, f.name)
+            kind = QUERY_FIELDS[f.name]
             out[f.name] = {
+                "label": opt.label or f.name.replace("_", " ").capitalize(),
+                "input": "choice" if opt.choices and kind is str else INPUTS.get(kind, "text"),
                 "default": list(value) if isinstance(value, tuple) else value,
                 "low": opt.low, "high": opt.high, "whole": opt.whole,
                 "choices": list(opt.choices), "help": opt.help,
@@ -145,10 +152,11 @@ def query_options(body: Any) -> tuple[str, dict[str, Any]]:
         value = body.get(name)
         if name == "question" or value in (None, "", []):
             continue
-        if kind is list:
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise InputError(f"'{name}' must be a list of texts")
-            options[name] = [_text(v, name) for v in value]
+        if kind is list:  # one text is one value, as in the Python API
+            values = [value] if isinstance(value, str) else value
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise InputError(f"'{name}' must be a text or a list of texts")
+            options[name] = [_text(v, name) for v in values]
         elif kind is bool:
             if not isinstance(value, bool):
                 raise InputError(f"'{name}' must be true or false, got {value!r}")

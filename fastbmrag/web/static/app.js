@@ -6,11 +6,10 @@
 const $ = (id) => document.getElementById(id);
 const COLORS = { gene: "#1f77b4", disease: "#d62728", chemical: "#2ca02c", variant: "#9467bd",
                  pathway: "#ff7f0e", cell: "#8c564b", other: "#7f7f7f" };
-// The filters: QueryOptions names (the API's and, with dashes, the CLI's), and how each is read.
-const LISTS = ["entities", "relationship_types", "entity_types", "designs", "organisms"];
-const NUMBERS = ["since", "until", "min_weight", "min_score", "top_k"];
-const CHOICES = ["match", "rank"];
-const FLAGS = ["exact", "include_retracted", "findings_only", "no_answer"];
+// The filters: the declared options a request may set (/api/options), by their QueryOptions
+// names (the API's and, with dashes, the CLI's), each with its input: "list", "number",
+// "choice", "flag" or "text". The form is built from them (declareFilters).
+let DECLARED = {};
 let result = null;
 let cy = null;
 let lastTapped = null;  // the node tapped before: a second one offers the path between them
@@ -61,10 +60,13 @@ function showError(message) {
 
 function requestBody() {
   const body = { question: $("question").value };
-  for (const key of LISTS) if (list(key).length) body[key] = list(key);
-  for (const key of NUMBERS) if ($(key).value !== "") body[key] = Number($(key).value);
-  for (const key of CHOICES) body[key] = $(key).value;
-  for (const key of FLAGS) if ($(key).checked) body[key] = true;
+  for (const [key, opt] of Object.entries(DECLARED)) {
+    const input = $(key);
+    if (opt.input === "list") { if (list(key).length) body[key] = list(key); }
+    else if (opt.input === "number") { if (input.value !== "") body[key] = Number(input.value); }
+    else if (opt.input === "flag") { if (input.checked !== opt.default) body[key] = input.checked; }
+    else if (input.value !== "") body[key] = input.value;
+  }
   return body;
 }
 
@@ -75,7 +77,8 @@ function remember(body) {
     const input = $(key);
     if (key === "question" || !input) continue;
     const shown = Array.isArray(value) ? value.join(", ") : String(value);
-    if (input.defaultValue !== shown && !(input.type === "checkbox" && !value)) params.set(key, shown);
+    const unchanged = input.type === "checkbox" ? input.defaultChecked === value : input.defaultValue === shown;
+    if (!unchanged) params.set(key, shown);
   }
   history.replaceState(null, "", "?" + params.toString());
 }
@@ -534,22 +537,36 @@ function showSides(change) {  // the papers on each side of a pair, their eviden
   box.hidden = false;
 }
 
-// The filters offer what the library accepts: each declared option's range and choices,
-// read from the server (/api/options), not written here again.
+// The filters offer what the library accepts: one input per declared option, with its label,
+// range, choices and default, read from the server (/api/options), not written here again.
 async function declareFilters() {
-  const declared = await api("/api/options");
-  for (const [name, opt] of Object.entries(declared)) {
-    const input = $(name);
-    if (!input) continue;
-    if (input.tagName === "SELECT" && opt.choices.length) {
-      input.replaceChildren(...opt.choices.map((c) => new Option(c, c, c === opt.default, c === opt.default)));
-    } else if (input.type === "number") {
+  DECLARED = await api("/api/options");
+  const box = $("filters");
+  for (const [name, opt] of Object.entries(DECLARED)) {
+    let input;
+    if (opt.input === "choice") {
+      input = document.createElement("select");
+      input.append(...opt.choices.map((c) => new Option(c, c, c === opt.default, c === opt.default)));
+    } else {
+      input = document.createElement("input");
+      input.type = { number: "number", flag: "checkbox" }[opt.input] || "text";
+    }
+    input.id = name;
+    if (opt.input === "number") {
       if (opt.low !== null) input.min = opt.low;
       if (opt.high !== null) input.max = opt.high;
       input.step = opt.whole ? "1" : "any";
       if (opt.default !== null) input.defaultValue = String(opt.default);  // the value attribute
+    } else if (opt.input === "flag") {
+      input.defaultChecked = opt.default === true;
+    } else if (opt.choices.length) {
+      input.placeholder = opt.choices.join(", ");
     }
-    if (opt.help && input.closest("label")) input.closest("label").title = opt.help;
+    const label = document.createElement("label");
+    label.title = opt.help;
+    if (opt.input === "flag") label.append(input, " " + opt.label);
+    else label.append(opt.label + " ", input);
+    box.append(label);
   }
 }
 
