@@ -22,7 +22,12 @@ from fastbmrag.util.lazy import lazy
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG
-    from fastbmrag.explore.commands import DigestOptions, PathOptions
+    from fastbmrag.explore.commands import (
+        ContradictionOptions,
+        DigestOptions,
+        EntityOptions,
+        PathOptions,
+    )
     from fastbmrag.index.options import UpdateOptions
     from fastbmrag.papers import (
         Paper,
@@ -61,6 +66,8 @@ _FACE = {
     "MAX_NAME_CHARS": "fastbmrag.prompts",
     "QueryOptions": "fastbmrag.query.options",
     "PathOptions": "fastbmrag.explore.commands",
+    "EntityOptions": "fastbmrag.explore.commands",
+    "ContradictionOptions": "fastbmrag.explore.commands",
     "DigestOptions": "fastbmrag.explore.commands",
     "UpdateOptions": "fastbmrag.index.options",
     "ExportOptions": "fastbmrag.store.admin",
@@ -79,9 +86,11 @@ __all__ = [
     "DESIGNS",
     "__version__",
     "abstention",
+    "ContradictionOptions",
     "create_app",
     "DEFAULT_DATETYPE",
     "DigestOptions",
+    "EntityOptions",
     "expand_inputs",
     "ExportOptions",
     "FetchSettings",

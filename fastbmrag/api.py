@@ -81,6 +81,7 @@ class RAG:
         entity = _explore.entity
         narrower = _explore.narrower
         edges = _explore.edges
+        neighbours = _explore.neighbours
         graph = _explore.graph
         path = _explore.path
         contradictions = _explore.contradictions

@@ -38,6 +38,7 @@ class Opt:
     note: str = ""  # said after the range in a refusal: "(all: every edge)"
     plain: bool = False  # the bounds written without thousands' commas (a year: 1800)
     label: str = ""  # its input's label on the page ("": its name, "Top k")
+    argument: bool = False  # a positional parameter: the command line's argument, not a flag
 
     def refusal(self, name: str, value: Any) -> str | None:
         """Why ``value`` is refused for the field ``name`` (a message that begins with the
@@ -99,12 +100,21 @@ def declared(cls: Any) -> Iterator[tuple[Field[Any], Opt]]:
 
 def check(options: Any) -> None:
     """InputError (with the field) for the first declared field out of its range or choices,
-    or a true/false field given anything but True or False ("no" is a word, and true)."""
+    a true/false field given anything but True or False ("no" is a word, and true), or a text
+    field given anything but text (``kind`` says what text)."""
     for f, opt in declared(options):
         value = getattr(options, f.name)
         if f.type in ("bool", bool) and not isinstance(value, bool):
             raise InputError(
                 f"{option_named(f.name)} must be True or False, got {value!r}", field=f.name
+            )
+        text = not opt.choices and (
+            f.type in ("str", str) or (f.type == "str | None" and value is not None)
+        )
+        if text and not isinstance(value, str):
+            raise InputError(
+                f"{option_named(f.name)} must be {opt.kind or 'text'}, got {value!r}",
+                field=f.name,
             )
         if (why := opt.refusal(option_named(f.name), value)) is not None:
             raise InputError(why, field=f.name)

@@ -71,6 +71,11 @@ class ExportKeywords(TypedDict, total=False):
 class PathKeywords(TypedDict, total=False):
     """:class:`~fastbmrag.explore.commands.PathOptions`'s fields."""
 
+    designs: str | Sequence[str]
+    organisms: str | Sequence[str]
+    findings_only: bool
+    start: str
+    end: str
     max_hops: int
 
 

@@ -91,31 +91,36 @@ def _out_of_range(opt: Any) -> list[Any]:
                         opt.high + step if opt.high is not None else None) if b is not None]  # fmt: skip
 
 
-# The flags each command whose operation declares options (the registry says which) places
-# first; sync's options are update's, checked there (sync needs PubMed)
+# The command line of each operation that declares options (the registry says which): its
+# command, the flags it places first, then its arguments; sync's options are update's, checked
+# there (sync needs PubMed)
 ARGV = {
-    "update": ["update", "-c", "c"], "query": ["query", "-c", "c", "a question"],
-    "path": ["path", "-c", "c", "IL1B", "TNF"], "export": ["export", "-c", "c", "-o", "-"],
-    "digest": ["digest", "-c", "c"],
+    "update": ["update", "-c", "c"], "query": ["query", "-c", "c"], "path": ["path", "-c", "c"],
+    "export": ["export", "-c", "c", "-o", "-"], "digest": ["digest", "-c", "c"],
+    "status": ["status", "-c", "c"], "entity": ["entity", "-c", "c"],
+    "contradictions": ["contradictions", "-c", "c"],
 }  # fmt: skip
-OPERATIONS = {
-    op.command[0]: (op.options, ARGV[op.command[0]])
-    for op in REGISTRY
-    if op.command and op.options and op.command[0] != "sync"
-}
-RANGED = {"update": 2, "query": 2, "path": 2, "export": 1, "digest": 0}  # values refused, at least
+# each operation's positional arguments, valid
+POSITIONAL = {"query": ["a question"], "ask": ["a question"], "path": ["IL1B", "TNF"],
+              "entity": ["IL1B"], "find_entities": ["IL"], "neighbours": ["IL1B"]}  # fmt: skip
+OPERATIONS = {op.name: op for op in REGISTRY if op.options and op.name != "sync"}
+# values refused, at least
+RANGED = {"insert_paper": 2, "query": 2, "ask": 2, "path": 2, "export": 1, "digest": 0,
+          "status": 1, "find_entities": 2, "entity": 0, "edges": 2, "graph": 2,
+          "neighbours": 2, "contradictions": 0}  # fmt: skip
 
 
-@pytest.mark.parametrize("operation", sorted(OPERATIONS))
+@pytest.mark.parametrize("name", sorted(OPERATIONS))
 def test_every_declared_option_is_taken_and_checked_alike_at_every_door(
-    operation: str, tmp_path: Path
+    name: str, tmp_path: Path
 ) -> None:
-    """Each operation's options are declared once (fastbmrag.declared): the command line takes
-    every field declared with a flag, under that flag, named as the field; a value out of a
-    declared range is refused with the same message at the command line (the flag named), in
-    the Python API (the field) and on the page (the field quoted), HTTP 400."""
+    """Each operation's parameters are declared once (fastbmrag.declared): the command line
+    takes every field declared with a flag, under that flag, named as the field, and every
+    positional one as an argument; a value out of a declared range is refused with the same
+    message at the command line (the flag named), in the Python API (the field) and on the page
+    (the field quoted), HTTP 400."""
     import dataclasses
-    import importlib
+    import inspect
     import io
 
     from fastbmrag import RAG
@@ -123,65 +128,73 @@ def test_every_declared_option_is_taken_and_checked_alike_at_every_door(
     from fastbmrag.errors import InputError
     from fastbmrag.web import QUERY_FIELDS
 
-    where, argv = OPERATIONS[operation]
-    module, name = where.split(":")
-    options = getattr(importlib.import_module(module), name)
-    command = cli.get_command(None, argv[0])  # type: ignore[arg-type]
-    assert command is not None
-    params = {p.name: p for p in command.params if isinstance(p, click.Option)}
+    op = OPERATIONS[name]
+    options = op.declared()
+    command = cli.get_command(None, op.command[0]) if op.command else None  # type: ignore[arg-type]
+    params = {p.name: p for p in command.params} if command else {}
     papers = tmp_path / "papers.csv"
     papers.write_text("paper_id,article_title,abstract\n1,A title,An abstract.\n")
     served = page(RAG(tmp_path, "c"), "127.0.0.1")
+    argv, positional = ARGV.get(op.command[0] if op.command else "", []), POSITIONAL.get(name, [])
+    fixed = [f.name for f, o in declared(options) if o.argument]  # its positional fields
+    given = dict(zip(fixed, positional, strict=False))
     checked = 0
     for fld, opt in declared(options):
-        if opt.cli:
-            assert fld.name in params, (operation, fld.name)
-            assert set(params[fld.name].opts) == {n for n in (opt.flag, opt.short) if n}
-        if operation == "query":  # the page takes every request option, not the server's
+        if command is not None and opt.cli:
+            assert fld.name in params, (name, fld.name)
+            kind = click.Argument if opt.argument else click.Option
+            assert isinstance(params[fld.name], kind), (name, fld.name)
+            if not opt.argument:
+                assert set(params[fld.name].opts) == {n for n in (opt.flag, opt.short) if n}
+        if op.route.startswith("POST"):  # the page takes every request option, not the server's
             assert (fld.name in QUERY_FIELDS) == opt.page, fld.name
         for value in _out_of_range(opt):
             with pytest.raises(InputError) as raised:
-                options(**{fld.name: value})
+                options(**{**given, fld.name: value})
             err = raised.value
             assert err.field == fld.name and str(err).startswith(f"{fld.name} must be ")
             # the option it names is data, not a marker: the text holds no control character
             assert err.options == (fld.name,) and err.args[0].isprintable()
-            if operation == "update":
-                with pytest.raises(InputError) as api:
-                    RAG(tmp_path, "c").insert_paper(str(papers), **{fld.name: value})
-                assert str(api.value) == str(err)
-            elif operation == "export":  # the page does not export
-                with pytest.raises(InputError) as api:
-                    RAG(tmp_path, "c").export(value, io.StringIO())
-                assert str(api.value) == str(err)
-            elif operation == "path":
-                with pytest.raises(InputError) as api:
-                    RAG(tmp_path, "c").path("IL1B", "TNF", **{fld.name: value})
-                assert str(api.value) == str(err)
-                said = served.get("/api/path", params={"start": "IL1B", "end": "TNF",
-                                                     fld.name: str(value)})  # fmt: skip
+            method = getattr(RAG(tmp_path, "c"), name)
+            with pytest.raises(InputError) as api:
+                if name == "insert_paper":
+                    method(str(papers), **{fld.name: value})
+                elif name == "export":
+                    method(value, io.StringIO())
+                elif name in ("query", "ask"):
+                    method("a question", **{fld.name: value})
+                else:
+                    method(**{**given, fld.name: value})
+            assert str(api.value) == str(err)
+            if op.route.startswith("POST") and opt.page:
+                said = served.post("/api/query",
+                                 json={"question": "a question", fld.name: value})  # fmt: skip
+            elif op.route and opt.page:
+                said = served.get(op.route, params={**given, fld.name: str(value)})
+            else:
+                said = None
+            if said is not None:
                 assert said.status_code == 400
                 assert said.json()["error"] == err.said(lambda f: f"'{f}'")
-            else:
-                with pytest.raises(InputError) as api:
-                    RAG(tmp_path, "c").query("a question", **{fld.name: value})
-                assert str(api.value) == str(err)
-                if opt.page:
-                    said = served.post("/api/query",
-                                     json={"question": "a question", fld.name: value})  # fmt: skip
-                    assert said.status_code == 400
-                    assert said.json()["error"] == err.said(lambda f: f"'{f}'")
-            if opt.cli and not opt.choices:
-                extra = [str(papers)] if operation == "update" else []
+            if command is not None and opt.cli and not opt.choices:
+                extra = [str(papers)] if name == "insert_paper" else positional
                 result = CliRunner().invoke(
                     cli, [*argv, "--working-dir", str(tmp_path), opt.flag, str(value), *extra]
                 )
                 assert result.exit_code == 2, result.output
                 assert result.stderr.strip() == f"Error: {err.said(opt.flag.format)}"
             checked += 1
-    assert checked >= RANGED[operation]
+    assert checked >= RANGED[name]
     # every field of the dataclass is declared (a payload filter with its edge field)
     assert [f.name for f in dataclasses.fields(options)] == [f.name for f, _ in declared(options)]
+    # an operation that names its parameters takes its declared fields, with their defaults
+    taken = list(inspect.signature(op.function()).parameters.values())[1:]
+    if not any(p.kind is p.VAR_KEYWORD for p in taken):
+        fields = {f.name: f.default for f in dataclasses.fields(options)}
+        assert {p.name: p.default for p in taken} == {
+            n: inspect.Parameter.empty if d is dataclasses.MISSING else d
+            for n, d in fields.items()
+        }
 
 
 def test_the_study_tables_name_declared_designs_and_organisms() -> None:

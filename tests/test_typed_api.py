@@ -108,7 +108,7 @@ def test_the_page_refuses_what_the_library_refuses(tmp_path: Path) -> None:
         rag = RAG(tmp_path, "c", ollama_host=fake.url)
         rag.insert_paper([{"paper_id": "P1", "abstract": "IL6 rose in asthma."}], pubtator=False)
     client = page(rag)
-    r = client.get("/api/entities?q=IL&limit=0")
+    r = client.get("/api/entities?text=IL&limit=0")
     assert r.status_code == 400 and "'limit' must be a whole number from 1 to 50" in r.json()["error"]
     r = client.get("/api/entity?name=zzqq")
     assert r.status_code == 400

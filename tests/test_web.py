@@ -131,17 +131,17 @@ def test_the_overview_and_the_entity_completion(client: TestClient) -> None:
     assert o["top"]["disease"][0]["name"] == "Endometriosis"  # the most connected disease
     assert f"What is the role of {top[0]['name']} in Endometriosis?" in o["examples"]
     assert len(o["recent_papers"]) == 5 and all(p["title"] for p in o["recent_papers"])
-    found = client.get("/api/entities", params={"q": "il1"}).json()
+    found = client.get("/api/entities", params={"text": "il1"}).json()
     assert found[0]["name"] == "IL1B" and found[0]["id"] == "HGNC:5992"
-    assert client.get("/api/entities", params={"q": "HGNC:5992"}).json()[0]["name"] == "IL1B"
-    assert client.get("/api/entities", params={"q": "zzzz"}).json() == []
+    assert client.get("/api/entities", params={"text": "HGNC:5992"}).json()[0]["name"] == "IL1B"
+    assert client.get("/api/entities", params={"text": "zzzz"}).json() == []
     assert client.get("/api/entities").status_code == 400
 
 
 @pytest.mark.parametrize(
     ("url", "message"),
     [
-        ("/api/neighbours?name=IL1B&limit=-5", "'limit' must be a whole number from 1 to 200, got '-5'"),
+        ("/api/neighbours?name=IL1B&limit=-5", "'limit' must be a whole number from 1 to 200, got -5"),
         ("/api/neighbours?name=IL1B&limit=abc", "'limit' must be a whole number from 1 to 200, got 'abc'"),
         ("/api/path?start=IL1B&end=ESR2&max_hops=99", "'max_hops' must be a whole number from 1 to 6, got 99"),
         ("/api/path?start=IL1B&end=ESR2&max_hops=0", "'max_hops' must be a whole number from 1 to 6, got 0"),

@@ -15,7 +15,6 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-import fastbmrag
 from fastbmrag import config
 from fastbmrag.declared import declared
 from fastbmrag.errors import (
@@ -142,12 +141,15 @@ _KINDS = {"int": _Int(), "float": _Float(), "str": click.STRING}
 def declared_options(options: Any) -> Callable[[F], F]:
     """The command-line options of an options dataclass (:mod:`fastbmrag.declared`): one per
     field whose declaration gives a flag, its parameter named as the field, with the field's
-    default, help and environment variable. The range is the dataclass's to check, so that a
+    default, help and environment variable; an argument per positional field, in order. The range is the dataclass's to check, so that a
     value out of it is refused in the same words at every door."""
 
     def apply(f: F) -> F:
         for fld, opt in reversed(list(declared(options))):
             if not opt.cli:
+                continue
+            if opt.argument:  # a positional parameter
+                f = click.argument(fld.name)(f)
                 continue
             names = [n for n in (opt.short, opt.flag) if n]
             kind = str(fld.type).split(" | ")[0]
@@ -447,13 +449,3 @@ def workspace(**opts: Any) -> Any:
     from fastbmrag import RAG
 
     return RAG.from_options(opts)
-
-
-def study_options(f: Any) -> Any:
-    """``--design`` and ``--organism``, as a query declares them (:data:`fastbmrag.PAYLOAD_FILTERS`):
-    only the papers of these study designs and organisms; ``--findings-only``, as a query's."""
-    findings = next(o for fl, o in declared(fastbmrag.QueryOptions) if fl.name == "findings_only")
-    f = click.option(findings.flag, "findings_only", is_flag=True, help=findings.help)(f)
-    for row in reversed([p for p in fastbmrag.PAYLOAD_FILTERS if p.name in ("designs", "organisms")]):
-        f = click.option(*row.flags, row.name, multiple=True, help=row.help)(f)
-    return f

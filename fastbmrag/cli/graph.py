@@ -7,14 +7,13 @@ from typing import Any
 
 import click
 
-from fastbmrag import DESIGNS, PathOptions
+from fastbmrag import DESIGNS, ContradictionOptions, EntityOptions, PathOptions
 from fastbmrag.cli.common import (
     collection_option,
     counted,
     declared_options,
     json_option,
     qdrant_options,
-    study_options,
     working_dir_option,
     workspace,
 )
@@ -35,10 +34,7 @@ def _papers(ids: list[str]) -> str:
 @collection_option()
 @working_dir_option
 @qdrant_options
-@click.option(
-    "-e", "--entity", default=None, help="Only pairs this entity (name or id) is part of."
-)
-@study_options
+@declared_options(ContradictionOptions)
 @json_option
 def contradictions(
     entity: str | None, designs: tuple[str, ...], organisms: tuple[str, ...],
@@ -75,13 +71,10 @@ def contradictions(
 
 
 @click.command("path")
-@click.argument("start")
-@click.argument("end")
 @collection_option()
 @working_dir_option
 @qdrant_options
 @declared_options(PathOptions)
-@study_options
 @json_option
 def path(
     start: str, end: str, max_hops: int, designs: tuple[str, ...], organisms: tuple[str, ...],
@@ -112,11 +105,10 @@ def path(
 
 
 @click.command("entity")
-@click.argument("name")
 @collection_option()
 @working_dir_option
 @qdrant_options
-@study_options
+@declared_options(EntityOptions)
 @json_option
 def entity(
     name: str, designs: tuple[str, ...], organisms: tuple[str, ...], findings_only: bool,

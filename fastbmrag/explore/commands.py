@@ -6,7 +6,7 @@ resolved as a query's entities are (:func:`fastbmrag.query.resolve_entity`)."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from fastbmrag.declared import check, option, options_of, values_of
@@ -28,19 +28,95 @@ if TYPE_CHECKING:
 
 
 MAX_HOPS = 6  # a path of more hops says little: every entity is a few hops from every other
+MAX_FOUND = 50  # entities one completion lists
+MAX_NEIGHBOURS = 200  # edges the page lists around an entity
+NAME = "an entity's name or id as text (IL1B, HGNC:5992)"  # what a name must be
+
+
+def _name(help: str) -> Any:
+    """A positional entity name or id, declared."""
+    return option(help=help, argument=True, kind=NAME)
+
+
+def _as_query(name: str) -> Any:
+    """The query's declared option ``name`` (its flag, help and default), for a graph command:
+    the papers of a study design or organism, and only their findings, are said alike."""
+    from dataclasses import fields
+
+    from fastbmrag.query.options import QueryOptions
+
+    f = next(f for f in fields(QueryOptions) if f.name == name)
+    return field(default=f.default, metadata=f.metadata)
+
+
+@dataclass(kw_only=True)
+class StudyOptions:
+    """The papers a graph command reads, said as a query's filters say them: their study
+    designs and organisms (as keys, or their names: "RCT, meta-analysis"), and only what they
+    found (not what they restate as known)."""
+
+    designs: tuple[str, ...] = _as_query("designs")
+    organisms: tuple[str, ...] = _as_query("organisms")
+    findings_only: bool = _as_query("findings_only")
+
+    def __post_init__(self) -> None:
+        check(self)
+        self.studies()  # the designs and organisms, checked
+
+    def studies(self) -> Any:
+        """The study filter (:class:`fastbmrag.explore.Studies`), its values checked."""
+        return _studies(self.designs, self.organisms, self.findings_only)
 
 
 @dataclass
-class PathOptions:
-    """What `path` can be told beyond its two entities and the study filters."""
+class FindOptions:
+    """What an entity search (the page's completion) is told."""
 
+    text: str = option(help="Text an entity's name or id begins with or holds.", argument=True,
+                       kind=NAME)  # fmt: skip
+    limit: int = option(10, low=1, high=MAX_FOUND, whole=True, help="Entities listed at most.")
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+@dataclass
+class EntityOptions(StudyOptions):
+    """What an entity's card is told."""
+
+    name: str = _name("The entity's name or id.")
+
+
+@dataclass
+class NeighbourOptions:
+    """What the edges around an entity are told."""
+
+    name: str = _name("The entity's name or id.")
+    limit: int = option(30, low=1, high=MAX_NEIGHBOURS, whole=True,
+                        help="Edges listed at most, the heaviest first.")  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
+@dataclass
+class PathOptions(StudyOptions):
+    """What `path` is told."""
+
+    start: str = _name("Where the path starts: an entity's name or id.")
+    end: str = _name("Where it ends.")
     max_hops: int = option(
         DEFAULT_HOPS, flag="--max-hops", low=1, high=MAX_HOPS, whole=True,
         help="Most hops a path may take.",
     )  # fmt: skip
 
-    def __post_init__(self) -> None:
-        check(self)
+
+@dataclass
+class ContradictionOptions(StudyOptions):
+    """What `contradictions` is told."""
+
+    entity: str | None = option(None, flag="--entity", short="-e", kind=NAME,
+                                help="Only pairs this entity (name or id) is part of.")  # fmt: skip
 
 
 @dataclass
@@ -89,20 +165,12 @@ def overview(rag: Workspace) -> dict[str, Any]:
         }
 
 
-MAX_FOUND = 50  # entities one completion lists
-
-
 def find_entities(rag: Workspace, text: str, limit: int = 10) -> list[dict[str, Any]]:
     """The collection's entities named or identified by ``text`` (a prefix first), at most
     ``limit`` (1 to 50)."""
     from fastbmrag.explore import find_entities
 
-    _text_arg(text, "text")
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_FOUND:
-        raise InputError(
-            f"{option_named('limit')} must be a whole number from 1 to {MAX_FOUND}, got {limit!r}",
-            field="limit",
-        )
+    FindOptions(text, limit)
     with rag.reader(command="entity") as coll:
         return find_entities(coll, text, limit=limit)
 
@@ -118,9 +186,8 @@ def contradictions(
     from fastbmrag.explore import contradictions, node_names
     from fastbmrag.query import resolve_entity
 
-    studies = _studies(designs, organisms, findings_only)
-    if entity is not None:
-        _text_arg(entity, "entity")
+    studies = ContradictionOptions(entity=entity, designs=designs, organisms=organisms,
+                                   findings_only=findings_only).studies()  # fmt: skip
     if entity is None:
         with rag.ledger() as coll:
             return contradictions(coll, (), studies)
@@ -142,9 +209,8 @@ def path(
     from fastbmrag.explore import node_names, paths
     from fastbmrag.query import resolve_entity
 
-    PathOptions(max_hops=max_hops)  # its range, as every door refuses it
-    _text_arg(start, "start")
-    _text_arg(end, "end")
+    studies = PathOptions(start=start, end=end, max_hops=max_hops, designs=designs,
+                          organisms=organisms, findings_only=findings_only).studies()  # fmt: skip
     norm = rag.normalizer()
     ends = [resolve_entity(start, norm), resolve_entity(end, norm)]
     if set(ends[0].node_keys()) & set(ends[1].node_keys()):
@@ -158,7 +224,7 @@ def path(
             if not any(k in known for k in found.node_keys()):
                 raise _absent(given, found, coll.name, "so no path reaches it")
         return paths(coll, ends[0].node_keys(), ends[1].node_keys(), max_hops=max_hops,
-                     studies=_studies(designs, organisms, findings_only))  # fmt: skip
+                     studies=studies)  # fmt: skip
 
 
 def entity(
@@ -173,8 +239,8 @@ def entity(
     from fastbmrag.explore import entity_card, node_names, vocabulary_card
     from fastbmrag.query import resolve_entity
 
-    studies = _studies(designs, organisms, findings_only)
-    _text_arg(name, "name")
+    studies = EntityOptions(name=name, designs=designs, organisms=organisms,
+                            findings_only=findings_only).studies()  # fmt: skip
     norm = rag.normalizer()
     found = resolve_entity(name, norm)
     with rag.reader(command="entity") as coll:
@@ -200,17 +266,13 @@ def entity(
     )
 
 
-def digest(
-    rag: Workspace, since: str | None = None, *, findings_only: bool = False
-) -> dict[str, Any]:
-    """What the runs since ``since`` changed (:mod:`fastbmrag.explore.digest`; None: the
-    default of :class:`DigestOptions`): new papers and edges by entity, watched ones first,
-    pairs that newly disagree or agree, retractions; with ``findings_only``, only the edges
-    the papers found. No model call."""
+def digest(rag: Workspace, since: str = LAST, *, findings_only: bool = False) -> dict[str, Any]:
+    """What the runs since ``since`` changed (:mod:`fastbmrag.explore.digest`): new papers and
+    edges by entity, watched ones first, pairs that newly disagree or agree, retractions; with
+    ``findings_only``, only the edges the papers found. No model call."""
     from fastbmrag.explore.digest import digest
 
-    given = {"findings_only": findings_only} | ({} if since is None else {"since": since})
-    opts = options_of(DigestOptions, given)
+    opts = DigestOptions(since=since, findings_only=findings_only)
     with rag.reader(command="digest") as coll:
         return digest(coll, opts.since, findings_only=opts.findings_only)
 
@@ -267,7 +329,8 @@ def narrower(rag: Workspace, name: str, limit: int = 5) -> list[str]:
     from fastbmrag.explore import node_names
     from fastbmrag.query import resolve_entity
 
-    _text_arg(name, "name")
+    if not isinstance(name, str):
+        raise InputError(f"name must be {NAME}, got {name!r}", field="name")
     norm = rag.normalizer()
     concept = resolve_entity(name, norm).id
     if not concept:
@@ -292,6 +355,20 @@ def edges(rag: Workspace, **filters: Unpack[QueryKeywords]) -> pandas.DataFrame:
 
         return pandas.DataFrame(columns=["point_id", *FIELDS, "weight"])
     return pandas.DataFrame(rows)
+
+
+# what the page shows of each edge around an entity
+NEIGHBOUR_FIELDS = ("point_id", "source", "source_type", "source_key", "target", "target_type",
+                    "target_key", "relationship_type", "paper_id", "weight")  # fmt: skip
+
+
+def neighbours(rag: Workspace, name: str, limit: int = 30) -> list[dict[str, Any]]:
+    """The edges about an entity, the heaviest first, at most ``limit`` (1 to 200): each its
+    ends, relationship type, paper and weight."""
+    NeighbourOptions(name, limit)
+    frame = edges(rag, entities=[name])
+    rows = frame.sort_values("weight", ascending=False).head(limit) if len(frame) else frame
+    return [{k: r[k] for k in NEIGHBOUR_FIELDS} for r in rows.to_dict("records")]
 
 
 def graph(rag: Workspace, **filters: Unpack[QueryKeywords]) -> networkx.DiGraph:
@@ -327,14 +404,6 @@ def _flag(value: Any, name: str) -> None:
     """InputError naming the argument where a true/false one is neither."""
     if not isinstance(value, bool):
         raise InputError(f"{option_named(name)} must be True or False, got {value!r}", field=name)
-
-
-def _text_arg(value: Any, name: str) -> None:
-    """InputError naming the argument where a name or id is not text."""
-    if not isinstance(value, str):
-        raise InputError(
-            f"{name} must be an entity's name or id as text (IL1B, HGNC:5992), got {value!r}"
-        )
 
 
 def _absent(given: str, found: Any, collection: str, so: str) -> InputError:

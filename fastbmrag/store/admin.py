@@ -22,9 +22,21 @@ if TYPE_CHECKING:
     from fastbmrag.store.workspace import Workspace
 
 
+@dataclass
+class StatusOptions:
+    """What `status` is told."""
+
+    max_failed: int | None = option(100, low=0, whole=True, cli=False,
+                                    help="Failed papers listed at most (None: every one).")  # fmt: skip
+
+    def __post_init__(self) -> None:
+        check(self)
+
+
 def status(rag: Workspace, *, max_failed: int | None = 100) -> dict[str, Any]:
     """What the collection holds (from the ledger); finishes an operation a killed command
     left half done when no other command holds the collection (``interrupted``)."""
+    StatusOptions(max_failed)
     with rag.ledger() as coll:
         journal = coll.ledger.journal()
     interrupted = finish_interrupted(rag, journal)

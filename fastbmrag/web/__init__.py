@@ -6,23 +6,27 @@ internet). It only reads the collection. With the embedded store, while an updat
 shard, the API answers 503 with ``retry`` and the page says so and tries again.
 
     GET  /                       the page
-    GET  /api/status             what the collection holds
-    GET  /api/options            the query options the page's filters offer: default, range
-                                 or choices, help (QueryOptions' declarations)
+    GET  /api/status             what the collection holds (``max_failed``)
+    GET  /api/options            the query options the page's filters offer: label, input,
+                                 default, range or choices, help (QueryOptions' declarations)
     GET  /api/overview           the start page: counts, last update, the most connected genes,
                                  diseases and chemicals, recent papers, example questions
-    GET  /api/entities?q=IL1&limit=10   completion: entities by name or id prefix
+    GET  /api/entities?text=IL1&limit=10   completion: entities by name or id prefix
     POST /api/query              {"question": ..., and any option of `fastbmrag query` by its
                                   QueryOptions name: "entities": [...], "since": 2015, ...}
     GET  /api/entity?name=IL1B   an entity's card (``&findings_only=true`` here and on path,
-                                 contradictions and digest: only what the papers found)
+                                 contradictions and digest: only what the papers found;
+                                 ``&designs=rct,meta-analysis&organisms=human`` here and on
+                                 path and contradictions: only these papers)
     GET  /api/neighbours?name=IL1B&limit=30   the edges touching an entity
     GET  /api/path?start=A&end=B&max_hops=3
     GET  /api/contradictions?entity=IL1B
     GET  /api/digest?since=last  what the runs since then changed (`fastbmrag digest --format json`)
 
 The API's endpoints are the registry's (:mod:`fastbmrag.registry`): each runs one operation of
-the workspace, its request read by the operation's page door (:data:`PAGE_DOORS`).
+the workspace, a GET's query string read against the operation's declared options
+(:func:`query_string`: the fields' names and types; the operation checks their ranges, as at
+every door), a POST's body as a question and its options (:func:`query_options`).
 
 Errors are JSON, ``{"error": ...}``: 400 for a bad parameter (named by its field), a POST that
 is not ``application/json`` or a body over 64 KB, 404 / 405 for a path or method the API does not
@@ -33,8 +37,8 @@ answers only Host headers naming this machine (400 otherwise) unless ``--public`
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable
-from dataclasses import fields
+import re
+from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
 
@@ -49,6 +53,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from fastbmrag import config
+from fastbmrag.declared import declared
 from fastbmrag.errors import (
     FastbmragError,
     InputError,
@@ -56,10 +61,9 @@ from fastbmrag.errors import (
     ModelNotFound,
     StoreBusy,
 )
-from fastbmrag.explore.commands import PathOptions
 from fastbmrag.papers.model import without_controls
 from fastbmrag.query import QueryOptions
-from fastbmrag.registry import OPERATIONS
+from fastbmrag.registry import OPERATIONS, Operation
 
 if TYPE_CHECKING:
     from fastbmrag.api import RAG
@@ -95,8 +99,6 @@ def query_form() -> dict[str, dict[str, Any]]:
     option a request may set, with its label and input (``list``, ``number``, ``choice``,
     ``flag``, ``text``), default, range (``low``/``high``, ``whole``) or ``choices`` and help:
     the page builds its form from this, so that it offers what the library accepts."""
-    from fastbmrag.declared import declared
-
     out: dict[str, dict[str, Any]] = {}
     defaults = QueryOptions()
     for f, opt in declared(QueryOptions):
@@ -190,12 +192,26 @@ async def json_body(request: Request) -> Any:
         body += chunk
         if len(body) > MAX_BODY:
             raise InputError(f"The request body is over {MAX_BODY // 1024} KB: send a question")
-    try:
-        return json.loads(body)
-    except RecursionError:  # nested past what the parser follows: no question is
-        raise InputError(
+    if _depth(body) > MAX_DEPTH:  # a question and its options nest 2 deep; the parser
+        raise InputError(  # would follow it as far as the interpreter's stack happens to allow
             "The request body nests too deeply: send a JSON object of a question and its options"
-        ) from None
+        )
+    return json.loads(body)
+
+
+MAX_DEPTH = 32  # arrays and objects a request body may nest
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+
+
+def _depth(body: bytes) -> int:
+    """How deep a JSON text's arrays and objects nest (brackets in strings left out)."""
+    outside = re.sub(rb'"(?:\\.|[^"\\])*"', b"", body)
+    brackets = outside.translate(None, _NOT_BRACKETS)
+    depth = deepest = 0
+    for c in brackets:
+        depth += 1 if c in b"[{" else -1
+        deepest = max(deepest, depth)
+    return deepest
 
 
 class JSON(JSONResponse):
@@ -211,107 +227,49 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else str(value)
 
 
-# The page's door of an operation (its route is the registry's, fastbmrag.registry): how a
-# request becomes the call, (function, args, kwargs); InputError names a bad parameter
-PageDoor = Callable[["RAG", Request], Awaitable[tuple[Callable[..., Any], tuple[Any, ...],
-                                                        dict[str, Any]]]]  # fmt: skip
-
-
-def _name(request: Request, key: str = "name") -> str:
-    return _text(request.query_params.get(key), key)
-
-
-def _yes(request: Request, name: str) -> bool:
-    """A true/false query parameter: "true" or "false" (absent: false)."""
-    raw = request.query_params.get(name)
-    if raw in (None, "", "false"):
-        return False
-    if raw == "true":
-        return True
-    raise InputError(f"'{name}' must be true or false, got {raw!r}")
-
-
-async def _status(rag: RAG, request: Request) -> Any:
-    return rag.status, (), {"max_failed": 20}
-
-
-async def _overview(rag: RAG, request: Request) -> Any:
-    return rag.overview, (), {}
-
-
-async def _entities(rag: RAG, request: Request) -> Any:
-    wanted = _name(request, "q")
-    return rag.find_entities, (wanted, _whole(request, "limit", 10)), {}  # its range: the library's
-
-
-async def _query(rag: RAG, request: Request) -> Any:
-    question, options = query_options(await json_body(request))
-    return rag.query, (question,), options
-
-
-async def _entity(rag: RAG, request: Request) -> Any:
-    wanted = _name(request)
-
-    return rag.entity, (wanted,), {"findings_only": _yes(request, "findings_only")}
-
-
-NEIGHBOUR_FIELDS = ("point_id", "source", "source_type", "source_key", "target", "target_type",
-                    "target_key", "relationship_type", "paper_id", "weight")  # fmt: skip
-
-
-async def _neighbours(rag: RAG, request: Request) -> Any:
-    wanted = _name(request)
-    limit = _whole(request, "limit", 30, 1, 200)
-
-    def edges() -> Any:
-        frame = rag.edges(entities=[wanted])
-        rows = frame.sort_values("weight", ascending=False).head(limit) if len(frame) else frame
-        return [{k: r[k] for k in NEIGHBOUR_FIELDS} for r in rows.to_dict("records")]
-
-    return edges, (), {}
-
-
-async def _path(rag: RAG, request: Request) -> Any:
-    start, end = _name(request, "start"), _name(request, "end")
-    hops = _whole(request, "max_hops", PathOptions().max_hops)
-    return rag.path, (start, end), {"max_hops": hops,
-                                    "findings_only": _yes(request, "findings_only")}  # fmt: skip
-
-
-async def _contradictions(rag: RAG, request: Request) -> Any:
-    wanted = _name(request, "entity") if request.query_params.get("entity") else None
-    return rag.contradictions, (wanted,), {"findings_only": _yes(request, "findings_only")}
-
-
-async def _digest(rag: RAG, request: Request) -> Any:
-    since = request.query_params.get("since") or None  # None: the declared default
-    return (rag.digest, (_text(since, "since") if since is not None else None,),
-            {"findings_only": _yes(request, "findings_only")})  # fmt: skip
-
-
-PAGE_DOORS: dict[str, PageDoor] = {
-    "status": _status, "overview": _overview, "find_entities": _entities, "query": _query,
-    "entity": _entity, "edges": _neighbours, "path": _path, "contradictions": _contradictions,
-    "digest": _digest,
-}  # fmt: skip
-# The query-string parameters each door reads: any other is refused (400, naming it), never
-# ignored, so that a filter the door does not take cannot pass for one it applied.
-DOOR_PARAMS: dict[str, tuple[str, ...]] = {
-    "status": (), "overview": (), "find_entities": ("q", "limit"), "query": (),
-    "entity": ("name", "findings_only"), "edges": ("name", "limit"),
-    "path": ("start", "end", "max_hops", "findings_only"),
-    "contradictions": ("entity", "findings_only"), "digest": ("since", "findings_only"),
-}  # fmt: skip
-
-
-def unknown_params(request: Request, known: tuple[str, ...]) -> None:
-    """InputError naming the query-string parameters a door does not read."""
-    unknown = sorted(set(request.query_params) - set(known))
+def query_string(request: Request, options: Any) -> dict[str, Any]:
+    """An operation's arguments from a GET request's query string, each read as the type of its
+    field in the operation's declared ``options`` (None: it takes none), as the command line
+    reads its flags; the operation holds each to its range. A parameter it does not declare, or
+    does not take from a request, is refused, as is a required one left out: nothing is
+    ignored, so that a filter the operation does not take cannot pass for one it applied."""
+    taken = {f.name: (f, opt) for f, opt in declared(options) if opt.page} if options else {}
+    unknown = sorted(set(request.query_params) - set(taken))
     if unknown:
-        takes = f"it takes {', '.join(known)}" if known else "it takes no parameter"
+        takes = f"it takes {', '.join(taken)}" if taken else "it takes no parameter"
         raise InputError(
             f"Unknown parameter(s) of {request.url.path}: {', '.join(unknown)}; {takes}"
         )
+    hints = get_type_hints(options) if options else {}
+    out: dict[str, Any] = {}
+    for name, (f, opt) in taken.items():
+        raws = [r for r in request.query_params.getlist(name) if r != ""]
+        if raws:
+            out[name] = _read(raws, name, hints[name])
+        elif f.default is MISSING and f.default_factory is MISSING:
+            raise InputError(f"'{name}' is required: {opt.help}")
+    return out
+
+
+def _read(raws: list[str], name: str, hint: Any) -> Any:
+    """A query parameter's text as its field's type: a list (repeated or comma-separated), true
+    or false, a whole number, a number (a text that is none is left to the operation, which
+    refuses it in the words of every door) or a text."""
+    kind = next((a for a in get_args(hint) if a is not type(None)), hint) if (
+        type(None) in get_args(hint)) else hint  # fmt: skip
+    if get_origin(kind) is tuple:
+        return tuple(v.strip() for raw in raws for v in raw.split(",") if v.strip())
+    raw = raws[-1]
+    if kind is bool:
+        if raw not in ("true", "false"):
+            raise InputError(f"'{name}' must be true or false, got {raw!r}")
+        return raw == "true"
+    if kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:  # the operation refuses it as the Python API would: "got 'abc'"
+            return raw
+    return _text(raw, name)
 
 
 def said(err: FastbmragError) -> str:
@@ -355,22 +313,26 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
     async def options(request: Request) -> Response:
         return JSON(query_form())
 
-    def endpoint(name: str) -> Any:
-        read, known = PAGE_DOORS[name], DOOR_PARAMS[name]
+    def endpoint(op: Operation) -> Any:
+        method = getattr(rag, op.name)
+        options = op.declared()
 
         async def handle(request: Request) -> Response:
             try:
-                unknown_params(request, known)
-                fn, args, kwargs = await read(rag, request)
+                if request.method == "POST":  # a question and its options, as JSON
+                    question, values = query_options(await json_body(request))
+                    args: tuple[Any, ...] = (question,)
+                else:
+                    args, values = (), query_string(request, options)
             except (ValueError, InputError) as err:
                 message = str(err) if isinstance(err, InputError) else "The body is not JSON"
                 return JSON({"error": message}, status_code=400)
-            return await call(fn, *args, **kwargs)
+            return await call(method, *args, **values)
 
         return handle
 
     api = [
-        Route(path, endpoint(op.name), methods=[method])
+        Route(path, endpoint(op), methods=[method])
         for op in OPERATIONS if op.route
         for method, path in [op.route.split(" ") if " " in op.route else ("GET", op.route)]
     ]  # fmt: skip

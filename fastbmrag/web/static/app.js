@@ -418,7 +418,7 @@ async function complete() {
   clearTimeout(searching);
   searching = setTimeout(async () => {
     try {
-      const found = await api("/api/entities?q=" + encodeURIComponent(text));
+      const found = await api("/api/entities?text=" + encodeURIComponent(text));
       $("entity-options").replaceChildren(...found.map((e) => {
         const option = el("option");
         option.value = e.name;
