@@ -14,7 +14,7 @@ command line runs::
     rag = RAG(collection_name="endometriosis")   # in ~/.fastbmrag, as the CLI
     summary = rag.insert_paper(pd.read_csv("papers.csv"))     # = fastbmrag update
     result = rag.query("What is the role of IL1B in endometriosis?")
-    print(result["answer"])
+    print(result["answer"])                                     # or result.answer
     frame = rag.edges(entities=["IL1B"])                       # a pandas DataFrame
     graph = rag.graph(since=2015)                              # a networkx DiGraph
 """
@@ -75,8 +75,7 @@ class RAG:
         export = _admin.export
         overview = _explore.overview
         find_entities = _explore.find_entities
-        ask = _query.ask
-        query = _query.answer
+        query = _query.ask
         node_keys = _explore.node_keys
         entity = _explore.entity
         narrower = _explore.narrower

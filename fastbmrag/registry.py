@@ -70,8 +70,8 @@ OPERATIONS = (  # in the order the page's endpoints are listed
     Operation("find_entities", f"{EXPLORE}:find_entities", route="/api/entities",
               options=f"{EXPLORE}:FindOptions"),
     # questions
-    Operation("ask", f"{QUERY}:ask", ("query", "fastbmrag.cli.query:query"), options=ASKED),
-    Operation("query", f"{QUERY}:answer", route="POST /api/query", options=ASKED),
+    Operation("query", f"{QUERY}:ask", ("query", "fastbmrag.cli.query:query"),
+              route="POST /api/query", options=ASKED),
     # the graph itself, no model call
     Operation("node_keys", f"{EXPLORE}:node_keys"),
     Operation("entity", f"{EXPLORE}:entity", ("entity", "fastbmrag.cli.graph:entity"),

@@ -101,11 +101,11 @@ ARGV = {
     "contradictions": ["contradictions", "-c", "c"],
 }  # fmt: skip
 # each operation's positional arguments, valid
-POSITIONAL = {"query": ["a question"], "ask": ["a question"], "path": ["IL1B", "TNF"],
+POSITIONAL = {"query": ["a question"], "path": ["IL1B", "TNF"],
               "entity": ["IL1B"], "find_entities": ["IL"], "neighbours": ["IL1B"]}  # fmt: skip
 OPERATIONS = {op.name: op for op in REGISTRY if op.options and op.name != "sync"}
 # values refused, at least
-RANGED = {"insert_paper": 2, "query": 2, "ask": 2, "path": 2, "export": 1, "digest": 0,
+RANGED = {"insert_paper": 2, "query": 2, "path": 2, "export": 1, "digest": 0,
           "status": 1, "find_entities": 2, "entity": 0, "edges": 2, "graph": 2,
           "neighbours": 2, "contradictions": 0}  # fmt: skip
 
@@ -161,7 +161,7 @@ def test_every_declared_option_is_taken_and_checked_alike_at_every_door(
                     method(str(papers), **{fld.name: value})
                 elif name == "export":
                     method(value, io.StringIO())
-                elif name in ("query", "ask"):
+                elif name == "query":
                     method("a question", **{fld.name: value})
                 else:
                     method(**{**given, fld.name: value})

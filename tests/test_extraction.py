@@ -244,7 +244,7 @@ def test_a_papers_own_numbered_reference_is_never_read_as_a_sentence_number(
         assert [ev["text"] for ev in edge["evidence"]] == [body[0]]  # quoted as the paper has it
         # nor, in the answer's prompt, as an evidence item's number
         rag = RAG(tmp_path / "wd", "papers", ollama_host=fake.url)
-        assert rag.ask("Is IL6 upregulated in endometriosis?").edges
+        assert rag.query("Is IL6 upregulated in endometriosis?").edges
         [answer] = [r for r in fake.requests_to("/api/chat") if schema_title(r.json) == "Answer"]
         assert "lesions." in task_text(answer.json) and "[12]" not in task_text(answer.json)
 

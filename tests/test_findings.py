@@ -174,7 +174,7 @@ def test_every_edge_carries_its_role_and_where_it_came_from(indexed: Any) -> Non
 def test_findings_only_leaves_out_what_papers_restate(indexed: Any) -> None:
     rag, _ = indexed
     assert il6_edges(rag, findings_only=True) == {"F2": (FINDING, "text")}
-    result = rag.ask("Is IL6 upregulated in endometriosis?", findings_only=True, no_answer=True)
+    result = rag.query("Is IL6 upregulated in endometriosis?", findings_only=True, no_answer=True)
     assert result.edges and all(e.payload["finding"] == FINDING for e in result.edges)
     assert result.filters["findings_only"] is True
 
@@ -182,7 +182,7 @@ def test_findings_only_leaves_out_what_papers_restate(indexed: Any) -> None:
 def test_consensus_and_the_card_count_papers_by_findings_citations_apart(indexed: Any) -> None:
     rag, fake = indexed
     fake.reset()
-    result = rag.ask("Is IL6 upregulated in endometriosis?", entities=["IL6"])
+    result = rag.query("Is IL6 upregulated in endometriosis?", entities=["IL6"])
     [pair] = [p for p in result.consensus if p["source"] == "IL6"]
     assert pair["relations"] == {"upregulated_in": ["F2"]}
     assert sorted(pair["cited"]["upregulated_in"]) == ["F1", "F3"]

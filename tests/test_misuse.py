@@ -298,5 +298,5 @@ def test_settings_and_fetch_s_window_are_refused_in_python_as_at_the_command_lin
     settings = FetchSettings.resolve(email="a@example.org")
     for name, value in (("max_papers", -1), ("days", -3), ("max_papers", "10")):
         with pytest.raises(InputError, match=f"^{name} must be a whole number of"):
-            RAG(tmp_path).fetch("x[tiab]", settings, tmp_path / "out.csv", **{name: value})
+            RAG(tmp_path).fetch("x[tiab]", tmp_path / "out.csv", settings=settings, **{name: value})
     assert not (tmp_path / "out.csv").exists()

@@ -17,7 +17,7 @@ from fastbmrag.registry import COMMANDS, OPERATIONS
 
 def test_every_operation_is_a_method_of_the_workspace_running_its_function() -> None:
     methods = [op for op in OPERATIONS if op.method]
-    assert {"insert_paper", "query", "ask", "entity", "digest", "export"} <= {
+    assert {"insert_paper", "query", "entity", "digest", "export"} <= {
         op.name for op in methods
     }
     for op in methods:

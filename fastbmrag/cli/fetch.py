@@ -128,8 +128,8 @@ def fetch(**opts: Any) -> None:
         rag = RAG.from_options(opts)
         written, report = rag.fetch(
             opts["query"],
-            settings,
             opts["output"],
+            settings=settings,
             since=_day(opts["since"]),
             days=opts["days"],
             datetype=opts["datetype"],
@@ -182,7 +182,7 @@ def sync(collection: str, digest_file: str | None, **opts: Any) -> None:
         rag = RAG.from_options({**opts, "collection": collection})
         result = rag.sync(
             opts["query"],
-            settings,
+            settings=settings,
             since=_day(opts["since"]),
             days=opts["days"],
             progress=not opts["quiet"],

@@ -55,4 +55,4 @@ def query(question: str, **kw: Any) -> None:
     from fastbmrag import render
 
     options = declared_values(QueryOptions, kw)
-    click.echo(render(rag.ask(question, **options), fmt, flag_of), nl=False)
+    click.echo(render(rag.query(question, **options), fmt, flag_of), nl=False)

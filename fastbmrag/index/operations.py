@@ -195,9 +195,9 @@ def insert_paper(
 def fetch(
     rag: Workspace,
     query: str,
-    fetch: FetchSettings,
     output: str | Path,
     *,
+    settings: FetchSettings | None = None,
     since: Any = None,
     days: int | None = None,
     datetype: str | None = None,
@@ -205,8 +205,9 @@ def fetch(
 ) -> tuple[int, FetchReport]:
     """Search PubMed and write the papers (with PMC full text where there is one) as a
     papers CSV at ``output``; with a collection, the papers it holds are not fetched.
-    Returns the papers written and what the fetch did."""
-    from fastbmrag.papers.eutils import DEFAULT_DATETYPE, PubMedClient
+    Returns the papers written and what the fetch did. ``settings``: where and how to fetch
+    (the e-mail, API key and servers; None: from the environment, as the command line's)."""
+    from fastbmrag.papers.eutils import DEFAULT_DATETYPE, FetchSettings, PubMedClient
     from fastbmrag.papers.fetch import date_window, fetch_papers
     from fastbmrag.papers.io import write_papers_csv
     from fastbmrag.papers.sync import DoneSet
@@ -220,11 +221,12 @@ def fetch(
                 field=name,
             )
     mindate, maxdate = date_window(since, days)
+    settings = settings or FetchSettings.resolve()
     with contextlib.ExitStack() as stack:
         skip: Any = frozenset()
         if rag.settings.collection:
             skip = DoneSet(stack.enter_context(rag.ledger()))
-        client = stack.enter_context(PubMedClient(fetch))
+        client = stack.enter_context(PubMedClient(settings))
         papers = fetch_papers(
             client,
             query,
@@ -240,16 +242,19 @@ def fetch(
 def sync(
     rag: Workspace,
     query: str,
-    fetch: FetchSettings,
     *,
+    settings: FetchSettings | None = None,
     since: Any = None,
     days: int | None = None,
     progress: bool = False,
     **options: Unpack[UpdateKeywords],
 ) -> SyncResult:
-    """Fetch what PubMed added for ``query`` since the last sync, and index it; keyword
-    ``options`` as for :meth:`insert_paper`."""
+    """Fetch what PubMed added for ``query`` since the last sync, and index it; ``settings``
+    as for :func:`fetch`; keyword ``options`` as for :meth:`insert_paper`."""
+    from fastbmrag.papers.eutils import FetchSettings
     from fastbmrag.papers.sync import sync_collection
+
+    settings = settings or FetchSettings.resolve()  # a setting refused before anything opens
 
     opts = update_options(rag, dict(options))
     with contextlib.ExitStack() as stack:
@@ -273,7 +278,7 @@ def sync(
             result = sync_collection(
                 coll,
                 query,
-                fetch,
+                settings,
                 lambda papers: index(rag, papers, coll, opts, progress=progress, total=len(papers)),
                 since=since,
                 days=days,

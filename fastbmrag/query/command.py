@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from fastbmrag.declared import options_of
 from fastbmrag.errors import InputError, StoreBusy
@@ -24,8 +24,10 @@ if TYPE_CHECKING:
 
 
 def ask(rag: Workspace, question: str, **options: Unpack[QueryKeywords]) -> QueryResult:
-    """Answer ``question`` from the workspace's collection (``to_dict()``: what ``fastbmrag
-    query --format json`` prints; the command line renders its text and Markdown from it)."""
+    """Answer ``question`` from the workspace's collection: the typed result, which reads as
+    what ``fastbmrag query --format json`` prints (``result["answer"]``; the page sends it, the
+    command line renders its text and Markdown from it); ``options`` are
+    :class:`~fastbmrag.query.QueryOptions` fields."""
     if not isinstance(question, str):
         raise InputError(
             f"The question must be text, got {type(question).__name__}: "
@@ -46,12 +48,6 @@ def ask(rag: Workspace, question: str, **options: Unpack[QueryKeywords]) -> Quer
         )
     llm = None if opts.no_answer and opts.no_llm_parse else rag.llm(query=True)
     return query(question, _Reading(rag), llm, normalizer, options=opts)
-
-
-def answer(rag: Workspace, question: str, **options: Unpack[QueryKeywords]) -> dict[str, Any]:
-    """Answer ``question``: what ``fastbmrag query --format json`` prints (:func:`ask`'s result
-    as JSON); ``options`` are :class:`~fastbmrag.query.QueryOptions` fields."""
-    return ask(rag, question, **options).to_dict()
 
 
 @dataclass

@@ -4,7 +4,7 @@ written for people: text and Markdown."""
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -57,9 +57,11 @@ class EdgeResult:
 REFERENCE_FIELDS = ("paper_id", "pmid", "pmcid", "doi", "title", "journal", "year")
 
 
-@dataclass
-class QueryResult:
-    """What a query returns; :meth:`to_dict` is the documented JSON layout (README, "Query")."""
+@dataclass(eq=False)
+class QueryResult(Mapping[str, Any]):
+    """What a query returns: typed fields, and, read as a mapping (``result["answer"]``,
+    ``dict(result)``), the documented JSON layout (:meth:`to_dict`; README, "Query"), which
+    the page sends and ``--format json`` prints."""
 
     question: str
     collection: str
@@ -77,6 +79,15 @@ class QueryResult:
     uncited_sentences: list[str] = field(default_factory=list)
     consensus: list[dict[str, Any]] = field(default_factory=list)  # per entity pair retrieved
     follow_ups: list[str] = field(default_factory=list)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.to_dict())
+
+    def __len__(self) -> int:
+        return len(self.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON layout, an option a note names said as its field (``no_answer``)."""

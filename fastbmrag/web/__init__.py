@@ -224,6 +224,10 @@ class JSON(JSONResponse):
 
 
 def _plain(value: Any) -> Any:
+    """What JSON writes of a value it has no form for: a query's result, its layout; a numpy
+    number, its value."""
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
     return value.item() if hasattr(value, "item") else str(value)
 
 
