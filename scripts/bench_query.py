@@ -225,7 +225,7 @@ def main() -> None:
         for i in range(args.cli_repeat):
             for d in dirs:  # call by call, so that every collection sees the same box
                 cold[d].append(cli_call(d, fake.url, QUESTIONS[i % len(QUESTIONS)], args))
-        for d, series in cold.items():
+        for d, series in cold.items() if args.cli_repeat else ():
             where = f" ({d})" if len(dirs) > 1 else ""
             print(
                 f"cold CLI --no-answer{where}: p50 {pct(series, 50):.2f} s, p95 "
