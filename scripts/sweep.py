@@ -132,11 +132,12 @@ class Sweep:
             except httpx.HTTPError:
                 time.sleep(0.2)
         gets: list[tuple[str, dict[str, str]]] = [get for h in HOSTILE for get in (
-            ("/api/entities", {"q": h, "limit": random.choice(["5", "0", "x", "999"])}),
+            ("/api/entities", {"text": h, "limit": random.choice(["5", "0", "x", "999"])}),
             ("/api/entity", {"name": h}), ("/api/neighbours", {"name": h, "limit": "3"}),
             ("/api/path", {"start": h, "end": "IL1B", "max_hops": random.choice(["2", "0", "x"])}),
             ("/api/contradictions", {"entity": h}), ("/api/digest", {"since": h}),
-            ("/api/contradictions", {"organisms": h}), ("/api/status", {}),
+            ("/api/contradictions", {"organisms": h}), ("/api/entity", {"name": "IL1B", "designs": h}),
+            ("/api/status", {"max_failed": random.choice(["5", "-1", "x", ""])}),
             ("/api/overview", {}), ("/api/options", {}), ("/api/nonsense", {h or "x": "1"}))]  # fmt: skip
         posts: list[Any] = [{"question": h} for h in HOSTILE]
         posts += [{"question": "IL1B?", "top_k": v} for v in (0, -1, 1e9, "5", None, True)]
