@@ -82,11 +82,6 @@ class FieldFilter:
     def multiple(self) -> bool:
         return self.condition in ("any", "either")
 
-    @property
-    def cast(self) -> type:
-        """A bound is a whole number (a year); the values of the others are texts."""
-        return str if self.multiple else int
-
 
 @dataclass(frozen=True, slots=True)
 class EdgeField:
