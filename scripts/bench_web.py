@@ -113,7 +113,7 @@ def main() -> None:
     }
     for label, url in (
         ("overview", "/api/overview"),
-        ("entity completion", f"/api/entities?q={gene[:3]}"),
+        ("entity completion", f"/api/entities?text={gene[:3]}"),
         ("entity card", f"/api/entity?name={gene}"),
         ("path", f"/api/path?start={gene}&end={disease}&max_hops=3"),
         ("contradictions", f"/api/contradictions?entity={gene}"),
