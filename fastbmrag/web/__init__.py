@@ -124,24 +124,6 @@ def _text(value: Any, name: str) -> str:
     return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace").strip()
 
 
-def _whole(
-    request: Request, name: str, default: int, low: int | None = None, high: int | None = None
-) -> int:
-    """A whole-number query parameter (InputError naming it), within [low, high] where given
-    here; an operation's declared option is held to its range by the operation."""
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return default
-    span = f" from {low} to {high}" if low is not None and high is not None else ""
-    try:
-        value = int(raw)
-    except ValueError:
-        raise InputError(f"'{name}' must be a whole number{span}, got {raw!r}") from None
-    if span and not low <= value <= high:  # type: ignore[operator]
-        raise InputError(f"'{name}' must be a whole number{span}, got {raw!r}")
-    return value
-
-
 def query_options(body: Any) -> tuple[str, dict[str, Any]]:
     """The question and the query options of a request body, checked."""
     if not isinstance(body, dict):
