@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         EntityOptions,
         PathOptions,
     )
+    from fastbmrag.explore.digest import render_digest
     from fastbmrag.index.options import UpdateOptions
     from fastbmrag.papers import (
         Paper,
@@ -72,6 +73,7 @@ _FACE = {
     "UpdateOptions": "fastbmrag.index.options",
     "ExportOptions": "fastbmrag.store.admin",
     "render": "fastbmrag.query",
+    "render_digest": "fastbmrag.explore.digest",
     "PAYLOAD_FILTERS": "fastbmrag.query.filters",
     "GROUNDED_TYPES": "fastbmrag.query.understand",
     "found_in": "fastbmrag.query.understand",
@@ -108,6 +110,7 @@ __all__ = [
     "RAG",
     "ReadReport",
     "render",
+    "render_digest",
     "SUFFIXES",
     "update_vocab",
     "UpdateOptions",

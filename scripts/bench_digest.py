@@ -93,15 +93,14 @@ def main() -> None:
     print(f"collection: {args.papers:,} papers, {args.papers * EDGES_PER_PAPER:,} edges "
           f"({time.perf_counter() - started:.0f} s to build or open) in {wd}")  # fmt: skip
 
-    from fastbmrag import RAG
-    from fastbmrag.explore.digest import render
+    from fastbmrag import RAG, render_digest
 
     rag = RAG(wd, "bench")
     times, shown = [], ""
     for _ in range(args.repeat):
         t = time.perf_counter()
         found = rag.digest("last")
-        shown = render(found, "markdown")
+        shown = render_digest(found, "markdown")
         times.append(time.perf_counter() - t)
     edges = sum(len(e["edges"]) for e in found["entities"])
     conflicts = sum(c["kind"] == "newly contradicted" for e in found["entities"] for c in e["changes"])

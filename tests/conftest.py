@@ -62,5 +62,5 @@ def _tmpfs(tmp_path: Path, size: str) -> Iterator[Path]:
         pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
     try:
         yield where
-    finally:
-        subprocess.run(["umount", str(where)], check=False)
+    finally:  # lazily: a process that still holds a file there does not keep it mounted
+        subprocess.run(["umount", "--lazy", str(where)], check=False)

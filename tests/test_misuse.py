@@ -189,27 +189,27 @@ def test_study_labels_are_read_in_any_case_and_spelling_and_an_unknown_one_said(
 
 
 def test_a_title_with_breaks_and_markup_stays_one_line_of_the_digest() -> None:
-    from fastbmrag.explore.digest import render
+    from fastbmrag import render_digest
 
     title = "IL6 & TNF\n~~~\nin <b>endometriosis</b>"
     found = {"collection": "c", "since": "last", "runs": [], "papers": [
         {"paper_id": "P1", "title": title, "edges": 1}], "reindexed": [], "removed": [],
         "retracted": [], "entities": [], "new_entities": []}  # fmt: skip
-    markdown = render(found, "markdown")
+    markdown = render_digest(found, "markdown")
     [line] = [x for x in markdown.splitlines() if "P1" in x]
     assert line == "- IL6 \\& TNF \\~\\~\\~ in \\<b\\>endometriosis\\</b\\> \\[P1\\]: 1 edge"
-    page = render(found, "html")
+    page = render_digest(found, "html")
     assert "<li>IL6 &amp; TNF ~~~ in &lt;b&gt;endometriosis&lt;/b&gt; [P1]: 1 edge</li>" in page
     assert "<pre>" not in page and "<b>" not in page
 
 
 def test_a_digest_says_a_run_stopped_and_why(rag: Any) -> None:
-    from fastbmrag.explore.digest import render
+    from fastbmrag import render_digest
 
     with rag.writer() as coll:
         run_id = coll.ledger.runs.start("sync", {"query": "x"})
         coll.ledger.runs.end(run_id, {"stopped": "PubMed cannot be reached"})
-    said = render(rag.digest(), "text")
+    said = render_digest(rag.digest(), "text")
     assert f"Run {run_id} (sync) stopped early: PubMed cannot be reached" in said
     assert f"Nothing new since run {run_id} (sync, " in said
 

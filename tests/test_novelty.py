@@ -216,10 +216,10 @@ def test_findings_only_at_every_door_of_the_graph_commands(
 def test_a_newly_contradicted_side_cited_only_as_known_says_so(
     restated: tuple[Path, FakeOllama],
 ) -> None:
-    from fastbmrag.explore.digest import render
+    from fastbmrag import render_digest
 
     wd, _ = restated
-    text = render(RAG(wd, "r").digest("0"), "text")
+    text = render_digest(RAG(wd, "r").digest("0"), "text")
     assert "protects_against: f1 (cited as known)" in text
     assert "protects_against:;" not in text and not text.rstrip().endswith(":")
 

@@ -38,10 +38,10 @@ def write_digest(
 ) -> bool:
     """Write the digest since ``since`` to ``output`` (standard output when None or "-");
     whether there was anything new."""
-    from fastbmrag.explore.digest import render
+    from fastbmrag import render_digest
 
     found = rag.digest(since, findings_only=findings_only)
-    text = render(found, format_of(output, fmt))
+    text = render_digest(found, format_of(output, fmt))
     if output in (None, "-"):
         click.echo(text, nl=False)
     else:

@@ -256,7 +256,7 @@ def _consensus_changes(
 # --- rendering ----------------------------------------------------------------------------------
 
 
-def render(d: dict[str, Any], fmt: str) -> str:
+def render_digest(d: dict[str, Any], fmt: str) -> str:
     """The digest as ``text``, ``markdown`` (readable in an e-mail), ``json`` or ``html``."""
     if fmt == "json":
         return json.dumps(d, indent=2, ensure_ascii=False, default=str)
