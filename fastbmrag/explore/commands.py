@@ -125,19 +125,13 @@ class DigestOptions:
 
     findings_only: bool = findings_only_option()
     since: str = option(
-        LAST, flag="--since",
+        LAST, flag="--since", kind="'last', a run number or a date as text",
         help="'last' (the last update or sync), a run number (that run and the later ones; 0: "
         "everything) or a date (YYYY-MM-DD).",
     )  # fmt: skip
 
     def __post_init__(self) -> None:
-        _flag(self.findings_only, "findings_only")
-        if not isinstance(self.since, str):
-            raise InputError(
-                f"{option_named('since')} must be 'last', a run number or a date as text, got "
-                f"{self.since!r}",
-                field="since",
-            )
+        check(self)
 
 
 def node_keys(rag: Workspace, name: str) -> tuple[str, ...]:
@@ -391,19 +385,12 @@ def _edges(rag: Workspace, filters: dict[str, Any]) -> Iterator[tuple[str, dict[
             yield hit.id, hit.payload
 
 
-def _studies(designs: Any, organisms: Any, findings_only: Any = False) -> Any:
-    """The study filter of a graph command, its values checked as a query's."""
+def _studies(designs: Any, organisms: Any, findings_only: bool = False) -> Any:
+    """The study filter of a graph command, its designs and organisms checked as a query's."""
     from fastbmrag.explore import Studies
     from fastbmrag.query.options import study_filter
 
-    _flag(findings_only, "findings_only")
     return Studies(*study_filter(designs, organisms), findings_only=findings_only)
-
-
-def _flag(value: Any, name: str) -> None:
-    """InputError naming the argument where a true/false one is neither."""
-    if not isinstance(value, bool):
-        raise InputError(f"{option_named(name)} must be True or False, got {value!r}", field=name)
 
 
 def _absent(given: str, found: Any, collection: str, so: str) -> InputError:
