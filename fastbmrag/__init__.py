@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from fastbmrag.prompts import MAX_NAME_CHARS
     from fastbmrag.query import render
     from fastbmrag.query.filters import PAYLOAD_FILTERS
-    from fastbmrag.query.options import QueryOptions
+    from fastbmrag.query.options import AskOptions, QueryOptions
     from fastbmrag.query.understand import GROUNDED_TYPES, found_in
     from fastbmrag.store.admin import ExportOptions
     from fastbmrag.vocab import Normalized, abstention, update_vocab, vocab_cache_dir, vocab_info
@@ -65,6 +65,7 @@ _FACE = {
     "DEFAULT_DATETYPE": "fastbmrag.papers.eutils",
     "FetchSettings": "fastbmrag.papers.eutils",
     "MAX_NAME_CHARS": "fastbmrag.prompts",
+    "AskOptions": "fastbmrag.query.options",
     "QueryOptions": "fastbmrag.query.options",
     "PathOptions": "fastbmrag.explore.commands",
     "EntityOptions": "fastbmrag.explore.commands",
@@ -88,6 +89,7 @@ __all__ = [
     "DESIGNS",
     "__version__",
     "abstention",
+    "AskOptions",
     "ContradictionOptions",
     "create_app",
     "DEFAULT_DATETYPE",

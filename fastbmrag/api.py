@@ -98,9 +98,14 @@ class RAG:
         llm_factory: Callable[[], Any] | None = None,
         **flags: Any,
     ) -> None:
-        self.settings = settings or config.resolve(
-            working_dir=working_dir, collection=collection_name, **flags
-        )
+        if collection_name is not None:  # the second argument, or the setting by its name
+            if flags.get("collection") not in (None, collection_name):
+                raise InputError(
+                    f"RAG() was given two collections, {collection_name!r} and "
+                    f"{flags['collection']!r}: give one"
+                )
+            flags["collection"] = collection_name
+        self.settings = settings or config.resolve(working_dir=working_dir, **flags)
         s = self.settings
         if s.collection is not None:
             check_name(s.collection)

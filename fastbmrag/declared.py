@@ -85,10 +85,12 @@ def _shown(bound: float | None, plain: bool = False) -> str:
 
 
 def option(default: Any = MISSING, *, factory: Any = MISSING, **opt: Any) -> Any:
-    """A dataclass field with its :class:`Opt`."""
+    """A dataclass field with its :class:`Opt` (``kw_only=True``: a required field may follow
+    the defaults of a base class's)."""
+    kw_only = bool(opt.pop("kw_only", False))
     if factory is not MISSING:
-        return field(default_factory=factory, metadata={"option": Opt(**opt)})
-    return field(default=default, metadata={"option": Opt(**opt)})
+        return field(default_factory=factory, kw_only=kw_only, metadata={"option": Opt(**opt)})
+    return field(default=default, kw_only=kw_only, metadata={"option": Opt(**opt)})
 
 
 def declared(cls: Any) -> Iterator[tuple[Field[Any], Opt]]:

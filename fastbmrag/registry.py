@@ -50,7 +50,8 @@ QUERY = "fastbmrag.query.command"
 EXPLORE = "fastbmrag.explore.commands"
 ADMIN = "fastbmrag.store.admin"
 UPDATE = "fastbmrag.index.options:UpdateOptions"
-ASKED = "fastbmrag.query.options:QueryOptions"  # a question's options, and the edges' filters
+ASKED = "fastbmrag.query.options:QueryOptions"  # the edges' filters, and what a question is told
+QUESTION = "fastbmrag.query.options:AskOptions"  # a question and what it is told
 
 OPERATIONS = (  # in the order the page's endpoints are listed
     # indexing: papers in, PubMed fetched and synced
@@ -71,7 +72,7 @@ OPERATIONS = (  # in the order the page's endpoints are listed
               options=f"{EXPLORE}:FindOptions"),
     # questions
     Operation("query", f"{QUERY}:ask", ("query", "fastbmrag.cli.query:query"),
-              route="POST /api/query", options=ASKED),
+              route="POST /api/query", options=QUESTION),
     # the graph itself, no model call
     Operation("node_keys", f"{EXPLORE}:node_keys"),
     Operation("entity", f"{EXPLORE}:entity", ("entity", "fastbmrag.cli.graph:entity"),

@@ -126,7 +126,6 @@ def test_every_declared_option_is_taken_and_checked_alike_at_every_door(
     from fastbmrag import RAG
     from fastbmrag.declared import declared
     from fastbmrag.errors import InputError
-    from fastbmrag.web import QUERY_FIELDS
 
     op = OPERATIONS[name]
     options = op.declared()
@@ -140,14 +139,19 @@ def test_every_declared_option_is_taken_and_checked_alike_at_every_door(
     given = dict(zip(fixed, positional, strict=False))
     checked = 0
     for fld, opt in declared(options):
+        if op.route and not opt.page:  # the server's setting, not a request's to change
+            method, path = op.route.split(" ") if " " in op.route else ("GET", op.route)
+            bad = {**given, fld.name: "x"}
+            said = (served.post(path, json=bad) if method == "POST"
+                    else served.get(path, params=bad))  # fmt: skip
+            assert said.status_code == 400
+            assert said.json()["error"].startswith(f"Unknown parameter(s) of {path}: {fld.name};")
         if command is not None and opt.cli:
             assert fld.name in params, (name, fld.name)
             kind = click.Argument if opt.argument else click.Option
             assert isinstance(params[fld.name], kind), (name, fld.name)
             if not opt.argument:
                 assert set(params[fld.name].opts) == {n for n in (opt.flag, opt.short) if n}
-        if op.route.startswith("POST"):  # the page takes every request option, not the server's
-            assert (fld.name in QUERY_FIELDS) == opt.page, fld.name
         for value in _out_of_range(opt):
             with pytest.raises(InputError) as raised:
                 options(**{**given, fld.name: value})
@@ -167,8 +171,7 @@ def test_every_declared_option_is_taken_and_checked_alike_at_every_door(
                     method(**{**given, fld.name: value})
             assert str(api.value) == str(err)
             if op.route.startswith("POST") and opt.page:
-                said = served.post("/api/query",
-                                 json={"question": "a question", fld.name: value})  # fmt: skip
+                said = served.post("/api/query", json={**given, fld.name: value})
             elif op.route and opt.page:
                 said = served.get(op.route, params={**given, fld.name: str(value)})
             else:

@@ -140,7 +140,7 @@ def test_the_row_gives_the_flag_the_keyword_and_the_page_s_input(seen: dict[str,
     opts = seen["options"]  # the page builds its form's input from this
     assert (opts["input"], opts["label"], opts["help"]) == (
         "list", "Tiers", "Only papers of this journal tier.")  # fmt: skip
-    assert seen["refused"]["error"] == "'tiers' must be a text or a list of texts"
+    assert seen["refused"]["error"] == "'tiers' must be text or a list of texts, got 5"
 
 
 def test_the_row_gives_both_stores_index_and_the_ledger_s_column(seen: dict[str, Any]) -> None:

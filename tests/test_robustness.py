@@ -609,9 +609,9 @@ def test_the_readme_python_example_writes_where_the_cli_reads(papers_csv: Path) 
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     [line] = [s for s in readme.splitlines() if s.startswith("rag = RAG(")]
     assert "working_dir" not in line  # the CLI's default, ~/.fastbmrag or FASTBMRAG_HOME
-    name = re.search(r'collection_name="([^"]+)"', line).group(1)  # type: ignore[union-attr]
+    name = re.search(r'collection="([^"]+)"', line).group(1)  # type: ignore[union-attr]
     with FakeOllama(responder=pipeline_responder) as fake:
-        assert RAG(collection_name=name, ollama_host=fake.url).insert_paper(papers_csv).indexed == 3
+        assert RAG(collection=name, ollama_host=fake.url).insert_paper(papers_csv).indexed == 3
     status = run("status", "-c", name, "--json")
     assert status.exit_code == 0, status.output
     assert json.loads(status.stdout)["papers"]["done"] == 3

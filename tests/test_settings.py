@@ -61,3 +61,13 @@ def test_an_environment_value_is_refused_naming_the_variable(
     monkeypatch.setenv("FASTBMRAG_NUM_PREDICT", "64")
     assert resolve().num_predict == 64
     assert resolve(num_predict=32).num_predict == 32  # the flag over the environment
+
+
+def test_the_collection_is_the_second_argument_or_the_setting_by_its_name(tmp_path: object) -> None:
+    """``RAG(dir, "c")`` and ``RAG(dir, collection="c")`` (the flag's name) say the same; two
+    different collections are refused, not a TypeError."""
+    assert RAG(str(tmp_path), "c").settings.collection == "c"
+    assert RAG(str(tmp_path), collection="c").settings.collection == "c"
+    assert RAG(str(tmp_path), "c", collection="c").settings.collection == "c"
+    with pytest.raises(InputError, match="RAG\\(\\) was given two collections, 'a' and 'b'"):
+        RAG(str(tmp_path), "a", collection="b")

@@ -73,21 +73,26 @@ def test_query_api_answers_with_citations(client: TestClient) -> None:
 @pytest.mark.parametrize(
     ("body", "message"),
     [
-        ({"question": ""}, "'question' must be a non-empty text"),
-        ({"question": "x", "since": "soon"}, "'since' must be a whole number"),
-        ({"question": "x", "since": 2019.5}, "'since' must be a whole number"),
+        ({"question": ""}, "'question' is required: The question, in plain words."),
+        ({"question": "   "}, "'question' must be a non-empty text"),
+        ({"question": "x", "since": "soon"}, "'since' must be a year from 1800 to 2100"),
+        ({"question": "x", "since": 2019.5}, "'since' must be a year from 1800 to 2100"),
         ({"question": "x", "min_score": 7}, "'min_score' must be a cosine similarity from"),
         ({"question": "x", "top_k": 0}, "'top_k' must be a whole number from 1 to 100,000"),
-        ({"question": "x", "entities": 5}, "'entities' must be a text or a list of texts"),
-        ({"question": "x", "password": "1"}, "Unknown field(s): password"),
+        ({"question": "x", "entities": 5}, "'entities' must be text or a list of texts, got 5"),
+        ({"question": "x", "password": "1"}, "Unknown parameter(s) of /api/query: password; "
+         "it takes top_k, all, "),
+        ([{"question": "x"}], "The request body must be a JSON object of the parameters of "
+         "/api/query"),
         # the server's settings are not a request's to change
-        ({"question": "x", "answer_model": "other"}, "Unknown field(s): answer_model"),
+        ({"question": "x", "answer_model": "other"}, "Unknown parameter(s) of /api/query: "
+         "answer_model"),
         ({"question": "x", "match": "most"}, "'match' must be one of all, any"),
         ({"question": "x", "relationship_types": ["cures"]}, "Unknown relationship type 'cures'"),
     ],
 )
 def test_bad_requests_are_400_with_the_reason(
-    client: TestClient, body: dict[str, Any], message: str
+    client: TestClient, body: Any, message: str
 ) -> None:
     r = client.post("/api/query", json=body)
     assert r.status_code == 400 and message in r.json()["error"]

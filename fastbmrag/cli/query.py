@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from fastbmrag import QueryOptions
+from fastbmrag import AskOptions
 from fastbmrag.cli.common import (
     collection_option,
     declared_options,
@@ -22,7 +22,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 @click.command("query")
-@click.argument("question")
 @working_dir_option
 @collection_option()
 @qdrant_options
@@ -36,8 +35,8 @@ F = TypeVar("F", bound=Callable[..., Any])
     help="Output: readable text, JSON (answer, references, edges, filters, timings, LLM calls), or Markdown.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@declared_options(QueryOptions)
-def query(question: str, **kw: Any) -> None:
+@declared_options(AskOptions)
+def query(**kw: Any) -> None:
     """Answer QUESTION from a collection, citing the papers behind each statement.
 
     \b
@@ -54,5 +53,5 @@ def query(question: str, **kw: Any) -> None:
 
     from fastbmrag import render
 
-    options = declared_values(QueryOptions, kw)
-    click.echo(render(rag.query(question, **options), fmt, flag_of), nl=False)
+    options = declared_values(AskOptions, kw)
+    click.echo(render(rag.query(**options), fmt, flag_of), nl=False)

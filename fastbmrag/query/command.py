@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from fastbmrag.declared import options_of
 from fastbmrag.errors import InputError, StoreBusy
-from fastbmrag.query.options import QueryOptions
+from fastbmrag.query.options import AskOptions
 from fastbmrag.query.result import QueryResult
 from fastbmrag.query.run import query
 from fastbmrag.util.wording import option_named
@@ -27,13 +27,13 @@ def ask(rag: Workspace, question: str, **options: Unpack[QueryKeywords]) -> Quer
     """Answer ``question`` from the workspace's collection: the typed result, which reads as
     what ``fastbmrag query --format json`` prints (``result["answer"]``; the page sends it, the
     command line renders its text and Markdown from it); ``options`` are
-    :class:`~fastbmrag.query.QueryOptions` fields."""
+    :class:`~fastbmrag.query.QueryOptions` fields (with the question, :class:`AskOptions`')."""
     if not isinstance(question, str):
         raise InputError(
             f"The question must be text, got {type(question).__name__}: "
             'rag.query("What is the role of IL1B in endometriosis?")'
         )
-    opts = options_of(QueryOptions, dict(options))
+    opts = options_of(AskOptions, {**options, "question": question})
     if rag.settings.answer_model and opts.answer_model is None:
         opts.answer_model = rag.settings.answer_model
     opts.concurrency = rag.settings.concurrency  # map-reduce width = requests in flight

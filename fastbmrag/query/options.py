@@ -201,6 +201,17 @@ class QueryOptions:
         given["designs"], given["organisms"] = study_filter(given["designs"], given["organisms"])
 
 
+
+@dataclass
+class AskOptions(QueryOptions):
+    """What a question is told: the question itself, then :class:`QueryOptions` (the command
+    line's argument and flags and the page's request are these fields)."""
+
+    question: str = option(
+        kw_only=True, argument=True, kind="text (a question in plain words)",
+        help="The question, in plain words.",
+    )  # fmt: skip
+
 def _check_filters(given: dict[str, Any]) -> None:
     """The payload filters' values, in the words of each: a PMID, a relationship type (an
     entity type is among its declared choices)."""

@@ -25,8 +25,8 @@ shard, the API answers 503 with ``retry`` and the page says so and tries again.
 
 The API's endpoints are the registry's (:mod:`fastbmrag.registry`): each runs one operation of
 the workspace, a GET's query string read against the operation's declared options
-(:func:`query_string`: the fields' names and types; the operation checks their ranges, as at
-every door), a POST's body as a question and its options (:func:`query_options`).
+and a POST's JSON body alike (:func:`arguments`: the fields' names and types; the operation
+checks their values, as at every door).
 
 Errors are JSON, ``{"error": ...}``: 400 for a bad parameter (named by its field), a POST that
 is not ``application/json`` or a body over 64 KB, 404 / 405 for a path or method the API does not
@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import MISSING, fields
+from dataclasses import MISSING
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args, get_origin, get_type_hints
 
@@ -71,26 +71,6 @@ if TYPE_CHECKING:
 STATIC = Path(__file__).parent / "static"
 
 
-def _query_fields() -> dict[str, type]:
-    """What a request may say: the question and every option of :class:`QueryOptions` (the
-    one declaration the CLI's options follow too) that is not the server's to set (the model,
-    the map-reduce width: declared ``page=False``), with the JSON kind of its value."""
-    hints = get_type_hints(QueryOptions)
-    out: dict[str, type] = {"question": str}
-    for f in fields(QueryOptions):
-        if "option" in f.metadata and not f.metadata["option"].page:
-            continue
-        hint = hints[f.name]
-        if get_origin(hint) is tuple:
-            out[f.name] = list
-        else:  # X | None -> X
-            out[f.name] = next((a for a in get_args(hint) if a is not type(None)), hint)
-    return out
-
-
-QUERY_FIELDS = _query_fields()
-
-
 INPUTS = {list: "list", bool: "flag", int: "number", float: "number"}  # a value's kind -> input
 
 
@@ -101,10 +81,12 @@ def query_form() -> dict[str, dict[str, Any]]:
     the page builds its form from this, so that it offers what the library accepts."""
     out: dict[str, dict[str, Any]] = {}
     defaults = QueryOptions()
+    hints = get_type_hints(QueryOptions)
     for f, opt in declared(QueryOptions):
-        if f.name in QUERY_FIELDS:
+        if opt.page:
             value = getattr(defaults, f.name)
-            kind = QUERY_FIELDS[f.name]
+            kind = _kind(hints[f.name])
+            kind = list if get_origin(kind) is tuple else kind
             out[f.name] = {
                 "label": opt.label or f.name.replace("_", " ").capitalize(),
                 "input": "choice" if opt.choices and kind is str else INPUTS.get(kind, "text"),
@@ -123,38 +105,6 @@ def _text(value: Any, name: str) -> str:
         raise InputError(f"'{name}' must be a non-empty text of at most {MAX_TEXT} characters")
     return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace").strip()
 
-
-def query_options(body: Any) -> tuple[str, dict[str, Any]]:
-    """The question and the query options of a request body, checked."""
-    if not isinstance(body, dict):
-        raise InputError("The request body must be a JSON object with a 'question'")
-    unknown = set(body) - set(QUERY_FIELDS)
-    if unknown:
-        raise InputError(f"Unknown field(s): {', '.join(sorted(unknown))}")
-    options: dict[str, Any] = {}
-    for name, kind in QUERY_FIELDS.items():
-        value = body.get(name)
-        if name == "question" or value in (None, "", []):
-            continue
-        if kind is list:  # one text is one value, as in the Python API
-            values = [value] if isinstance(value, str) else value
-            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-                raise InputError(f"'{name}' must be a text or a list of texts")
-            options[name] = [_text(v, name) for v in values]
-        elif kind is bool:
-            if not isinstance(value, bool):
-                raise InputError(f"'{name}' must be true or false, got {value!r}")
-            options[name] = value
-        elif kind is str:
-            options[name] = _text(value, name)
-        else:
-            number = (
-                value if isinstance(value, int | float) and not isinstance(value, bool) else None
-            )
-            if number is None or (kind is int and not isinstance(number, int)):
-                raise InputError(f"'{name}' must be a {'whole ' if kind is int else ''}number")
-            options[name] = kind(number)
-    return _text(body.get("question"), "question"), options  # their ranges: QueryOptions
 
 MAX_BODY = 64 * 1024  # bytes of a request body: a question and its options
 
@@ -213,55 +163,72 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else str(value)
 
 
-def query_string(request: Request, options: Any) -> dict[str, Any]:
-    """An operation's arguments from a GET request's query string, each read as the type of its
-    field in the operation's declared ``options`` (None: it takes none), as the command line
-    reads its flags; the operation holds each to its range. A parameter it does not declare, or
-    does not take from a request, is refused, as is a required one left out: nothing is
-    ignored, so that a filter the operation does not take cannot pass for one it applied."""
+def arguments(options: Any, given: dict[str, Any], where: str, *, texts: bool) -> dict[str, Any]:
+    """An operation's arguments from a request, read against its declared ``options`` (None:
+    it takes none): a GET's query string, each parameter's texts (``texts``: read as the type
+    of its field, as the command line reads its flags), or a POST's JSON object. A parameter
+    the operation does not declare, or does not take from a request, is refused, as is a
+    required one left out: nothing is ignored, so that a filter the operation does not take
+    cannot pass for one it applied. The operation checks the values, in the words of every
+    door; here each text is held to :data:`MAX_TEXT` characters."""
     taken = {f.name: (f, opt) for f, opt in declared(options) if opt.page} if options else {}
-    unknown = sorted(set(request.query_params) - set(taken))
+    unknown = sorted(set(given) - set(taken))
     if unknown:
         takes = f"it takes {', '.join(taken)}" if taken else "it takes no parameter"
-        raise InputError(
-            f"Unknown parameter(s) of {request.url.path}: {', '.join(unknown)}; {takes}"
-        )
+        raise InputError(f"Unknown parameter(s) of {where}: {', '.join(unknown)}; {takes}")
     hints = get_type_hints(options) if options else {}
     out: dict[str, Any] = {}
     for name, (f, opt) in taken.items():
-        raws = [r for r in request.query_params.getlist(name) if r != ""]
-        if raws:
-            out[name] = _read(raws, name, hints[name])
+        value = given.get(name)
+        if texts:
+            raws = [r for r in value or () if r != ""]
+            value = _read(raws, name, _kind(hints[name])) if raws else None
+        if value not in (None, "", [], ()):
+            out[name] = _texts(value, name)
         elif f.default is MISSING and f.default_factory is MISSING:
             raise InputError(f"'{name}' is required: {opt.help}")
     return out
 
 
-def _read(raws: list[str], name: str, hint: Any) -> Any:
-    """A query parameter's text as its field's type: a list (repeated or comma-separated), true
-    or false, a whole number, a number (a text that is none is left to the operation, which
-    refuses it in the words of every door) or a text."""
-    kind = next((a for a in get_args(hint) if a is not type(None)), hint) if (
-        type(None) in get_args(hint)) else hint  # fmt: skip
+def _kind(hint: Any) -> Any:
+    """A field's type, None aside: ``int | None`` -> int."""
+    if type(None) in get_args(hint):
+        return next(a for a in get_args(hint) if a is not type(None))
+    return hint
+
+
+def _read(raws: list[str], name: str, kind: Any) -> Any:
+    """A query parameter's texts as its field's type: a list (repeated or comma-separated),
+    true or false, a whole number, a number (a text that is none is left to the operation,
+    which refuses it in the words of every door) or a text."""
     if get_origin(kind) is tuple:
         return tuple(v.strip() for raw in raws for v in raw.split(",") if v.strip())
     raw = raws[-1]
-    if kind is bool:
-        if raw not in ("true", "false"):
-            raise InputError(f"'{name}' must be true or false, got {raw!r}")
+    if kind is bool and raw in ("true", "false"):
         return raw == "true"
     if kind in (int, float):
         try:
             return kind(raw)
         except ValueError:  # the operation refuses it as the Python API would: "got 'abc'"
             return raw
-    return _text(raw, name)
+    return raw
+
+
+def _texts(value: Any, name: str) -> Any:
+    """``value`` with each of its texts (itself, or a list's) held to :data:`MAX_TEXT`."""
+    if isinstance(value, str):
+        return _text(value, name)
+    if isinstance(value, list | tuple):
+        return [_text(v, name) if isinstance(v, str) else v for v in value]
+    return value
 
 
 def said(err: FastbmragError) -> str:
     """The message of ``err``, an option it names quoted as the API names it: ``'top_k'``; an
-    operation it advises as the page offers it (an entity's card: a search on the page)."""
-    return err.said(lambda field: f"'{field}'", _on_the_page)
+    operation it advises as the page offers it (an entity's card: a search on the page); the
+    true/false a field takes spelled as JSON and a query string spell it."""
+    text = err.said(lambda field: f"'{field}'", _on_the_page)
+    return text.replace(" must be True or False, got ", " must be true or false, got ")
 
 
 def _on_the_page(name: str, args: tuple[str, ...]) -> str:
@@ -304,16 +271,23 @@ def create_app(rag: RAG, allowed_hosts: list[str] | None = None) -> Starlette:
         options = op.declared()
 
         async def handle(request: Request) -> Response:
+            where = request.url.path
             try:
-                if request.method == "POST":  # a question and its options, as JSON
-                    question, values = query_options(await json_body(request))
-                    args: tuple[Any, ...] = (question,)
+                if request.method == "POST":  # the operation's parameters, as a JSON object
+                    body = await json_body(request)
+                    if not isinstance(body, dict):
+                        raise InputError(
+                            f"The request body must be a JSON object of the parameters of {where}"
+                        )
+                    values = arguments(options, body, where, texts=False)
                 else:
-                    args, values = (), query_string(request, options)
+                    query = request.query_params
+                    given = {name: query.getlist(name) for name in query}
+                    values = arguments(options, given, where, texts=True)
             except (ValueError, InputError) as err:
                 message = str(err) if isinstance(err, InputError) else "The body is not JSON"
                 return JSON({"error": message}, status_code=400)
-            return await call(method, *args, **values)
+            return await call(method, **values)
 
         return handle
 
