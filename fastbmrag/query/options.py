@@ -201,7 +201,6 @@ class QueryOptions:
         given["designs"], given["organisms"] = study_filter(given["designs"], given["organisms"])
 
 
-
 @dataclass
 class AskOptions(QueryOptions):
     """What a question is told: the question itself, then :class:`QueryOptions` (the command
@@ -211,6 +210,7 @@ class AskOptions(QueryOptions):
         kw_only=True, argument=True, kind="text (a question in plain words)",
         help="The question, in plain words.",
     )  # fmt: skip
+
 
 def _check_filters(given: dict[str, Any]) -> None:
     """The payload filters' values, in the words of each: a PMID, a relationship type (an
