@@ -1,7 +1,9 @@
-"""Every field of a stored edge, declared once (:data:`EDGE_FIELDS`): one row holds its name and
-the value it has where none is given, its payload index, its ledger column, where its value comes
+"""Every field of a stored edge, declared once: one field of :class:`StoredEdge`, the table of them
+all (:data:`EDGE_FIELDS`, its rows). A field declares its type and the value it has where none
+is given, and with :func:`column` its payload index, its ledger column, where its value comes
 from, what an edge stored by an earlier version gets, and the query filters on it (each a
-declared option: a flag, an API keyword, an input of the page's form, a row of ``/api/options``).
+declared option: a flag, an API keyword, an input of the page's form, a row of
+``/api/options``). A stored payload is read by attribute through :meth:`StoredEdge.of`.
 
 Everything else follows from the table: the payload a paper's edges are stored with
 (:func:`fastbmrag.store.payload.edge_payload`), both stores' payload indexes (made with a new
@@ -17,7 +19,7 @@ It imports only the study designs' and organisms' names, so that every layer may
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from fastbmrag.papers.design import DESIGNS, ORGANISMS
@@ -124,91 +126,140 @@ def _any(name: str, flags: tuple[str, ...], help: str, label: str, **more: Any) 
     return FieldFilter(name, flags, "any", help, label, **more)
 
 
-EDGE_FIELDS: tuple[EdgeField, ...] = (
+ROW = "fastbmrag.fields"  # where a field of StoredEdge keeps its row (dataclasses' metadata)
+
+
+def column(
+    default: Any = "",
+    *,
+    index: str = "",
+    ledger: str = "",
+    paper: bool = False,
+    before: Callable[[dict[str, Any]], Any] | None = None,
+    filters: tuple[FieldFilter, ...] = (),
+) -> Any:
+    """One field of :class:`StoredEdge`, its row of the table (:class:`EdgeField`'s parts)."""
+    row = {"index": index, "ledger": ledger, "paper": paper, "before": before, "filters": filters}
+    if isinstance(default, list):
+        return field(default_factory=list, metadata={ROW: row})
+    return field(default=default, metadata={ROW: row})
+
+
+@dataclass(slots=True)
+class StoredEdge:
+    """A stored edge, read by attribute (:meth:`of`). Its fields, in order, are the table of
+    every field (:data:`EDGE_FIELDS`): each declares its type and default and, with
+    :func:`column`, its payload index, ledger column, whether it is the paper's, what an edge
+    an earlier version stored without it gets, and the query filters on it."""
+
     # the paper (copied onto every edge of it)
-    EdgeField("paper_id", index="keyword", paper=True, filters=(
-        _any("paper_ids", ("--paper-id",), "Only edges of this paper; repeatable.", "papers"),)),
-    EdgeField("pmid", index="keyword", paper=True, filters=(
+    paper_id: str = column(index="keyword", paper=True, filters=(
+        _any("paper_ids", ("--paper-id",), "Only edges of this paper; repeatable.", "papers"),))
+    pmid: str = column(index="keyword", paper=True, filters=(
         _any("pmids", ("--pmid",), "Only papers with this PMID; repeatable.", "PMIDs",
-             title="PMIDs"),)),
-    EdgeField("pmcid", paper=True),
-    EdgeField("doi", paper=True),
-    EdgeField("title", paper=True),
-    EdgeField("journal", index="keyword", paper=True, filters=(
+             title="PMIDs"),))
+    pmcid: str = column(paper=True)
+    doi: str = column(paper=True)
+    title: str = column(paper=True)
+    journal: str = column(index="keyword", paper=True, filters=(
         _any("journals", ("--journal",), "Only papers of this journal (exact name); repeatable.",
-             "journals"),)),
-    EdgeField("year", None, index="integer", paper=True, filters=(
+             "journals"),))
+    year: int | None = column(None, index="integer", paper=True, filters=(
         FieldFilter("since", ("--since",), "from", "Papers from this year on.", "years from",
                     low=MIN_YEAR, high=MAX_YEAR, title="From year"),
         FieldFilter("until", ("--until",), "to", "Papers up to this year.", "years to",
-                    low=MIN_YEAR, high=MAX_YEAR, title="To year"))),
-    EdgeField("authors", paper=True),
-    EdgeField("paper_weight", None, paper=True),
+                    low=MIN_YEAR, high=MAX_YEAR, title="To year")))
+    authors: str = column(paper=True)
+    paper_weight: float | None = column(None, paper=True)
     # the study (papers.design): its design, the organisms studied, and where each label came
     # from ("metadata": the record; "model": the model's reading of the abstract; "": unknown)
-    EdgeField("design", index="keyword", filters=(
+    design: str = column(index="keyword", filters=(
         _any("designs", ("--design",), f"Only papers of this study design ({', '.join(DESIGNS)}; "
-             "RCT, ... too); repeatable or comma-separated.", "designs"),)),
-    EdgeField("design_from"),
-    EdgeField("organisms", [], index="keyword", filters=(
+             "RCT, ... too); repeatable or comma-separated.", "designs"),))
+    design_from: str = column()
+    organisms: list[str] = column([], index="keyword", filters=(
         _any("organisms", ("--organism",), "Only papers that studied this organism "
-             f"({', '.join(ORGANISMS)}); repeatable or comma-separated.", "organisms"),)),
-    EdgeField("organisms_from"),
+             f"({', '.join(ORGANISMS)}); repeatable or comma-separated.", "organisms"),))
+    organisms_from: str = column()
     # the source entity: normalised name, ontology id, type, name as written, how it matched,
     # and the node key behind degrees and weights (the ledger holds the degrees; shards written
     # before it did may still carry ``source_degree``/``target_degree``, which nothing reads).
     # Only the fields a filter reads are indexed: queries match an entity by its key (or its
     # ancestors) or by the words of its names (``names``), never by its id alone.
-    EdgeField("source"),
-    EdgeField("source_id"),
-    EdgeField("source_key", index="keyword"),
-    EdgeField("source_type", index="keyword", filters=(
+    source: str = column()
+    source_id: str = column()
+    source_key: str = column(index="keyword")
+    source_type: str = column(index="keyword", filters=(
         FieldFilter("entity_types", ("-t", "--entity-type"), "either",
                     "Edges with this entity type on either end; repeatable. Replaces the parsed "
-                    "answer type.", "types", choices=tuple(ENTITY_TYPES)),)),
+                    "answer type.", "types", choices=tuple(ENTITY_TYPES)),))
     # "model": the type the model gave; "vocabulary": the model's type gave no id and exactly
     # one other type did ("COVID-19" typed gene is the disease)
-    EdgeField("source_type_from", "model"),
+    source_type_from: str = column("model")
     # MeSH ancestors or HGNC gene groups: a filter on a broader concept matches this end
-    EdgeField("source_ancestors", [], index="keyword"),
-    EdgeField("source_raw"),
-    EdgeField("source_match"),
+    source_ancestors: list[str] = column([], index="keyword")
+    source_raw: str = column()
+    source_match: str = column()
     # where the id came from: "pubtator" (NCBI's annotation of this paper), "dictionary", "none"
-    EdgeField("source_grounding"),
+    source_grounding: str = column()
     # the target entity, likewise
-    EdgeField("target"),
-    EdgeField("target_id"),
-    EdgeField("target_key", index="keyword"),
-    EdgeField("target_type", index="keyword"),
-    EdgeField("target_type_from", "model"),
-    EdgeField("target_ancestors", [], index="keyword"),
-    EdgeField("target_raw"),
-    EdgeField("target_match"),
-    EdgeField("target_grounding"),
-    EdgeField("relationship_type", index="keyword", filters=(
+    target: str = column()
+    target_id: str = column()
+    target_key: str = column(index="keyword")
+    target_type: str = column(index="keyword")
+    target_type_from: str = column("model")
+    target_ancestors: list[str] = column([], index="keyword")
+    target_raw: str = column()
+    target_match: str = column()
+    target_grounding: str = column()
+    relationship_type: str = column(index="keyword", filters=(
         _any("relationship_types", ("-r", "--relation"), "Relationship type (upregulated_in, "
-             "causes, ...); repeatable. Replaces the parsed types.", "relations"),)),
+             "causes, ...); repeatable. Replaces the parsed types.", "relations"),))
     # both ends' names as written and as normalised, once each: a question's entity selects
     # the edges that write all the words of one of its names (a full-text index)
-    EdgeField("names", [], index="text"),
+    names: list[str] = column([], index="text")
     # the stems of those names, space-separated: a question's words meet an edge here, scored
     # by BM25 (an index with scoring) with the collection's own IDF
-    EdgeField("words", index="bm25", before=words_of),
-    EdgeField("description"),
-    EdgeField("description_source", "cited"),
+    words: str = column(index="bm25", before=words_of)
+    description: str = column()
+    description_source: str = column("cited")
     # the sentences behind the description: [{text, where, passage, section, start, end}]
-    EdgeField("evidence", []),
+    evidence: list[dict[str, Any]] = column([])
     # 1 when the paper was retracted (its reader said so, or a sync found it since): answers
     # leave such edges out unless asked for them
-    EdgeField("retracted", 0, index="integer"),
+    retracted: int = column(0, index="integer")
     # "finding": the paper's own result; "background": what it restates as known before
     # (text.findings), and where that came from ("text", "model", "classifier", "": neither
     # said). An edge stored by an earlier version counts as a finding.
-    EdgeField("finding", "finding", index="keyword", ledger="TEXT"),
-    EdgeField("finding_from"),
+    finding: str = column("finding", index="keyword", ledger="TEXT")
+    finding_from: str = column()
     # the findings model's probability that the paper restates it, None where it did not decide
-    EdgeField("background_p", None),
-)  # fmt: skip
+    background_p: float | None = column(None)
+
+    @classmethod
+    def of(cls, payload: dict[str, Any]) -> StoredEdge:
+        """The edge a stored payload holds: a field it lacks (stored by an earlier version)
+        has the value it stands for there; other names (an input column, a degree) are not
+        read."""
+        made = _ROWS.get(cls) or _ROWS.setdefault(cls, rows(cls))
+        return cls(**{r.name: payload[r.name] if r.name in payload else r.value_before(payload)
+                      for r in made})  # fmt: skip
+
+
+_ROWS: dict[type[StoredEdge], tuple[EdgeField, ...]] = {}  # StoredEdge.of's rows, by class
+
+
+def rows(cls: type[StoredEdge]) -> tuple[EdgeField, ...]:
+    """The table's rows: one per field of ``cls`` (:class:`StoredEdge`, or one adding fields)."""
+    return tuple(
+        EdgeField(f.name, f.default_factory() if callable(f.default_factory) else f.default,
+                  **f.metadata[ROW])  # fmt: skip
+        for f in fields(cls)
+    )
+
+
+# Every field of a stored edge, in order: the rows of :class:`StoredEdge`
+EDGE_FIELDS: tuple[EdgeField, ...] = rows(StoredEdge)
 
 
 def filters_of(rows: tuple[EdgeField, ...]) -> tuple[FieldFilter, ...]:

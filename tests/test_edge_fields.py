@@ -1,5 +1,5 @@
-"""An edge field is declared once: one row of :data:`fastbmrag.fields.EDGE_FIELDS`, and every
-door has it.
+"""An edge field is declared once: one field of :class:`fastbmrag.fields.StoredEdge` (a row of
+the table, :data:`~fastbmrag.fields.EDGE_FIELDS`), and every door has it.
 
 A throwaway field, a journal tier read from the papers' input column ``tier`` with a keyword
 index, a ledger column and a ``--tier`` filter, is added as one row in a fresh interpreter (the
@@ -40,11 +40,18 @@ DOORS = r'''
 import csv, io, json, sqlite3, sys
 from pathlib import Path
 
+from dataclasses import dataclass
+
 import fastbmrag.fields as F
 
-F.EDGE_FIELDS = (*F.EDGE_FIELDS, F.EdgeField("tier", index="keyword", ledger="TEXT", paper=True,
-    filters=(F.FieldFilter("tiers", ("--tier",), "any", "Only papers of this journal tier.",
-                           "tiers"),)))
+
+@dataclass(slots=True)
+class StoredEdge(F.StoredEdge):  # the row: one more field of the table
+    tier: str = F.column(index="keyword", ledger="TEXT", paper=True, filters=(
+        F.FieldFilter("tiers", ("--tier",), "any", "Only papers of this journal tier.", "tiers"),))
+
+
+F.StoredEdge, F.EDGE_FIELDS = StoredEdge, F.rows(StoredEdge)
 
 from click.testing import CliRunner
 from qdrant_client import QdrantClient
@@ -79,6 +86,7 @@ rag = RAG(wd, "w", ollama_host=url)
 seen["keyword"] = sorted(set(rag.edges(tiers="B")["paper_id"]))
 asked = rag.query("endometriosis", tiers=["A"], no_answer=True, link=False, min_score=-1)
 seen["api_query"] = sorted({e["paper_id"] for e in asked["edges"]})
+seen["attribute"] = sorted({e.edge.tier for e in asked.edges})  # read by attribute
 page = TestClient(create_app(rag))
 seen["options"] = page.get("/api/options").json().get("tiers")
 body = {"question": "endometriosis", "tiers": ["B"], "no_answer": True, "link": False,
@@ -136,6 +144,7 @@ def test_the_row_gives_the_flag_the_keyword_and_the_page_s_input(seen: dict[str,
     assert seen["flag"] == ["T1"]  # --tier A: the tier-A paper's edges alone
     assert seen["keyword"] == ["T2"]  # rag.edges(tiers="B")
     assert seen["api_query"] == ["T1"]
+    assert seen["attribute"] == ["A"]
     assert seen["page"] == ["T2"]
     opts = seen["options"]  # the page builds its form's input from this
     assert (opts["input"], opts["label"], opts["help"]) == (
@@ -155,3 +164,18 @@ def test_every_export_has_the_column_and_the_older_edges_their_value(
 ) -> None:
     assert seen["csv"] == {"E1": "", "T1": "A", "T2": "B"}
     assert seen["graphml"]
+
+
+def test_a_stored_edge_is_read_by_attribute_an_older_one_with_the_values_it_stands_for() -> None:
+    from fastbmrag.fields import StoredEdge
+    from fastbmrag.store.payload import edge_payload
+
+    stored = StoredEdge.of(edge_payload({"source": "IL6", "target": "Endometriosis", "year": 2020,
+                                   "organisms": ["human"], "finding": "background"}))  # fmt: skip
+    assert (stored.source, stored.year, stored.organisms, stored.finding) == (
+        "IL6", 2020, ["human"], "background")  # fmt: skip
+    assert stored.retracted == 0 and stored.background_p is None  # the declared defaults
+    # an edge stored before ``finding`` and ``words``: a finding, its words from its names
+    older = StoredEdge.of({"source": "IL6", "names": ["IL6", "Endometriosis"]})
+    assert older.finding == "finding"
+    assert older.words.split() == ["il6", "endometriosi"]

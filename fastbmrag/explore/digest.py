@@ -19,6 +19,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from fastbmrag.errors import InputError
+from fastbmrag.fields import StoredEdge
 from fastbmrag.graph.consensus import consensus
 from fastbmrag.graph.edges import node_names
 from fastbmrag.query.result import study_of
@@ -190,7 +191,7 @@ def _paper_meta(
     """Title, journal and year of each paper, from one of its stored edges."""
     def about(p: dict[str, Any]) -> dict[str, Any]:
         return {**{k: p.get(k) for k in ("title", "journal", "year", "pmid")},
-                "study": study_of(p)}  # fmt: skip
+                "study": study_of(StoredEdge.of(p))}  # fmt: skip
 
     meta: dict[str, dict[str, Any]] = {}
     for p in payloads.values():

@@ -31,25 +31,25 @@ DESCRIPTION_CHARS = 700  # per evidence item in a prompt
 UNCITED = "[uncited]"  # after an answer sentence that cites no evidence item
 
 
-def evidence_line(edge: EdgeResult) -> str:
-    p = edge.payload
-    desc = unreferenced(str(p.get("description") or ""))[:DESCRIPTION_CHARS]
+def evidence_line(item: EdgeResult) -> str:
+    edge = item.edge
+    desc = unreferenced(str(edge.description or ""))[:DESCRIPTION_CHARS]
     marks = "".join(
         f"({mark}) "
-        for mark, on in (("from a RETRACTED paper", p.get("retracted")),
+        for mark, on in (("from a RETRACTED paper", edge.retracted),
                          ("BACKGROUND: the paper cites this as known, not its own result",
-                          p.get("finding") == BACKGROUND))
+                          edge.finding == BACKGROUND))
         if on
     )  # fmt: skip
-    line = f"[{edge.n}] {marks}{edge.statement}: {desc}"
-    quotes = [unreferenced(str(e["text"])) for e in evidence_of(p)]
+    line = f"[{item.n}] {marks}{item.statement}: {desc}"
+    quotes = [unreferenced(str(e["text"])) for e in evidence_of(item.payload)]
     if quotes and " ".join(quotes) != desc:  # a cited description is its own evidence
         line += f' Quote: "{" ".join(quotes)[:DESCRIPTION_CHARS]}"'
-    paper = [str(p.get("title") or p.get("paper_id") or "")]
-    paper += [str(v) for v in (p.get("journal"), p.get("year")) if v]
-    if p.get("pmid"):
-        paper.append(f"PMID {p['pmid']}")
-    study = study_of(p)
+    paper = [str(edge.title or edge.paper_id or "")]
+    paper += [str(v) for v in (edge.journal, edge.year) if v]
+    if edge.pmid:
+        paper.append(f"PMID {edge.pmid}")
+    study = study_of(edge)
     paper.append(f"Design: {study}" if study else "Design: unknown")
     return line + f" (Paper: {'; '.join(x for x in paper if x)})"
 
@@ -60,14 +60,11 @@ def _pairs(edges: list[EdgeResult], item: str) -> list[dict[str, Any]]:
     names = {}
     rows = []
     for e in edges:
-        p = e.payload
-        s, t = (
-            str(p.get("source_key") or p.get("source")),
-            str(p.get("target_key") or p.get("target")),
-        )
-        names[s], names[t] = p.get("source"), p.get("target")
-        rows.append((s, str(p.get("relationship_type")), t,
-                     e.n if item == "n" else p.get("paper_id"), p.get("finding") == BACKGROUND))  # fmt: skip
+        edge = e.edge
+        s, t = str(edge.source_key or edge.source), str(edge.target_key or edge.target)
+        names[s], names[t] = edge.source, edge.target
+        rows.append((s, str(edge.relationship_type), t,
+                     e.n if item == "n" else edge.paper_id, edge.finding == BACKGROUND))  # fmt: skip
     out = consensus(rows)
     for pair in out:
         pair["source_name"], pair["target_name"] = names[pair["source"]], names[pair["target"]]
@@ -101,7 +98,7 @@ def consensus_of(edges: list[EdgeResult]) -> list[dict[str, Any]]:
     """For the JSON: per pair, the relationship types with the papers that found them and those
     that cite them (``cited``), ``conflict``, and the papers counted by study design
     ("unknown": no label)."""
-    design = {str(e.payload.get("paper_id")): str(e.payload.get("design") or "") for e in edges}
+    design = {str(e.edge.paper_id): str(e.edge.design or "") for e in edges}
     out = []
     for p in _pairs(edges, "paper"):
         papers = {pid for ps in stating(p).values() for pid in ps}
@@ -119,17 +116,18 @@ def references_for(edges: list[EdgeResult], cited: list[int]) -> list[dict[str, 
     by_n = {e.n: e for e in edges}
     refs: dict[str, dict[str, Any]] = {}
     for k in cited:
-        edge = by_n[k]
-        edge.cited = True
-        pid = str(edge.payload.get("paper_id", ""))
+        item = by_n[k]
+        item.cited = True
+        edge = item.edge
+        pid = str(edge.paper_id)
         ref = refs.get(pid)
         if ref is None:
-            ref = {f: edge.payload.get(f) or None for f in REFERENCE_FIELDS}
+            ref = {f: getattr(edge, f) or None for f in REFERENCE_FIELDS}
             ref["paper_id"] = pid
-            ref["retracted"] = bool(edge.payload.get("retracted"))
-            ref["design"] = edge.payload.get("design") or None
-            ref["organisms"] = list(edge.payload.get("organisms") or [])
-            ref["study"] = study_of(edge.payload)
+            ref["retracted"] = bool(edge.retracted)
+            ref["design"] = edge.design or None
+            ref["organisms"] = list(edge.organisms or [])
+            ref["study"] = study_of(edge)
             ref["citations"] = []
             refs[pid] = ref
         ref["citations"].append(k)

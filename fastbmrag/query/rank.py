@@ -124,9 +124,9 @@ def kept_by(reason: str, edge: EdgeResult, linked: list[Entity]) -> str:
     with the question; an edge about every entity says which of the first three holds."""
     if reason != "all":
         return reason
-    p = edge.payload
-    keys = {p.get("source_key"), p.get("target_key")}
-    above = {*(p.get("source_ancestors") or ()), *(p.get("target_ancestors") or ())}
+    stored = edge.edge
+    keys = {stored.source_key, stored.target_key}
+    above = {*(stored.source_ancestors or ()), *(stored.target_ancestors or ())}
     if any(k in keys for e in linked for k in e.node_keys()):
         return "id"
     if any(e.id in above for e in linked if e.id):

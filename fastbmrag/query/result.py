@@ -6,8 +6,10 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from typing import Any
 
+from fastbmrag.fields import StoredEdge
 from fastbmrag.papers.design import MODEL
 from fastbmrag.papers.design import label as design_label
 from fastbmrag.papers.model import without_controls
@@ -29,14 +31,19 @@ class EdgeResult:
     # flag), "filter" (a flag's filter), "word" (shares a content word with the question)
     kept_by: str = "entity"
 
+    @cached_property
+    def edge(self) -> StoredEdge:
+        """The stored edge, read by attribute."""
+        return StoredEdge.of(self.payload)
+
     @property
     def statement(self) -> str:
-        p = self.payload
-        rel = str(p.get("relationship_type", "")).replace("_", " ")
-        return f"{p.get('source', '?')} {rel} {p.get('target', '?')}"
+        e = self.edge
+        rel = str(e.relationship_type or "").replace("_", " ")
+        return f"{e.source or '?'} {rel} {e.target or '?'}"
 
     def to_dict(self) -> dict[str, Any]:
-        p = self.payload
+        e = self.edge
         return {
             "n": self.n,
             "id": self.id,
@@ -44,13 +51,13 @@ class EdgeResult:
             "weight": self.weight,
             "cited": self.cited,
             "kept_by": self.kept_by,
-            "source": p.get("source"),
-            "source_id": p.get("source_id") or None,
-            "relationship_type": p.get("relationship_type"),
-            "target": p.get("target"),
-            "target_id": p.get("target_id") or None,
-            "paper_id": p.get("paper_id"),
-            "payload": p,
+            "source": e.source,
+            "source_id": e.source_id or None,
+            "relationship_type": e.relationship_type,
+            "target": e.target,
+            "target_id": e.target_id or None,
+            "paper_id": e.paper_id,
+            "payload": self.payload,
         }
 
 
@@ -123,11 +130,11 @@ class QueryResult(Mapping[str, Any]):
         return cls(edges=edges, **{k: v for k, v in layout.items() if k in known})
 
 
-def study_of(payload: dict[str, Any]) -> str:
+def study_of(edge: StoredEdge) -> str:
     """A paper's design and organisms as a reference shows them: "RCT, humans"; a label the
     model judged is marked so."""
-    source = MODEL if MODEL in (payload.get("design_from"), payload.get("organisms_from")) else ""
-    return design_label(str(payload.get("design") or ""), payload.get("organisms") or [], source)
+    source = MODEL if MODEL in (edge.design_from, edge.organisms_from) else ""
+    return design_label(str(edge.design or ""), edge.organisms or [], source)
 
 
 def _ref_line(ref: dict[str, Any]) -> str:
@@ -204,16 +211,16 @@ def render_text(result: QueryResult, word: Word = str) -> str:
         passed = "ranked by the question" if matched is None else f"{matched:,} passed the filters"
         out.append(f"{counted(len(result.edges), 'edge')} ({passed}):")
         for e in result.edges:
-            p = e.payload
-            study = study_of(p)
+            edge = e.edge
+            study = study_of(edge)
             out.append(
                 f"  [{e.n}] {_score(e)}  {e.statement}  "
-                f"({p.get('paper_id')}{', ' + str(p['year']) if p.get('year') else ''}"
+                f"({edge.paper_id}{', ' + str(edge.year) if edge.year else ''}"
                 f"{'; ' + study if study else ''})"
-                + (" [background: cited as known]" if p.get("finding") == BACKGROUND else "")
+                + (" [background: cited as known]" if edge.finding == BACKGROUND else "")
             )
-            if p.get("description"):
-                out.append(f"        {' '.join(str(p['description']).split())[:200]}")
+            if edge.description:
+                out.append(f"        {' '.join(str(edge.description).split())[:200]}")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 
@@ -238,12 +245,12 @@ def render_markdown(result: QueryResult, word: Word = str) -> str:
     out += ["### Evidence", "", "| n | score | relation | paper | year | design |",
             "|---|---|---|---|---|---|"]  # fmt: skip
     for e in result.edges:
-        p = e.payload
+        edge = e.edge
         statement = md(e.statement).replace("|", "\\|")
-        paper = md(str(p.get("paper_id", ""))).replace("|", "\\|")
+        paper = md(str(edge.paper_id)).replace("|", "\\|")
         out.append(
-            f"| {e.n} | {_score(e).strip()} | {statement} | {paper} | {p.get('year') or ''} "
-            f"| {study_of(p)} |"
+            f"| {e.n} | {_score(e).strip()} | {statement} | {paper} | {edge.year or ''} "
+            f"| {study_of(edge)} |"
         )
     out.append("")
     return "\n".join(out).rstrip() + "\n"

@@ -298,7 +298,7 @@ def _gather(
         elif not asked:
             edges = [replace(e, kept_by="entity" if spec.entities else "filter") for e in edges]
     if opts.rank == "design":  # stronger designs first, similarity within each
-        edges = sorted(edges, key=lambda e: design_rank(str(e.payload.get("design") or "")))
+        edges = sorted(edges, key=lambda e: design_rank(str(e.edge.design or "")))
         edges = [replace(e, n=i) for i, e in enumerate(edges, 1)]
     return _Found(mentions, spec, used, matched, relaxed, asked, edges, missing)
 
@@ -500,9 +500,7 @@ def _follow_ups(
     from fastbmrag.graph.follow_ups import follow_ups
 
     asked = [k for e in spec.entities for k in e.node_keys()]
-    covered = {
-        str(e.payload.get(side)) for e in edges if e.cited for side in ("source_key", "target_key")
-    }
+    covered = {str(k) for e in edges if e.cited for k in (e.edge.source_key, e.edge.target_key)}
     ancestors = normalizer.ancestors if normalizer is not None else None
     return follow_ups(collection, asked, covered, ancestors=ancestors)
 
