@@ -11,9 +11,15 @@ payloads and ``--dim``-d unit vectors written straight through the store API, th
   collections of ``--alternate`` if any; ``--drop-caches`` empties the page cache before
   each call, so that it reads the shard (and Python's own files) from disk;
 * ``--broad``: the in-process series with entity filters on broader concepts (a MeSH ancestor
-  of the edges' diseases, an HGNC gene group), which match through the ends' ancestors.
+  of the edges' diseases, an HGNC gene group), which match through the ends' ancestors;
+* ``--layout SPEC`` (repeatable): a copy of the collection whose shard is laid out otherwise,
+  timed in turn with it, series by series (``--series``): ``merge:N:KB`` the engine's merge of
+  the segments towards N of at most KB of vectors each, ``int8`` int8 codes of the vectors
+  mapped from disk, searched first and rescored; what making the copy took is printed;
+* ``--pieces``: the store's one request per query (p50) and a plain top-100 similarity search
+  (wall and CPU time per search).
 
-    python scripts/bench_query.py --n 200000 --dim 1024 [--broad]
+    python scripts/bench_query.py --n 200000 --dim 1024 [--broad] [--layout merge:4:112640]
 """
 
 from __future__ import annotations
@@ -21,7 +27,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -143,7 +151,14 @@ def pct(xs: list[float], p: float) -> float:
 BROAD = [("D005831",), ("D014591",), ("HGNC-GROUP:601", "D005831")]
 
 
-async def in_process(wd: Path, url: str, repeat: int, dim: int, broad: bool = False) -> list[float]:
+async def in_process(
+    wd: Path,
+    url: str,
+    repeat: int,
+    dim: int,
+    broad: bool = False,
+    store_times: list[float] | None = None,
+) -> list[float]:
     from fastbmrag.llm import make_llm
     from fastbmrag.query import QueryOptions, aquery
     from fastbmrag.store.collection import Collection
@@ -153,6 +168,8 @@ async def in_process(wd: Path, url: str, repeat: int, dim: int, broad: bool = Fa
     llm = make_llm("ollama", host=url)
     times = []
     with Collection.reader(wd, "bench") as coll:
+        if store_times is not None:  # the store's one request, timed apart
+            timed(coll.store, "ranked", store_times)
         plain = QueryOptions(no_answer=True, min_score=None)
         # the broad concepts alone filter: no linking, no relaxing
         runs = [
@@ -168,9 +185,105 @@ async def in_process(wd: Path, url: str, repeat: int, dim: int, broad: bool = Fa
             res = await aquery(question, coll, llm, norm, options=opts)
             if i >= len(runs):
                 times.append(time.perf_counter() - t)
+            elif store_times is not None:
+                store_times.clear()  # the warm-up's
             assert res.edges, "no edges retrieved"
     await llm.aclose()
     return times
+
+
+def timed(obj: Any, name: str, seconds: list[float]) -> None:
+    """Append the seconds of each later call of ``obj.name`` to ``seconds`` (the method wrapped
+    on the instance)."""
+    method = getattr(obj, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            seconds.append(time.perf_counter() - t)
+
+    setattr(obj, name, wrapper)
+
+
+def plain_search(wd: Path, url: str, searches: int = 20) -> tuple[float, float]:
+    """Wall and CPU seconds of a plain top-100 similarity search (median of ``searches``, the
+    benchmark's questions in turn, after one of each)."""
+    from fastbmrag.llm import make_llm
+    from fastbmrag.store.collection import Collection
+
+    async def embed() -> list[Any]:
+        llm = make_llm("ollama", host=url)
+        try:
+            return list(await llm.embed(QUESTIONS))
+        finally:
+            await llm.aclose()
+
+    vectors = asyncio.run(embed())
+    wall, cpu = [], []
+    with Collection.reader(wd, "bench") as coll:
+        for v in vectors:  # the pages their walks visit
+            coll.store.search(v, None, limit=100)
+        for i in range(searches):
+            t, c = time.perf_counter(), time.process_time()
+            coll.store.search(vectors[i % len(vectors)], None, limit=100)
+            wall.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
+    return pct(wall, 50), pct(cpu, 50)
+
+
+def relayout(wd: Path, layout: str) -> Path:
+    """A copy of the collection at ``wd`` whose shard is laid out as ``layout`` says
+    (``merge:N:KB`` or ``int8``), made once; prints what making it took."""
+    out = wd.with_name(f"{wd.name}-{layout.replace(':', '-')}")
+    if (out / "built").is_file():
+        return out
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(wd, out)
+    t = time.perf_counter()
+    child = multiprocessing.get_context("spawn").Process(
+        target=relaid_shard, args=(str(out / "bench" / "shard"), layout)
+    )
+    child.start()
+    child.join()
+    if child.exitcode != 0:
+        sys.exit(f"could not lay {out} out as {layout}")
+    (out / "built").write_text(f"{layout}\n")
+    print(f"laid {out} out as {layout} in {time.perf_counter() - t:.0f} s", flush=True)
+    return out
+
+
+def relaid_shard(shard: str, layout: str) -> None:
+    """Lay the shard at ``shard`` out as ``layout`` says, in this process (see :func:`relayout`)."""
+    import qdrant_edge as qe
+
+    from fastbmrag.store import edge
+
+    kind, *rest = layout.split(":")
+    if kind not in ("merge", "int8") or (kind == "merge") != (len(rest) == 2):
+        raise SystemExit(f"--layout takes merge:N:KB or int8, not {layout!r}")
+    size = json.loads((Path(shard) / edge.CONFIG_FILE).read_text())["vectors"][""]["size"]
+    optimizers = (
+        qe.EdgeOptimizersConfig(default_segment_number=int(rest[0]), max_segment_size=int(rest[1]))
+        if kind == "merge" else qe.EdgeOptimizersConfig(max_segment_size=edge.MAX_SEGMENT_KB)
+    )  # fmt: skip
+    config = qe.EdgeConfig(
+        vectors=qe.EdgeVectorParams(size=size, distance=qe.Distance.Cosine,
+                                    memory=edge.VECTOR_MEMORY, datatype=edge.VECTOR_DATATYPE),
+        quantization_config=qe.ScalarQuantizationConfig(
+            type=qe.ScalarType.Int8, quantile=0.99, memory=qe.Memory.Cold
+        ) if kind == "int8" else None,
+        optimizers=optimizers,
+        wal_enabled=edge.WAL_ENABLED,
+    )  # fmt: skip
+    shard_ = qe.EdgeShard.load(shard, config)
+    shard_.optimize()
+    shard_.flush()
+    segments = shard_.info().segments_count
+    shard_.close()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{layout}: {segments} segments, peak RSS {peak:.0f} MB", flush=True)
 
 
 def main() -> None:
@@ -194,6 +307,19 @@ def main() -> None:
         "HGNC gene group), matched through the edges' ancestors",
     )
     ap.add_argument(
+        "--layout",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="a copy laid out otherwise (merge:N:KB, int8), timed in turn with --dir; repeatable",
+    )
+    ap.add_argument("--series", type=int, default=1, help="in-process series of each collection")
+    ap.add_argument(
+        "--pieces",
+        action="store_true",
+        help="also the store's request alone and a plain top-100 search (wall and CPU)",
+    )
+    ap.add_argument(
         "--alternate",
         action="append",
         default=[],
@@ -214,13 +340,12 @@ def main() -> None:
         built.write_text(f"{time.perf_counter() - t:.1f} s\n")
         print(f"built {args.n} edges ({args.dim}-d) in {time.perf_counter() - t:.1f} s", flush=True)
 
+    laid = [relayout(wd, layout) for layout in args.layout]
     with FakeOllama(dims=args.dim) as fake:
-        times = asyncio.run(in_process(wd, fake.url, args.repeat, args.dim, args.broad))
-        print(
-            f"in-process --no-answer top-50{' (broader concepts)' if args.broad else ''}: p50 {pct(times, 50) * 1000:.1f} ms, "
-            f"p95 {pct(times, 95) * 1000:.1f} ms ({len(times)} queries)"
-        )
-        dirs = [wd, *(Path(d) for d in args.alternate)]
+        for _ in range(args.series):
+            for d in [wd, *laid]:  # series by series, so that every layout sees the same box
+                in_process_series(d, fake.url, args, where=f" ({d})" if laid else "")
+        dirs = [wd, *(Path(d) for d in args.alternate), *laid]
         cold: dict[Path, list[float]] = {d: [] for d in dirs}
         for i in range(args.cli_repeat):
             for d in dirs:  # call by call, so that every collection sees the same box
@@ -231,6 +356,21 @@ def main() -> None:
                 f"cold CLI --no-answer{where}: p50 {pct(series, 50):.2f} s, p95 "
                 f"{pct(series, 95):.2f} s ({len(series)} runs)"
             )
+
+
+def in_process_series(wd: Path, url: str, args: argparse.Namespace, where: str) -> None:
+    """One in-process series on the collection at ``wd``, printed."""
+    store: list[float] | None = [] if args.pieces else None
+    times = asyncio.run(in_process(wd, url, args.repeat, args.dim, args.broad, store))
+    print(
+        f"in-process --no-answer top-50{' (broader concepts)' if args.broad else ''}{where}: "
+        f"p50 {pct(times, 50) * 1000:.1f} ms, p95 {pct(times, 95) * 1000:.1f} ms "
+        f"({len(times)} queries)", flush=True,
+    )  # fmt: skip
+    if store:
+        wall, cpu = plain_search(wd, url)
+        print(f"  the store's one request p50 {pct(store, 50) * 1000:.1f} ms; a plain top-100 "
+              f"search {wall * 1000:.1f} ms wall, {cpu * 1000:.1f} ms CPU", flush=True)  # fmt: skip
 
 
 def cli_call(wd: Path, url: str, question: str, args: argparse.Namespace) -> float:

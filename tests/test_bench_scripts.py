@@ -115,6 +115,26 @@ def test_bench_query_broad_filters_find_edges_through_the_ancestors(tmp_path: Pa
     assert len(times) == 4 and seconds > 0
 
 
+def test_bench_query_times_other_layouts_of_a_copy_in_turn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = script("bench_query")
+    wd = tmp_path / "c"
+    bench.build(wd, 300, 16)
+    laid = [bench.relayout(wd, layout) for layout in ("merge:1:1024", "int8")]
+    assert [d.name for d in laid] == ["c-merge-1-1024", "c-int8"]
+    assert bench.relayout(wd, "int8") == laid[1]  # made once
+    args = Namespace(repeat=3, dim=16, broad=False, pieces=True)
+    with FakeOllama(dims=16) as fake:
+        for d in [wd, *laid]:  # each answers the benchmark's questions (asserted inside)
+            bench.in_process_series(d, fake.url, args, where=f" ({d.name})")
+    out = capsys.readouterr().out
+    assert out.count("in-process --no-answer top-50 (") == 3
+    assert out.count("the store's one request p50") == 3 and "ms CPU" in out
+    with pytest.raises(SystemExit):
+        bench.relaid_shard(str(wd / "bench" / "shard"), "merge:2")
+
+
 def test_bench_memory_measures_update_and_query_in_child_processes() -> None:
     results = script("bench_memory").main(
         ["--update", "20", "40", "--nightly", "10", "--query-edges", "2000", "--recall", "3"]
